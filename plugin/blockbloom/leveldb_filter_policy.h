@@ -1,0 +1,47 @@
+// LevelDB filter policies backed by blockbloom. The one entry point a LevelDB
+// application needs:
+//
+//   #include "blockbloom/leveldb_filter_policy.h"
+//   leveldb::Options options;
+//   options.filter_policy = blockbloom::NewBlockedBloomFilterPolicy(10);
+//   ... open, use and close the DB ...
+//   delete options.filter_policy;  // after the DB is closed, as with LevelDB's
+//
+// LevelDB calls CreateFilter once per ~2 KB of table data and KeyMayMatch on
+// every Get that reaches a table. Filters use the format of docs/FORMAT.md
+// (blocked Bloom, version 1). A filter this policy cannot parse (damaged,
+// truncated, or from a newer version) answers "may match": a damaged filter
+// costs a disk read, never a missed key.
+//
+// bits_per_key is clamped into [1, 64]; NaN means 10 (see blocked_bloom.h).
+//
+// Thread-safety: the returned policies are immutable; LevelDB may call them
+// from any number of threads at once.
+#ifndef BLOCKBLOOM_LEVELDB_FILTER_POLICY_H_
+#define BLOCKBLOOM_LEVELDB_FILTER_POLICY_H_
+
+#include "leveldb/filter_policy.h"
+
+namespace blockbloom {
+
+// Name() of the blocked policy. It changes whenever the encoding changes
+// incompatibly; LevelDB then ignores old filters (reads them as absent,
+// costing disk reads, never wrong answers) until compaction rewrites them.
+inline constexpr char kBlockedBloomPolicyName[] = "blockbloom.BlockedBloom.v1";
+
+// The blocked Bloom filter policy. The caller owns the result.
+const leveldb::FilterPolicy* NewBlockedBloomFilterPolicy(double bits_per_key);
+
+// For databases written with LevelDB's built-in Bloom filter. Answers to the
+// built-in's name ("leveldb.BuiltinBloomFilter2") so existing tables keep
+// their filters: a filter in the built-in format is answered exactly as
+// leveldb::NewBloomFilterPolicy would answer it; new tables get blocked
+// filters whose last byte (0xBB) is above 30, which stock LevelDB reads as
+// "may match". A database can therefore switch to this policy and back to
+// stock LevelDB at any time and no Get ever misses a key; tables rewritten by
+// compaction get the faster, better filter. The caller owns the result.
+const leveldb::FilterPolicy* NewMigratingFilterPolicy(double bits_per_key);
+
+}  // namespace blockbloom
+
+#endif  // BLOCKBLOOM_LEVELDB_FILTER_POLICY_H_

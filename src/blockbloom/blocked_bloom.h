@@ -1,0 +1,109 @@
+// A cache-line-blocked Bloom filter: each key's k bits live in one 512-bit
+// block, so a probe touches one cache line. The structure, its hash and its
+// serialized bytes are those of the LevelDB policy
+// (blockbloom/leveldb_filter_policy.h); docs/FORMAT.md draws the layout.
+//
+//   auto filter = blockbloom::BlockedBloomFilter::Create(1'000'000, 10.0);
+//   filter->AddKey("apple");
+//   filter->MayContain("apple");   // true: no false negatives, ever
+//   filter->MayContain("pear");    // false, except ~0.96% of the time
+//
+// Thread-safety: const methods (queries, Serialize) may run concurrently with
+// each other. Add* and assignment need exclusive access: no reader or writer
+// may run at the same time.
+#ifndef BLOCKBLOOM_BLOCKED_BLOOM_H_
+#define BLOCKBLOOM_BLOCKED_BLOOM_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+
+namespace blockbloom {
+
+// bits_per_key is clamped into [kMinBitsPerKey, kMaxBitsPerKey]; NaN means
+// kDefaultBitsPerKey. Clamping is the documented answer to a bad argument
+// everywhere a bits-per-key is accepted.
+inline constexpr double kMinBitsPerKey = 1.0;
+inline constexpr double kMaxBitsPerKey = 64.0;
+inline constexpr double kDefaultBitsPerKey = 10.0;
+double ClampBitsPerKey(double bits_per_key);
+
+// k for a (clamped) bits-per-key: the minimiser of the blocked filter's
+// Poisson-mixture FPR (blockbloom/math.h). 6 at 10 bits/key.
+int BlockedBloomProbes(double bits_per_key);
+
+// Size of the filter bits for n keys: ceil(n * bits_per_key / 8) bytes, with
+// bits_per_key clamped. The serialized filter adds a 5-byte trailer.
+uint64_t BlockedBloomBytes(uint64_t num_keys, double bits_per_key);
+
+// Predicted FPR of a filter of `num_bytes` bytes holding `num_keys` keys.
+double BlockedBloomPredictedFpr(uint64_t num_keys, uint64_t num_bytes,
+                                int num_probes);
+
+class BlockedBloomFilter {
+ public:
+  // An empty filter sized for `expected_keys` at `bits_per_key` (clamped).
+  // ResourceExhausted if the size does not fit in memory.
+  static absl::StatusOr<BlockedBloomFilter> Create(uint64_t expected_keys,
+                                                   double bits_per_key);
+  // A filter of exactly `num_bytes` filter bytes and k probes (1..16).
+  static absl::StatusOr<BlockedBloomFilter> CreateWithGeometry(uint64_t num_bytes,
+                                                               int num_probes);
+  static absl::StatusOr<BlockedBloomFilter> BuildFromKeys(
+      absl::Span<const std::string_view> keys, double bits_per_key);
+  static absl::StatusOr<BlockedBloomFilter> BuildFromHashes(
+      absl::Span<const uint64_t> hashes, double bits_per_key);
+  // Parses the output of Serialize() (or a LevelDB policy's filter) into an
+  // owned copy. InvalidArgument/DataLoss on anything malformed.
+  static absl::StatusOr<BlockedBloomFilter> Deserialize(std::string_view encoded);
+
+  BlockedBloomFilter(BlockedBloomFilter&&) noexcept = default;
+  BlockedBloomFilter& operator=(BlockedBloomFilter&&) noexcept = default;
+
+  void AddKey(std::string_view key);
+  void AddHash(uint64_t hash);
+  void AddKeys(absl::Span<const std::string_view> keys);
+  void AddHashes(absl::Span<const uint64_t> hashes);  // SIMD, dispatched
+
+  bool MayContain(std::string_view key) const;
+  bool MayContainHash(uint64_t hash) const;
+  // Batch probes: out[i] answers for keys[i] / hashes[i]. Blocks are
+  // prefetched `window` keys ahead (1..1024), which is what makes probes of
+  // filters larger than the caches fast. REQUIRES: out.size() == input size.
+  void MayContainKeys(absl::Span<const std::string_view> keys, absl::Span<bool> out,
+                      size_t window = 64) const;
+  void MayContainHashes(absl::Span<const uint64_t> hashes, absl::Span<bool> out,
+                        size_t window = 64) const;
+
+  // Filter bytes followed by the 5-byte trailer (docs/FORMAT.md).
+  std::string Serialize() const;
+
+  uint64_t num_bytes() const { return num_bytes_; }
+  uint64_t num_bits() const { return num_bytes_ * 8; }
+  int num_probes() const { return num_probes_; }
+  // Keys added through this object (not persisted; Deserialize gives 0).
+  uint64_t num_added() const { return num_added_; }
+  const uint8_t* data() const { return bits_.get(); }
+
+ private:
+  struct AlignedFree {
+    void operator()(uint8_t* p) const { std::free(p); }
+  };
+  BlockedBloomFilter(std::unique_ptr<uint8_t[], AlignedFree> bits, uint64_t num_bytes,
+                     int num_probes);
+
+  std::unique_ptr<uint8_t[], AlignedFree> bits_;  // padded to whole blocks
+  uint64_t num_bytes_ = 0;                        // unpadded
+  int num_probes_ = 1;
+  uint64_t num_added_ = 0;
+};
+
+}  // namespace blockbloom
+
+#endif  // BLOCKBLOOM_BLOCKED_BLOOM_H_

@@ -1,0 +1,179 @@
+#include "blockbloom/blocked_bloom.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "blockbloom/hash.h"
+#include "blockbloom/math.h"
+#include "blocked/format.h"
+#include "blocked/kernel.h"
+#include "blocked_bloom_simd.h"
+
+namespace blockbloom {
+
+double ClampBitsPerKey(double bits_per_key) {
+  if (std::isnan(bits_per_key)) return kDefaultBitsPerKey;
+  return std::clamp(bits_per_key, kMinBitsPerKey, kMaxBitsPerKey);
+}
+
+int BlockedBloomProbes(double bits_per_key) {
+  return OptimalBlockedProbes(ClampBitsPerKey(bits_per_key), blocked::kMaxProbes,
+                              blocked::kBlockBits);
+}
+
+uint64_t BlockedBloomBytes(uint64_t num_keys, double bits_per_key) {
+  const double bytes =
+      std::ceil(static_cast<double>(num_keys) * ClampBitsPerKey(bits_per_key) / 8.0);
+  // 2^63 bytes cannot be allocated anyway; saturate rather than overflow.
+  if (!(bytes < 9.2e18)) return UINT64_MAX;
+  return static_cast<uint64_t>(bytes);
+}
+
+double BlockedBloomPredictedFpr(uint64_t num_keys, uint64_t num_bytes, int num_probes) {
+  if (num_keys == 0) return 0.0;
+  if (num_bytes == 0) return 1.0;
+  const double bits_per_key = 8.0 * static_cast<double>(num_bytes) / num_keys;
+  return BlockedBloomFpr(bits_per_key, num_probes, blocked::kBlockBits);
+}
+
+BlockedBloomFilter::BlockedBloomFilter(std::unique_ptr<uint8_t[], AlignedFree> bits,
+                                       uint64_t num_bytes, int num_probes)
+    : bits_(std::move(bits)), num_bytes_(num_bytes), num_probes_(num_probes) {}
+
+absl::StatusOr<BlockedBloomFilter> BlockedBloomFilter::CreateWithGeometry(
+    uint64_t num_bytes, int num_probes) {
+  if (num_probes < blocked::kMinProbes || num_probes > blocked::kMaxProbes) {
+    return absl::InvalidArgumentError("num_probes must be in [1, 16]");
+  }
+  // Pad to whole blocks (and at least one) so the gather path may read every
+  // word of the last, partial block. Padding bits are never set.
+  constexpr uint64_t kLine = blocked::kBlockBytes;
+  if (num_bytes > (uint64_t{1} << 62)) {
+    return absl::ResourceExhaustedError("filter size overflows memory");
+  }
+  const uint64_t padded = std::max<uint64_t>(kLine, (num_bytes + kLine - 1) / kLine * kLine);
+  if (padded > SIZE_MAX) return absl::ResourceExhaustedError("filter size overflows memory");
+  auto* raw = static_cast<uint8_t*>(std::aligned_alloc(kLine, static_cast<size_t>(padded)));
+  if (raw == nullptr) {
+    return absl::ResourceExhaustedError("cannot allocate " + std::to_string(padded) +
+                                        " bytes for a blocked Bloom filter");
+  }
+  std::memset(raw, 0, static_cast<size_t>(padded));
+  return BlockedBloomFilter(std::unique_ptr<uint8_t[], AlignedFree>(raw), num_bytes,
+                            num_probes);
+}
+
+absl::StatusOr<BlockedBloomFilter> BlockedBloomFilter::Create(uint64_t expected_keys,
+                                                              double bits_per_key) {
+  return CreateWithGeometry(BlockedBloomBytes(expected_keys, bits_per_key),
+                            BlockedBloomProbes(bits_per_key));
+}
+
+absl::StatusOr<BlockedBloomFilter> BlockedBloomFilter::BuildFromHashes(
+    absl::Span<const uint64_t> hashes, double bits_per_key) {
+  absl::StatusOr<BlockedBloomFilter> filter = Create(hashes.size(), bits_per_key);
+  if (filter.ok()) filter->AddHashes(hashes);
+  return filter;
+}
+
+absl::StatusOr<BlockedBloomFilter> BlockedBloomFilter::BuildFromKeys(
+    absl::Span<const std::string_view> keys, double bits_per_key) {
+  absl::StatusOr<BlockedBloomFilter> filter = Create(keys.size(), bits_per_key);
+  if (filter.ok()) filter->AddKeys(keys);
+  return filter;
+}
+
+absl::StatusOr<BlockedBloomFilter> BlockedBloomFilter::Deserialize(std::string_view encoded) {
+  blocked::FilterView view;
+  if (!blocked::ParseFilter(encoded, &view)) {
+    return absl::DataLossError("not a version-1 blockbloom blocked filter");
+  }
+  absl::StatusOr<BlockedBloomFilter> filter =
+      CreateWithGeometry(view.num_bytes, view.num_probes);
+  if (filter.ok() && view.num_bytes > 0) {
+    std::memcpy(filter->bits_.get(), view.bits, static_cast<size_t>(view.num_bytes));
+  }
+  return filter;
+}
+
+void BlockedBloomFilter::AddHash(uint64_t hash) {
+  ++num_added_;
+  if (num_bytes_ == 0) return;  // a zero-size filter holds nothing (see format)
+  blocked::AddHash(hash, num_bits(), num_probes_, bits_.get());
+}
+
+void BlockedBloomFilter::AddKey(std::string_view key) { AddHash(HashKey(key)); }
+
+void BlockedBloomFilter::AddHashes(absl::Span<const uint64_t> hashes) {
+  num_added_ += hashes.size();
+  simd::AddHashes(hashes.data(), hashes.size(), num_bits(), num_probes_, bits_.get());
+}
+
+namespace {
+// Hashes keys in slices so a batch of any size needs bounded scratch.
+constexpr size_t kHashSlice = 1024;
+
+template <typename Fn>
+void ForEachHashSlice(absl::Span<const std::string_view> keys, Fn&& fn) {
+  uint64_t hashes[kHashSlice];
+  for (size_t start = 0; start < keys.size(); start += kHashSlice) {
+    const size_t count = std::min(kHashSlice, keys.size() - start);
+    for (size_t i = 0; i < count; ++i) hashes[i] = HashKey(keys[start + i]);
+    fn(absl::Span<const uint64_t>(hashes, count), start);
+  }
+}
+}  // namespace
+
+void BlockedBloomFilter::AddKeys(absl::Span<const std::string_view> keys) {
+  ForEachHashSlice(keys, [&](absl::Span<const uint64_t> hashes, size_t) { AddHashes(hashes); });
+}
+
+bool BlockedBloomFilter::MayContainHash(uint64_t hash) const {
+  // Zero bytes: the empty set. (A filter sized for 0 keys stays empty; adding
+  // to it is recorded in num_added_ only, and such a filter is never
+  // serialized by the LevelDB policy with keys in it.)
+  if (num_bytes_ == 0) return num_added_ != 0;
+  return blocked::MayContainHash(hash, num_bits(), num_probes_, bits_.get());
+}
+
+bool BlockedBloomFilter::MayContain(std::string_view key) const {
+  return MayContainHash(HashKey(key));
+}
+
+void BlockedBloomFilter::MayContainHashes(absl::Span<const uint64_t> hashes,
+                                          absl::Span<bool> out, size_t window) const {
+  const size_t n = std::min(hashes.size(), out.size());
+  if (num_bytes_ == 0) {
+    std::fill(out.begin(), out.begin() + n, num_added_ != 0);
+    return;
+  }
+  const uint64_t padded =
+      std::max<uint64_t>(blocked::kBlockBytes, (num_bytes_ + 63) / 64 * 64);
+  simd::MayContainHashes(hashes.data(), n, num_bits(), num_probes_, bits_.get(),
+                         static_cast<size_t>(padded), out.data(), window);
+}
+
+void BlockedBloomFilter::MayContainKeys(absl::Span<const std::string_view> keys,
+                                        absl::Span<bool> out, size_t window) const {
+  ForEachHashSlice(keys, [&](absl::Span<const uint64_t> hashes, size_t start) {
+    MayContainHashes(hashes, out.subspan(start, hashes.size()), window);
+  });
+}
+
+std::string BlockedBloomFilter::Serialize() const {
+  if (num_bytes_ == 0 && num_added_ != 0) {
+    // Keys were added to a zero-size filter: it can only say "may match".
+    // One all-ones byte encodes exactly that.
+    std::string out(1, '\xff');
+    blocked::AppendTrailer(num_probes_, &out);
+    return out;
+  }
+  std::string out(reinterpret_cast<const char*>(bits_.get()),
+                  static_cast<size_t>(num_bytes_));
+  blocked::AppendTrailer(num_probes_, &out);
+  return out;
+}
+
+}  // namespace blockbloom

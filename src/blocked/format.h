@@ -1,0 +1,56 @@
+// The blocked Bloom filter's serialized form (format version 1):
+//
+//   [ filter bits: D bytes ][ reserved | log2 block bits | k | version | marker ]
+//                             <------------------ 5-byte trailer ------------->
+//
+// Byte layout and rules are drawn in docs/FORMAT.md; this is its only reader
+// and writer. D may be 0 (the empty set: nothing may match). The marker is
+// above 30 on purpose: stock LevelDB reads a last byte above 30 as a filter
+// encoding from the future and answers "may match", which is what makes the
+// migrating policy safe in both directions.
+#ifndef BLOCKBLOOM_BLOCKED_FORMAT_H_
+#define BLOCKBLOOM_BLOCKED_FORMAT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace blockbloom {
+namespace blocked {
+
+inline constexpr size_t kTrailerSize = 5;
+inline constexpr uint8_t kMarker = 0xBB;  // > 30: see above
+inline constexpr uint8_t kFormatVersion = 1;
+
+// A parsed, valid filter. `bits` points into the caller's bytes.
+struct FilterView {
+  const uint8_t* bits = nullptr;
+  uint64_t num_bytes = 0;  // D
+  int num_probes = 0;
+};
+
+// Appends the trailer for a filter with `num_probes` probes to `dst`, which
+// must already end with the filter bits. REQUIRES: 1 <= num_probes <= 16.
+void AppendTrailer(int num_probes, std::string* dst);
+
+// Returns true and fills *view if `encoded` is a well-formed version-1
+// filter. Anything else (short, foreign marker, unknown version, k or
+// geometry out of range, reserved bits set) returns false: callers answer
+// "may match".
+bool ParseFilter(std::string_view encoded, FilterView* view);
+
+// Whether the key with this hash may be in `encoded`. Never reads outside
+// `encoded`; an unparseable filter may match everything.
+bool EncodedMayContainHash(std::string_view encoded, uint64_t hash);
+
+// Is `encoded` ours (last byte is kMarker)? The migrating policy uses this to
+// tell a blocked filter from one in LevelDB's built-in format.
+inline bool HasBlockedMarker(std::string_view encoded) {
+  return !encoded.empty() && static_cast<uint8_t>(encoded.back()) == kMarker;
+}
+
+}  // namespace blocked
+}  // namespace blockbloom
+
+#endif  // BLOCKBLOOM_BLOCKED_FORMAT_H_
