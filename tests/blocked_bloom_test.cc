@@ -40,7 +40,7 @@ TEST(BlockedBloomTest, NoFalseNegativesAnySize) {
     for (const std::string& key : keys) {
       ASSERT_TRUE(filter->MayContain(key)) << "n=" << n;
     }
-    std::unique_ptr<bool[]> out(new bool[n + 1]);
+    auto out = std::make_unique<bool[]>(n + 1);
     const std::vector<std::string_view> views = Views(keys);
     filter->MayContainKeys(views, absl::MakeSpan(out.get(), n));
     for (size_t i = 0; i < n; ++i) ASSERT_TRUE(out[i]) << "batch, n=" << n << " i=" << i;
