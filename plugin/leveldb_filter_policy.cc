@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "blockbloom/blocked_bloom.h"
-#include "blockbloom/hash.h"
+#include "common/xxh3_inline.h"
 #include "blocked/format.h"
 #include "blocked_bloom_simd.h"
 #include "leveldb/slice.h"
@@ -23,7 +23,7 @@ void AppendBlockedFilter(const leveldb::Slice* keys, int n, double bits_per_key,
   const size_t count = n > 0 ? static_cast<size_t>(n) : 0;
   const uint64_t num_bytes = BlockedBloomBytes(count, bits_per_key);
   std::vector<uint64_t> hashes(count);
-  for (size_t i = 0; i < count; ++i) hashes[i] = HashKey(View(keys[i]));
+  for (size_t i = 0; i < count; ++i) hashes[i] = internal::InlineHashKey(View(keys[i]));
   const size_t start = dst->size();
   dst->resize(start + static_cast<size_t>(num_bytes), '\0');
   simd::AddHashes(hashes.data(), count, num_bytes * 8, num_probes,
@@ -44,7 +44,7 @@ class BlockedBloomPolicy final : public leveldb::FilterPolicy {
   }
 
   bool KeyMayMatch(const leveldb::Slice& key, const leveldb::Slice& filter) const override {
-    return blocked::EncodedMayContainHash(View(filter), HashKey(View(key)));
+    return blocked::EncodedMayContainHash(View(filter), internal::InlineHashKey(View(key)));
   }
 
  private:
@@ -70,7 +70,7 @@ class MigratingPolicy final : public leveldb::FilterPolicy {
 
   bool KeyMayMatch(const leveldb::Slice& key, const leveldb::Slice& filter) const override {
     if (blocked::HasBlockedMarker(View(filter))) {
-      return blocked::EncodedMayContainHash(View(filter), HashKey(View(key)));
+      return blocked::EncodedMayContainHash(View(filter), internal::InlineHashKey(View(key)));
     }
     return builtin_->KeyMayMatch(key, filter);
   }

@@ -1,5 +1,6 @@
 // The LevelDB policies, through LevelDB itself: real databases on disk.
 #include "blockbloom/leveldb_filter_policy.h"
+#include "blockbloom/read_counting_env.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +12,6 @@
 #include "leveldb/cache.h"
 #include "leveldb/db.h"
 #include "leveldb/filter_policy.h"
-#include "leveldb_env.h"
 #include "test_keys.h"
 
 namespace blockbloom {

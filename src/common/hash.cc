@@ -1,12 +1,9 @@
 #include "blockbloom/hash.h"
 
-#include <xxhash.h>
+#include "common/xxh3_inline.h"
 
 namespace blockbloom {
 
-uint64_t HashBytes(const void* data, size_t n) {
-  static const char kEmpty = 0;
-  return XXH3_64bits(n == 0 ? &kEmpty : data, n);
-}
+uint64_t HashBytes(const void* data, size_t n) { return internal::InlineHashBytes(data, n); }
 
 }  // namespace blockbloom

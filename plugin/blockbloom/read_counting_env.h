@@ -1,6 +1,13 @@
-// Test support for LevelDB integration tests: a real Env that counts reads.
-#ifndef BLOCKBLOOM_TESTS_LEVELDB_ENV_H_
-#define BLOCKBLOOM_TESTS_LEVELDB_ENV_H_
+// A leveldb::Env that counts data-block reads: measure what a filter saves.
+//
+//   blockbloom::ReadCountingEnv env;          // wraps Env::Default()
+//   options.env = &env;                       // outlive the DB, like any Env
+//   ... Gets ...
+//   env.reads();                              // RandomAccessFile::Read calls
+//
+// Thread-safety: safe for LevelDB's concurrent use; the counter is atomic.
+#ifndef BLOCKBLOOM_READ_COUNTING_ENV_H_
+#define BLOCKBLOOM_READ_COUNTING_ENV_H_
 
 #include <atomic>
 #include <memory>
@@ -50,4 +57,4 @@ class ReadCountingEnv : public leveldb::EnvWrapper {
 
 }  // namespace blockbloom
 
-#endif  // BLOCKBLOOM_TESTS_LEVELDB_ENV_H_
+#endif  // BLOCKBLOOM_READ_COUNTING_ENV_H_
