@@ -1,0 +1,47 @@
+// Decodes a fuzzer's bytes into operations: a small cursor that never reads
+// past the end (missing bytes read as 0), so every input is a valid program.
+#ifndef BLOCKBLOOM_FUZZ_FUZZ_INPUT_H_
+#define BLOCKBLOOM_FUZZ_FUZZ_INPUT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace blockbloom {
+namespace fuzz {
+
+class FuzzInput {
+ public:
+  FuzzInput(const uint8_t* data, size_t size) : data_(data), size_(size) {}
+
+  bool empty() const { return pos_ >= size_; }
+  uint8_t Byte() { return pos_ < size_ ? data_[pos_++] : 0; }
+  uint16_t U16() { return static_cast<uint16_t>(Byte() | (Byte() << 8)); }
+  uint32_t U32() { return static_cast<uint32_t>(U16()) | (static_cast<uint32_t>(U16()) << 16); }
+  // A key: a length byte (0..63) and that many bytes. Short keys collide on
+  // purpose, so duplicates and re-inserts are exercised.
+  std::string Key() {
+    const size_t len = Byte() % 64;
+    std::string key;
+    for (size_t i = 0; i < len && !empty(); ++i) key.push_back(static_cast<char>(Byte()));
+    return key;
+  }
+
+ private:
+  const uint8_t* data_;
+  size_t size_;
+  size_t pos_ = 0;
+};
+
+// A false negative (or any broken promise) is a crash the fuzzer records.
+[[noreturn]] inline void Fail(const char* what, const std::string& key) {
+  std::fprintf(stderr, "blockbloom fuzz failure: %s (key of %zu bytes)\n", what, key.size());
+  std::abort();
+}
+
+}  // namespace fuzz
+}  // namespace blockbloom
+
+#endif  // BLOCKBLOOM_FUZZ_FUZZ_INPUT_H_

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Runs every benchmark binary in BUILD/bench in quick mode (small sizes, short
+# timings): keeps the suite compiling and working in CI. Numbers from quick
+# mode are not results; scripts/run_bench.sh makes those.
+set -euo pipefail
+build="${1:?usage: bench_quick.sh BUILD_DIR}"
+export BLOCKBLOOM_BENCH_QUICK=1
+shopt -s nullglob
+ran=0
+for bin in "$build"/bench/*_bench; do
+  [[ -x "$bin" ]] || continue
+  echo "== $(basename "$bin") (quick)"
+  "$bin" --benchmark_min_time=0.01 >/dev/null
+  ran=$((ran + 1))
+done
+echo "ran $ran benchmark binaries in quick mode"

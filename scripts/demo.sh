@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# README command 1: install, build (Release), run the demo. Extra arguments go
+# to blockbloom-demo (e.g. --keys=200000); see `blockbloom-demo --help`.
+set -euo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+"$here/scripts/deps.sh"
+cmake -S "$here" -B "$here/build/release" -DCMAKE_BUILD_TYPE=Release \
+  -DBLOCKBLOOM_BUILD_TESTS=OFF >/dev/null
+cmake --build "$here/build/release" -j"$(nproc)" --target blockbloom-demo
+"$here/build/release/bench/blockbloom-demo" "$@"

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# README command 2 (and all of CI, through .ci/run): install, build and run
+# every test.
+#   1. g++ RelWithDebInfo: every unit test (ctest), the demo and the benchmark
+#      suite in quick mode, and the install/find_package + add_subdirectory check.
+#   2. clang ASan+UBSan: every unit test again, every fuzz corpus replayed, and
+#      each fuzz target fuzzed for FUZZ_SECONDS (default 20).
+#   3. clang TSan: the concurrency tests (ctest label "tsan").
+# Ends with one line "N passed, N failed" counting the steps.
+set -uo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$here"
+jobs="$(nproc)"
+fuzz_seconds="${FUZZ_SECONDS:-20}"
+passed=0
+failed=0
+failures=()
+
+step() {  # step NAME COMMAND...
+  local name="$1"; shift
+  local start=$SECONDS
+  echo "::: $name"
+  if "$@"; then
+    passed=$((passed + 1)); echo "::: $name: ok ($((SECONDS - start))s)"
+  else
+    failed=$((failed + 1)); failures+=("$name"); echo "::: $name: FAILED ($((SECONDS - start))s)"
+  fi
+}
+
+scripts/deps.sh || { echo "0 passed, 1 failed"; exit 1; }
+
+step "build (g++)" bash -c "cmake --preset default >/dev/null && cmake --build build/default -j$jobs"
+step "unit tests (g++)" ctest --test-dir build/default --output-on-failure -j"$jobs"
+step "demo (small)" build/default/bench/blockbloom-demo --keys=50000 --gets=5000
+step "benchmarks (quick)" scripts/bench_quick.sh build/default
+step "install + find_package + add_subdirectory" scripts/check_install.sh
+
+step "build (clang ASan+UBSan, fuzz)" bash -c "cmake --preset asan >/dev/null && cmake --build build/asan -j$jobs"
+export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+step "unit tests (ASan+UBSan)" ctest --test-dir build/asan --output-on-failure -j"$jobs"
+step "fuzz corpus replay" scripts/fuzz.sh replay build/asan
+step "fuzz ${fuzz_seconds}s per target" scripts/fuzz.sh ci "$fuzz_seconds" build/asan
+
+step "build (clang TSan)" bash -c "cmake --preset tsan >/dev/null && cmake --build build/tsan -j$jobs"
+export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+step "concurrency tests (TSan)" ctest --test-dir build/tsan --output-on-failure -L tsan -j"$jobs"
+
+echo
+if ((failed > 0)); then printf 'failed step: %s\n' "${failures[@]}"; fi
+echo "steps: $passed passed, $failed failed"
+((failed == 0))
