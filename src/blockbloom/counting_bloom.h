@@ -119,6 +119,8 @@ class CountingBloomFilter {
   uint32_t CountUpperBound(std::string_view key) const;
 
   CountingBloomStats stats() const;
+  // Inserts minus successful erases (stats().keys, without the FPR model).
+  uint64_t num_keys() const { return keys_.load(std::memory_order_relaxed); }
   uint64_t num_blocks() const { return blocks_.size(); }
   int num_probes() const { return num_probes_; }
   uint64_t memory_bytes() const { return blocks_.size() * kBlockBytes; }

@@ -128,6 +128,8 @@ class DleftCountingBloomFilter {
   uint32_t Count(std::string_view key) const;
 
   DleftStats stats() const;
+  // Successful inserts minus successful erases (stats().keys).
+  uint64_t num_keys() const { return keys_.load(std::memory_order_relaxed); }
   int log2_buckets() const { return log2_buckets_; }
   uint64_t buckets_per_subtable() const { return uint64_t{1} << log2_buckets_; }
   // Keys at the design load (6 per bucket).
