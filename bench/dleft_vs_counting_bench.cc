@@ -96,7 +96,7 @@ int main(int argc, char** argv) {
     double eq_fpr = cb_fpr;
     std::unique_ptr<CountingBloomFilter> eq;
     while (eq_fpr > dl_fpr && eq_bytes < 64 * bytes) {
-      eq_bytes = eq_bytes * 9 / 8;
+      eq_bytes = eq_bytes * 33 / 32;  // ~3% steps
       eq = CountingWithBytes(eq_bytes, n);
       eq_fpr = MeasureFpr(*eq, &eq_ns);
     }
