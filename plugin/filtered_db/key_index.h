@@ -1,0 +1,39 @@
+// The set-of-live-keys index behind FilteredDB: one interface over the
+// counting and the d-left counting Bloom filter, keyed by 64-bit hashes
+// (blockbloom::HashKey). Thread-safety: that of the wrapped filter (queries
+// lock-free and safe with concurrent Insert/Erase).
+#ifndef BLOCKBLOOM_FILTERED_DB_KEY_INDEX_H_
+#define BLOCKBLOOM_FILTERED_DB_KEY_INDEX_H_
+
+#include <cstdint>
+#include <memory>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "blockbloom/filtered_db.h"
+
+namespace blockbloom {
+
+class KeyIndex {
+ public:
+  // An empty index that holds `capacity` keys at about `target_fpr`.
+  static absl::StatusOr<std::unique_ptr<KeyIndex>> Create(IndexKind kind, uint64_t capacity,
+                                                          double target_fpr);
+  virtual ~KeyIndex() = default;
+
+  // ResourceExhausted (nothing changed) when the structure cannot hold the key.
+  virtual absl::Status Insert(uint64_t hash) = 0;
+  // REQUIRES: hash was inserted and not erased since (see the filters' Erase).
+  virtual absl::Status Erase(uint64_t hash) = 0;
+  virtual bool MayContain(uint64_t hash) const = 0;
+
+  virtual uint64_t keys() const = 0;
+  // Keys it holds at its target FPR / design load; growth starts beyond it.
+  virtual uint64_t capacity() const = 0;
+  virtual uint64_t memory_bytes() const = 0;
+  virtual double estimated_fpr() const = 0;
+};
+
+}  // namespace blockbloom
+
+#endif  // BLOCKBLOOM_FILTERED_DB_KEY_INDEX_H_

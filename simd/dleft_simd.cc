@@ -1,0 +1,56 @@
+// Compile every attainable target (EMU128 included) into this file, whatever
+// the build system passes: tests must be able to run the scalar target.
+#ifndef HWY_COMPILE_ALL_ATTAINABLE
+#define HWY_COMPILE_ALL_ATTAINABLE
+#endif
+#include "dleft_simd.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "dleft_simd.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "dleft-inl.h"
+#include "hwy/highway.h"
+
+#if HWY_ONCE
+#include "hwy/targets.h"
+
+namespace blockbloom {
+namespace dleft_simd {
+
+HWY_EXPORT(DleftScanBuckets);
+
+void ScanBuckets(const uint16_t* cells, const uint16_t* tags, size_t num_buckets,
+                 int8_t* match, uint8_t* load) {
+  HWY_DYNAMIC_DISPATCH(DleftScanBuckets)(cells, tags, num_buckets, match, load);
+}
+
+void ScanBucketsReference(const uint16_t* cells, const uint16_t* tags, size_t num_buckets,
+                          int8_t* match, uint8_t* load) {
+  for (size_t j = 0; j < num_buckets; ++j) {
+    match[j] = -1;
+    load[j] = 0;
+    for (size_t c = 0; c < kCellsPerBucket; ++c) {
+      const uint16_t cell = cells[kCellsPerBucket * j + c];
+      if ((cell & 3) == 0) continue;
+      ++load[j];
+      if (match[j] < 0 && (cell >> 2) == (tags[j] >> 2)) match[j] = static_cast<int8_t>(c);
+    }
+  }
+}
+
+std::vector<int64_t> SupportedTargets() {
+  std::vector<int64_t> targets;
+  const int64_t supported = hwy::SupportedTargets();
+  for (int64_t bits = HWY_TARGETS & supported; bits != 0; bits &= bits - 1) {
+    targets.push_back(bits & -bits);  // lowest bit first = best target first
+  }
+  return targets;
+}
+
+std::string TargetName(int64_t target) { return hwy::TargetName(target); }
+
+void ForceTargetForTesting(int64_t target) { hwy::SetSupportedTargetsForTest(target); }
+
+}  // namespace dleft_simd
+}  // namespace blockbloom
+#endif  // HWY_ONCE

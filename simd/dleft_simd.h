@@ -1,0 +1,44 @@
+// Runtime-dispatched bucket scan of the d-left counting Bloom filter.
+//
+// Runs on the best target the CPU supports among those compiled
+// (HWY_DYNAMIC_DISPATCH); this file compiles every attainable target,
+// EMU128 (portable scalar) included. tests/dleft_simd_test.cc runs each one
+// against a scalar reference.
+//
+// Thread-safety: pure functions over caller-owned memory. ForceTargetForTesting
+// is the exception (global, see below).
+#ifndef BLOCKBLOOM_SIMD_DLEFT_SIMD_H_
+#define BLOCKBLOOM_SIMD_DLEFT_SIMD_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace blockbloom {
+namespace dleft_simd {
+
+inline constexpr size_t kCellsPerBucket = 8;
+
+// For bucket j (cells[8j, 8j+8), 16-bit cells (remainder << 2) | counter):
+// match[j] = first occupied cell whose remainder equals tags[j] >> 2, or -1;
+// load[j] = occupied cells (counter != 0).
+void ScanBuckets(const uint16_t* cells, const uint16_t* tags, size_t num_buckets,
+                 int8_t* match, uint8_t* load);
+
+// The same, written with plain loops: the reference the tests compare with.
+void ScanBucketsReference(const uint16_t* cells, const uint16_t* tags, size_t num_buckets,
+                          int8_t* match, uint8_t* load);
+
+// Targets compiled into this file that the CPU supports, best first.
+std::vector<int64_t> SupportedTargets();
+std::string TargetName(int64_t target);
+// For tests and benchmarks only; not thread-safe with concurrent kernels.
+// Restricts dispatch (process-wide, Highway's switch) to `target`; 0 restores
+// the CPU's best.
+void ForceTargetForTesting(int64_t target);
+
+}  // namespace dleft_simd
+}  // namespace blockbloom
+
+#endif  // BLOCKBLOOM_SIMD_DLEFT_SIMD_H_

@@ -1,0 +1,247 @@
+#include "blockbloom/dleft_counting_bloom.h"
+
+#include <algorithm>
+#include <cmath>
+#include <new>
+
+#include "blockbloom/hash.h"
+#include "dleft_simd.h"
+
+namespace blockbloom {
+namespace {
+
+using Filter = DleftCountingBloomFilter;
+constexpr int kD = Filter::kSubtables;
+constexpr int kW = Filter::kCellsPerBucket;
+constexpr int kR = Filter::kRemainderBits;
+
+// The d permutation multipliers: odd, fixed forever (they define which cell a
+// key uses; the structure is in-memory only, but tests pin behaviour). The
+// first four outputs of SplitMix64(0), with the low bit forced to 1.
+constexpr uint64_t kMultipliers[kD] = {
+    0xE220A8397B1DCDAFull | 1, 0x6E789E6AA1B965F4ull | 1,
+    0x06C45D188009454Full | 1, 0xF88BB8A8724C81ECull | 1};
+
+uint16_t CellCount(uint16_t cell) { return cell & 3; }
+
+}  // namespace
+
+// Scratch space for a chunk of keys: their candidate buckets' cells, tags and
+// the kernel's answers.
+struct DleftCountingBloomFilter::Scan {
+  static constexpr size_t kMaxKeys = 64;
+  alignas(64) uint16_t cells[kMaxKeys * kD * kW];
+  uint16_t tags[kMaxKeys * kD];
+  int8_t match[kMaxKeys * kD];
+  uint8_t load[kMaxKeys * kD];
+};
+
+DleftCountingBloomFilter::DleftCountingBloomFilter(int log2_buckets)
+    : log2_buckets_(log2_buckets) {}
+
+absl::StatusOr<std::unique_ptr<DleftCountingBloomFilter>>
+DleftCountingBloomFilter::CreateWithGeometry(int log2_buckets) {
+  if (log2_buckets < 0 || log2_buckets > kMaxLog2Buckets) {
+    return absl::ResourceExhaustedError("d-left: log2_buckets out of [0, 32]");
+  }
+  std::unique_ptr<Filter> filter(new (std::nothrow) Filter(log2_buckets));
+  if (filter == nullptr) return absl::ResourceExhaustedError("d-left: out of memory");
+  try {
+    filter->buckets_ = std::vector<Bucket>(size_t{kD} << log2_buckets);  // all empty
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError("d-left: out of memory");
+  } catch (const std::length_error&) {
+    return absl::ResourceExhaustedError("d-left: too large");
+  }
+  return filter;
+}
+
+absl::StatusOr<std::unique_ptr<DleftCountingBloomFilter>> DleftCountingBloomFilter::Create(
+    uint64_t expected_keys, double target_fpr) {
+  const double p = std::isnan(target_fpr) ? 0.01 : std::clamp(target_fpr, 1e-7, 1.0);
+  const double n = static_cast<double>(expected_keys);
+  const double buckets =
+      std::max({1.0, n / (kDesignKeysPerBucket * kD), n / (p * double(1 << kR))});
+  int log2 = 0;
+  while (log2 <= kMaxLog2Buckets && std::ldexp(1.0, log2) < buckets) ++log2;
+  return CreateWithGeometry(log2);
+}
+
+DleftCountingBloomFilter::Candidates DleftCountingBloomFilter::Locate(uint64_t hash) const {
+  const int fingerprint_bits = log2_buckets_ + kR;  // F <= 46
+  const uint64_t mask = (uint64_t{1} << fingerprint_bits) - 1;
+  const uint64_t f = hash >> (64 - fingerprint_bits);
+  const uint64_t per_table = buckets_per_subtable();
+  Candidates c;
+  for (int i = 0; i < kD; ++i) {
+    const uint64_t p = (kMultipliers[i] * f) & mask;  // bijection on F bits
+    c.bucket[i] = i * per_table + (p >> kR);
+    c.tag[i] = static_cast<uint16_t>((p & ((1u << kR) - 1)) << 2);
+  }
+  return c;
+}
+
+void DleftCountingBloomFilter::Copy(const Candidates& c, uint16_t* cells) const {
+  for (int i = 0; i < kD; ++i) {
+    const Bucket& b = buckets_[c.bucket[i]];
+    for (int half = 0; half < 2; ++half) {
+      const uint64_t word = b.words[half].load(std::memory_order_relaxed);
+      for (int j = 0; j < 4; ++j) {
+        cells[i * kW + half * 4 + j] = static_cast<uint16_t>(word >> (16 * j));
+      }
+    }
+  }
+}
+
+// REQUIRES: write_mu_ held (the only writer of any word).
+void DleftCountingBloomFilter::SetCell(uint64_t bucket, int cell, uint16_t value) {
+  std::atomic<uint64_t>& word = buckets_[bucket].words[cell / 4];
+  const int shift = 16 * (cell % 4);
+  const uint64_t old_word = word.load(std::memory_order_relaxed);
+  word.store((old_word & ~(uint64_t{0xFFFF} << shift)) | (uint64_t{value} << shift),
+             std::memory_order_relaxed);
+}
+
+absl::Status DleftCountingBloomFilter::InsertHash(uint64_t hash) {
+  const Candidates c = Locate(hash);
+  std::lock_guard<std::mutex> lock(write_mu_);
+  Scan scan;
+  Copy(c, scan.cells);
+  dleft_simd::ScanBuckets(scan.cells, c.tag, kD, scan.match, scan.load);
+  for (int i = 0; i < kD; ++i) {
+    if (scan.match[i] < 0) continue;
+    const uint16_t cell = scan.cells[i * kW + scan.match[i]];
+    if (CellCount(cell) == kMaxCount) {
+      overflows_.fetch_add(1, std::memory_order_relaxed);
+      return absl::ResourceExhaustedError(
+          "d-left: counter overflow (3 keys share this fingerprint)");
+    }
+    SetCell(c.bucket[i], scan.match[i], static_cast<uint16_t>(cell + 1));
+    keys_.fetch_add(1, std::memory_order_relaxed);
+    return absl::OkStatus();
+  }
+  int best = 0;  // least loaded, leftmost on ties
+  for (int i = 1; i < kD; ++i) {
+    if (scan.load[i] < scan.load[best]) best = i;
+  }
+  if (scan.load[best] >= kW) {
+    full_failures_.fetch_add(1, std::memory_order_relaxed);
+    return absl::ResourceExhaustedError("d-left: all candidate buckets are full");
+  }
+  int empty = 0;
+  while (CellCount(scan.cells[best * kW + empty]) != 0) ++empty;
+  SetCell(c.bucket[best], empty, static_cast<uint16_t>(c.tag[best] | 1));
+  occupied_.fetch_add(1, std::memory_order_relaxed);
+  keys_.fetch_add(1, std::memory_order_relaxed);
+  return absl::OkStatus();
+}
+
+absl::Status DleftCountingBloomFilter::Insert(std::string_view key) {
+  return InsertHash(HashKey(key));
+}
+
+absl::Status DleftCountingBloomFilter::EraseHash(uint64_t hash) {
+  const Candidates c = Locate(hash);
+  std::lock_guard<std::mutex> lock(write_mu_);
+  Scan scan;
+  Copy(c, scan.cells);
+  dleft_simd::ScanBuckets(scan.cells, c.tag, kD, scan.match, scan.load);
+  for (int i = 0; i < kD; ++i) {
+    if (scan.match[i] < 0) continue;
+    const uint16_t cell = scan.cells[i * kW + scan.match[i]];
+    if (CellCount(cell) == 1) {
+      SetCell(c.bucket[i], scan.match[i], 0);
+      occupied_.fetch_sub(1, std::memory_order_relaxed);
+    } else {
+      SetCell(c.bucket[i], scan.match[i], static_cast<uint16_t>(cell - 1));
+    }
+    keys_.fetch_sub(1, std::memory_order_relaxed);
+    return absl::OkStatus();
+  }
+  return absl::NotFoundError("d-left: erase of a key whose fingerprint is absent");
+}
+
+absl::Status DleftCountingBloomFilter::Erase(std::string_view key) {
+  return EraseHash(HashKey(key));
+}
+
+bool DleftCountingBloomFilter::MayContainHash(uint64_t hash) const {
+  const Candidates c = Locate(hash);
+  alignas(64) uint16_t cells[kD * kW];
+  int8_t match[kD];
+  uint8_t load[kD];
+  Copy(c, cells);
+  dleft_simd::ScanBuckets(cells, c.tag, kD, match, load);
+  static_assert(kD == 4, "one term per subtable");
+  return match[0] >= 0 || match[1] >= 0 || match[2] >= 0 || match[3] >= 0;
+}
+
+bool DleftCountingBloomFilter::MayContain(std::string_view key) const {
+  return MayContainHash(HashKey(key));
+}
+
+uint32_t DleftCountingBloomFilter::Count(std::string_view key) const {
+  const Candidates c = Locate(HashKey(key));
+  alignas(64) uint16_t cells[kD * kW];
+  int8_t match[kD];
+  uint8_t load[kD];
+  Copy(c, cells);
+  dleft_simd::ScanBuckets(cells, c.tag, kD, match, load);
+  for (int i = 0; i < kD; ++i) {
+    if (match[i] >= 0) return CellCount(cells[i * kW + match[i]]);
+  }
+  return 0;
+}
+
+void DleftCountingBloomFilter::MayContainHashes(absl::Span<const uint64_t> hashes,
+                                                absl::Span<bool> out) const {
+  Scan scan;
+  const size_t n = std::min(hashes.size(), out.size());
+  for (size_t start = 0; start < n; start += Scan::kMaxKeys) {
+    const size_t count = std::min(Scan::kMaxKeys, n - start);
+    Candidates c[Scan::kMaxKeys];
+    for (size_t j = 0; j < count; ++j) {
+      c[j] = Locate(hashes[start + j]);
+      for (int i = 0; i < kD; ++i) __builtin_prefetch(&buckets_[c[j].bucket[i]]);
+    }
+    for (size_t j = 0; j < count; ++j) {
+      Copy(c[j], scan.cells + j * kD * kW);
+      std::copy(c[j].tag, c[j].tag + kD, scan.tags + j * kD);
+    }
+    dleft_simd::ScanBuckets(scan.cells, scan.tags, count * kD, scan.match, scan.load);
+    for (size_t j = 0; j < count; ++j) {
+      bool any = false;
+      for (int i = 0; i < kD; ++i) any |= scan.match[j * kD + i] >= 0;
+      out[start + j] = any;
+    }
+  }
+}
+
+void DleftCountingBloomFilter::MayContainKeys(absl::Span<const std::string_view> keys,
+                                              absl::Span<bool> out) const {
+  constexpr size_t kChunk = 256;
+  uint64_t hashes[kChunk];
+  for (size_t start = 0; start < keys.size(); start += kChunk) {
+    const size_t count = std::min(kChunk, keys.size() - start);
+    for (size_t j = 0; j < count; ++j) hashes[j] = HashKey(keys[start + j]);
+    MayContainHashes(absl::MakeConstSpan(hashes, count), out.subspan(start, count));
+  }
+}
+
+DleftStats DleftCountingBloomFilter::stats() const {
+  DleftStats s;
+  s.keys = keys_.load(std::memory_order_relaxed);
+  s.occupied_cells = occupied_.load(std::memory_order_relaxed);
+  s.full_bucket_failures = full_failures_.load(std::memory_order_relaxed);
+  s.counter_overflows = overflows_.load(std::memory_order_relaxed);
+  s.memory_bytes = memory_bytes();
+  const double cells = static_cast<double>(buckets_.size()) * kW;
+  s.load = s.occupied_cells / cells;
+  // Each subtable's candidate bucket holds occupied/(d*B) cells on average,
+  // each matching with probability 2^-r; summed over d subtables.
+  s.estimated_fpr = std::min(
+      1.0, s.occupied_cells / (static_cast<double>(buckets_per_subtable()) * (1 << kR)));
+  return s;
+}
+
+}  // namespace blockbloom

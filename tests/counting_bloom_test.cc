@@ -1,0 +1,172 @@
+// The blocked counting Bloom filter against an std::unordered_multiset oracle:
+// no false negatives under any insert/erase sequence, sticky saturation,
+// refusal to erase provably absent keys, FPR against the Poisson-mixture model.
+#include "blockbloom/counting_bloom.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "blockbloom/hash.h"
+#include "counting/kernel.h"
+#include "test_keys.h"
+
+namespace blockbloom {
+namespace {
+
+using testing_keys::Key;
+using testing_keys::SplitMix64;
+
+std::unique_ptr<CountingBloomFilter> Make(uint64_t n, double c) {
+  auto f = CountingBloomFilter::Create(n, c);
+  EXPECT_TRUE(f.ok()) << f.status();
+  return std::move(f).value();
+}
+
+TEST(CountingBloomTest, RandomInsertEraseAgainstMultisetOracle) {
+  for (double c : {2.0, 4.0, 10.0}) {
+    auto filter = Make(2000, c);
+    std::unordered_multiset<std::string> oracle;
+    SplitMix64 rng(static_cast<uint64_t>(c * 1000));
+    for (int step = 0; step < 60000; ++step) {
+      const std::string key = Key(rng.Next() % 3000);
+      if (rng.Next() % 3 != 0) {
+        filter->Insert(key);
+        oracle.insert(key);
+      } else if (auto it = oracle.find(key); it != oracle.end()) {
+        ASSERT_TRUE(filter->Erase(key).ok());
+        oracle.erase(it);
+      }
+      if (step % 500 == 0) {
+        for (const std::string& live : oracle) {
+          ASSERT_TRUE(filter->MayContain(live)) << "c=" << c << " step=" << step;
+          ASSERT_GE(filter->CountUpperBound(live),
+                    std::min<size_t>(oracle.count(live), CountingBloomFilter::kMaxCount));
+        }
+      }
+    }
+    EXPECT_EQ(filter->stats().keys, oracle.size());
+    EXPECT_EQ(filter->stats().underflows, 0u);
+  }
+}
+
+TEST(CountingBloomTest, EraseEverythingEmptiesTheFilter) {
+  auto filter = Make(10000, 8.0);
+  for (int i = 0; i < 10000; ++i) filter->Insert(Key(i));
+  for (int i = 0; i < 10000; ++i) ASSERT_TRUE(filter->Erase(Key(i)).ok());
+  ASSERT_EQ(filter->stats().saturated_counters, 0u);
+  for (int i = 0; i < 20000; ++i) ASSERT_FALSE(filter->MayContain(Key(i))) << i;
+  EXPECT_EQ(filter->stats().keys, 0u);
+}
+
+TEST(CountingBloomTest, SaturatedCountersAreSticky) {
+  auto filter = Make(100, 10.0);
+  const std::string hot = "hot key";
+  for (int i = 0; i < 40; ++i) filter->Insert(hot);
+  // Every distinct counter of the key reached 15 exactly once.
+  std::unordered_set<uint32_t> counters;
+  uint32_t x = counting::ProbeSeed(HashKey(hot));
+  for (int i = 0; i < filter->num_probes(); ++i, x = counting::NextProbe(x)) {
+    counters.insert(counting::CounterIndex(x));
+  }
+  EXPECT_EQ(filter->stats().saturated_counters, counters.size());
+  EXPECT_EQ(filter->CountUpperBound(hot), CountingBloomFilter::kMaxCount);
+  // Erasing more often than 15 leaves the key present: its true count was lost.
+  for (int i = 0; i < 40; ++i) ASSERT_TRUE(filter->Erase(hot).ok());
+  EXPECT_TRUE(filter->MayContain(hot));
+  EXPECT_EQ(filter->CountUpperBound(hot), CountingBloomFilter::kMaxCount);
+  EXPECT_EQ(filter->stats().underflows, 0u);
+}
+
+TEST(CountingBloomTest, SaturationNeverCausesFalseNegativesForNeighbours) {
+  // One block, so every key shares counters with the hot one.
+  auto f = CountingBloomFilter::CreateWithGeometry(1, 4);
+  ASSERT_TRUE(f.ok());
+  auto& filter = *f;
+  std::unordered_multiset<std::string> oracle;
+  SplitMix64 rng(5);
+  for (int step = 0; step < 20000; ++step) {
+    const std::string key = Key(rng.Next() % 40);
+    if (rng.Next() % 2) {
+      filter->Insert(key);
+      oracle.insert(key);
+    } else if (auto it = oracle.find(key); it != oracle.end()) {
+      ASSERT_TRUE(filter->Erase(key).ok());
+      oracle.erase(it);
+    }
+    for (const std::string& live : oracle) ASSERT_TRUE(filter->MayContain(live)) << step;
+  }
+  EXPECT_GT(filter->stats().saturated_counters, 0u);
+}
+
+TEST(CountingBloomTest, EraseOfProvablyAbsentKeyChangesNothing) {
+  auto filter = Make(1000, 10.0);
+  for (int i = 0; i < 1000; i += 2) filter->Insert(Key(i));
+  int refused = 0;
+  for (int i = 1; i < 1000; i += 2) {
+    if (!filter->MayContain(Key(i))) {
+      EXPECT_TRUE(absl::IsNotFound(filter->Erase(Key(i))));
+      ++refused;
+    }
+  }
+  EXPECT_GT(refused, 400);
+  EXPECT_EQ(filter->stats().keys, 500u);
+  for (int i = 0; i < 1000; i += 2) ASSERT_TRUE(filter->MayContain(Key(i)));
+}
+
+TEST(CountingBloomTest, FprMatchesBlockedModel) {
+  for (double c : {4.0, 8.0, 12.0}) {
+    const uint64_t n = 100000;
+    auto filter = Make(n, c);
+    for (uint64_t i = 0; i < n; ++i) filter->Insert(Key(2 * i));
+    uint64_t fp = 0;
+    const uint64_t probes = 400000;
+    for (uint64_t i = 0; i < probes; ++i) fp += filter->MayContain(Key(2 * i + 1));
+    const double measured = static_cast<double>(fp) / probes;
+    const double model = CountingBloomFilter::ModelFpr(c);
+    EXPECT_GT(measured, 0.8 * model) << "c=" << c;
+    EXPECT_LT(measured, 1.2 * model) << "c=" << c;
+    EXPECT_NEAR(filter->stats().estimated_fpr, model, 0.05 * model);
+  }
+}
+
+TEST(CountingBloomTest, BatchAgreesWithSingle) {
+  auto filter = Make(5000, 6.0);
+  std::vector<std::string> keys;
+  for (int i = 0; i < 9000; ++i) keys.push_back(Key(i));
+  for (int i = 0; i < 5000; ++i) filter->Insert(keys[i]);
+  std::vector<std::string_view> views(keys.begin(), keys.end());
+  std::unique_ptr<bool[]> out(new bool[views.size()]);
+  filter->MayContainKeys(views, absl::MakeSpan(out.get(), views.size()));
+  for (size_t i = 0; i < views.size(); ++i) ASSERT_EQ(out[i], filter->MayContain(views[i])) << i;
+}
+
+TEST(CountingBloomTest, BadArgumentsGetStatusOrClamp) {
+  EXPECT_FALSE(CountingBloomFilter::CreateWithGeometry(0, 3).ok());
+  EXPECT_FALSE(CountingBloomFilter::CreateWithGeometry(1, 0).ok());
+  EXPECT_FALSE(CountingBloomFilter::CreateWithGeometry(1, 17).ok());
+  EXPECT_TRUE(absl::IsResourceExhausted(
+      CountingBloomFilter::Create(uint64_t{1} << 62, 64.0).status()));
+  for (double c : std::initializer_list<double>{-1.0, 0.0, std::nan(""), 1e300, INFINITY}) {
+    auto f = CountingBloomFilter::Create(100, c);
+    ASSERT_TRUE(f.ok()) << c;
+    for (int i = 0; i < 100; ++i) (*f)->Insert(Key(i));
+    for (int i = 0; i < 100; ++i) ASSERT_TRUE((*f)->MayContain(Key(i))) << c;
+  }
+  // Zero expected keys still gives a usable one-block filter.
+  auto empty = CountingBloomFilter::Create(0, 10.0);
+  ASSERT_TRUE(empty.ok());
+  EXPECT_EQ((*empty)->num_blocks(), 1u);
+  EXPECT_FALSE((*empty)->MayContain("x"));
+  (*empty)->Insert("x");
+  EXPECT_TRUE((*empty)->MayContain("x"));
+  EXPECT_LE(CountingBloomFilter::ModelFpr(CountingBloomFilter::CountersPerKeyForFpr(0.01)), 0.01);
+}
+
+}  // namespace
+}  // namespace blockbloom

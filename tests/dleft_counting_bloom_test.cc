@@ -1,0 +1,157 @@
+// The d-left counting Bloom filter against std::unordered_multiset oracles:
+// no false negatives under any insert/erase sequence (including tiny tables
+// where distinct keys share remainders), loud bucket-full and counter
+// overflow paths that change nothing, FPR against the occupancy model.
+#include "blockbloom/dleft_counting_bloom.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "test_keys.h"
+
+namespace blockbloom {
+namespace {
+
+using testing_keys::Key;
+using testing_keys::SplitMix64;
+using Filter = DleftCountingBloomFilter;
+
+std::unique_ptr<Filter> Geometry(int log2) {
+  auto f = Filter::CreateWithGeometry(log2);
+  EXPECT_TRUE(f.ok()) << f.status();
+  return std::move(f).value();
+}
+
+TEST(DleftCountingBloomTest, RandomInsertEraseAgainstMultisetOracle) {
+  for (int log2 : {0, 2, 6, 10}) {
+    auto filter = Geometry(log2);
+    std::unordered_multiset<std::string> oracle;
+    SplitMix64 rng(log2 + 1);
+    const uint64_t universe = filter->design_capacity() * 2;
+    uint64_t refused = 0;
+    for (int step = 0; step < 40000; ++step) {
+      const std::string key = Key(rng.Next() % universe);
+      if (rng.Next() % 2 == 0) {
+        const absl::Status s = filter->Insert(key);
+        if (s.ok()) {
+          oracle.insert(key);
+        } else {
+          ASSERT_TRUE(absl::IsResourceExhausted(s)) << s;
+          ++refused;
+        }
+      } else if (auto it = oracle.find(key); it != oracle.end()) {
+        ASSERT_TRUE(filter->Erase(key).ok()) << "log2=" << log2 << " step=" << step;
+        oracle.erase(it);
+      }
+      if (step % 200 == 0 || log2 == 0) {
+        for (const std::string& live : oracle) {
+          ASSERT_TRUE(filter->MayContain(live)) << "log2=" << log2 << " step=" << step;
+          ASSERT_GE(filter->Count(live), 1u);
+        }
+      }
+    }
+    const DleftStats s = filter->stats();
+    EXPECT_EQ(s.keys, oracle.size());
+    EXPECT_EQ(s.full_bucket_failures + s.counter_overflows, refused);
+    // Erase everything: the table is empty again.
+    for (const std::string& live : oracle) ASSERT_TRUE(filter->Erase(live).ok());
+    EXPECT_EQ(filter->stats().occupied_cells, 0u);
+    EXPECT_EQ(filter->stats().keys, 0u);
+    for (uint64_t i = 0; i < universe; ++i) ASSERT_FALSE(filter->MayContain(Key(i)));
+  }
+}
+
+TEST(DleftCountingBloomTest, FullBucketsAreRefusedLoudlyAndChangeNothing) {
+  auto filter = Geometry(0);  // 4 buckets of 8 cells: 32 cells in all
+  std::vector<std::string> inserted;
+  int refused = 0;
+  for (int i = 0; i < 200; ++i) {
+    const std::string key = Key(i);
+    const uint64_t occupied_before = filter->stats().occupied_cells;
+    const absl::Status s = filter->Insert(key);
+    if (s.ok()) {
+      inserted.push_back(key);
+    } else {
+      ASSERT_TRUE(absl::IsResourceExhausted(s)) << s;
+      EXPECT_EQ(filter->stats().occupied_cells, occupied_before);
+      ++refused;
+    }
+    for (const std::string& k : inserted) ASSERT_TRUE(filter->MayContain(k)) << i;
+  }
+  EXPECT_EQ(filter->stats().occupied_cells, 32u);  // every cell used before refusing
+  EXPECT_GT(refused, 0);
+  EXPECT_EQ(filter->stats().full_bucket_failures + filter->stats().counter_overflows,
+            static_cast<uint64_t>(refused));
+  EXPECT_GT(filter->stats().full_bucket_failures, 0u);
+}
+
+TEST(DleftCountingBloomTest, CounterOverflowIsRefused) {
+  auto filter = Geometry(8);
+  for (uint32_t i = 1; i <= Filter::kMaxCount; ++i) {
+    ASSERT_TRUE(filter->Insert("dup").ok());
+    EXPECT_EQ(filter->Count("dup"), i);
+  }
+  const absl::Status s = filter->Insert("dup");
+  EXPECT_TRUE(absl::IsResourceExhausted(s)) << s;
+  EXPECT_EQ(filter->Count("dup"), Filter::kMaxCount);
+  EXPECT_EQ(filter->stats().counter_overflows, 1u);
+  EXPECT_EQ(filter->stats().occupied_cells, 1u);  // one fingerprint, one cell
+  for (uint32_t i = 0; i < Filter::kMaxCount; ++i) ASSERT_TRUE(filter->Erase("dup").ok());
+  EXPECT_FALSE(filter->MayContain("dup"));
+  EXPECT_TRUE(absl::IsNotFound(filter->Erase("dup")));
+  EXPECT_EQ(filter->stats().keys, 0u);
+}
+
+TEST(DleftCountingBloomTest, DesignLoadNeverOverflowsAndFprMatchesModel) {
+  auto filter = Geometry(12);
+  const uint64_t n = filter->design_capacity();  // 6 keys per bucket, 75% of cells
+  for (uint64_t i = 0; i < n; ++i) ASSERT_TRUE(filter->Insert(Key(2 * i)).ok()) << i;
+  const DleftStats s = filter->stats();
+  EXPECT_NEAR(s.load, 0.75, 0.01);
+  uint64_t fp = 0;
+  const uint64_t probes = 2000000;
+  for (uint64_t i = 0; i < probes; ++i) fp += filter->MayContain(Key(2 * i + 1));
+  const double measured = static_cast<double>(fp) / probes;
+  // ~24 occupied cells met per query, each matching with probability 2^-14.
+  EXPECT_NEAR(s.estimated_fpr, 24.0 / 16384, 0.05 * 24.0 / 16384);
+  EXPECT_GT(measured, 0.8 * s.estimated_fpr);
+  EXPECT_LT(measured, 1.2 * s.estimated_fpr);
+}
+
+TEST(DleftCountingBloomTest, CreateSizesForLoadAndFpr) {
+  auto a = Filter::Create(1000000, 0.01);
+  ASSERT_TRUE(a.ok());
+  EXPECT_GE((*a)->design_capacity(), 1000000u);
+  EXPECT_LT((*a)->design_capacity(), 2000000u);
+  auto b = Filter::Create(1000000, 1e-4);  // FPR, not load, sets B
+  ASSERT_TRUE(b.ok());
+  EXPECT_LE(1000000.0 / ((*b)->buckets_per_subtable() * 16384.0), 1e-4);
+  for (double p : std::initializer_list<double>{std::nan(""), -1.0, 0.0, 2.0}) {
+    ASSERT_TRUE(Filter::Create(1000, p).ok()) << p;
+  }
+  auto zero = Filter::Create(0, 0.01);
+  ASSERT_TRUE(zero.ok());
+  EXPECT_FALSE((*zero)->MayContain("x"));
+  EXPECT_FALSE(Filter::CreateWithGeometry(-1).ok());
+  EXPECT_TRUE(absl::IsResourceExhausted(Filter::CreateWithGeometry(33).status()));
+  EXPECT_TRUE(absl::IsResourceExhausted(Filter::Create(uint64_t{1} << 62, 0.01).status()));
+}
+
+TEST(DleftCountingBloomTest, BatchAgreesWithSingle) {
+  auto filter = Geometry(8);
+  std::vector<std::string> keys;
+  for (int i = 0; i < 12000; ++i) keys.push_back(Key(i));
+  for (int i = 0; i < 6000; ++i) ASSERT_TRUE(filter->Insert(keys[i]).ok());
+  std::vector<std::string_view> views(keys.begin(), keys.end());
+  std::unique_ptr<bool[]> out(new bool[views.size()]);
+  filter->MayContainKeys(views, absl::MakeSpan(out.get(), views.size()));
+  for (size_t i = 0; i < views.size(); ++i) ASSERT_EQ(out[i], filter->MayContain(views[i])) << i;
+}
+
+}  // namespace
+}  // namespace blockbloom
