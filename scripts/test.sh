@@ -33,7 +33,7 @@ step "build (g++)" bash -c "cmake --preset default >/dev/null && cmake --build b
 step "unit tests (g++)" ctest --test-dir build/default --output-on-failure -j"$jobs"
 step "demo (small)" build/default/bench/blockbloom-demo --keys=50000 --gets=5000
 step "benchmarks (quick)" scripts/bench_quick.sh build/default
-step "install + find_package + add_subdirectory" scripts/check_install.sh
+step "install + find_package + add_subdirectory" scripts/check_install.sh build/default
 
 step "build (clang ASan+UBSan, fuzz)" bash -c "cmake --preset asan >/dev/null && cmake --build build/asan -j$jobs"
 export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1
