@@ -43,7 +43,7 @@ step "fuzz corpus replay" scripts/fuzz.sh replay build/asan
 step "fuzz ${fuzz_seconds}s per target" scripts/fuzz.sh ci "$fuzz_seconds" build/asan
 
 step "build (clang TSan)" bash -c "cmake --preset tsan >/dev/null && cmake --build build/tsan -j$jobs"
-export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$here/tests/tsan.supp"
 step "concurrency tests (TSan)" ctest --test-dir build/tsan --output-on-failure -L tsan -j"$jobs"
 
 echo
