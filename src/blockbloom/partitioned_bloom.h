@@ -34,6 +34,12 @@ class PartitionedBloomFilter {
   // Sized for `expected_keys` at `fpr` in (0, 1) (InvalidArgument otherwise).
   static absl::StatusOr<PartitionedBloomFilter> CreateForFpr(uint64_t expected_keys,
                                                              double fpr);
+  // The (slice bits, k) CreateForFpr uses, without allocating.
+  struct Geometry {
+    uint64_t slice_bits;
+    int num_probes;
+  };
+  static absl::StatusOr<Geometry> GeometryForFpr(uint64_t expected_keys, double fpr);
   // k (1..64) slices of `slice_bits` (>= 1) bits each.
   static absl::StatusOr<PartitionedBloomFilter> CreateWithGeometry(uint64_t slice_bits,
                                                                    int num_probes);

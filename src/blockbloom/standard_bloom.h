@@ -62,6 +62,13 @@ class StandardBloomFilter {
   static absl::StatusOr<StandardBloomFilter> CreateForFpr(
       uint64_t expected_keys, double fpr,
       HashScheme scheme = HashScheme::kEnhancedDoubleHashing);
+  // The (m, k) CreateForFpr uses, without allocating: m is the larger of
+  // -n ln p / ln^2 2 and what the integer k needs, -k n / ln(1 - p^(1/k)).
+  struct Geometry {
+    uint64_t num_bits;
+    int num_probes;
+  };
+  static absl::StatusOr<Geometry> GeometryForFpr(uint64_t expected_keys, double fpr);
   // Exactly `num_bits` (>= 1) bits and `num_probes` (1..64) probes.
   static absl::StatusOr<StandardBloomFilter> CreateWithGeometry(
       uint64_t num_bits, int num_probes,

@@ -61,7 +61,7 @@ absl::StatusOr<PartitionedBloomFilter> PartitionedBloomFilter::Create(uint64_t e
   return CreateWithGeometry((m + static_cast<uint64_t>(k) - 1) / static_cast<uint64_t>(k), k);
 }
 
-absl::StatusOr<PartitionedBloomFilter> PartitionedBloomFilter::CreateForFpr(
+absl::StatusOr<PartitionedBloomFilter::Geometry> PartitionedBloomFilter::GeometryForFpr(
     uint64_t expected_keys, double fpr) {
   const double n = static_cast<double>(std::max<uint64_t>(expected_keys, 1));
   absl::StatusOr<uint64_t> bits = StandardBitsForFpr(n, fpr);
@@ -80,8 +80,14 @@ absl::StatusOr<PartitionedBloomFilter> PartitionedBloomFilter::CreateForFpr(
     return absl::ResourceExhaustedError("partitioned filter too large for this fpr");
   }
   const uint64_t m = std::max({kMinBits, *bits, static_cast<uint64_t>(m_k)});
-  return PartitionedBloomFilter::CreateWithGeometry(
-      (m + static_cast<uint64_t>(k) - 1) / static_cast<uint64_t>(k), k);
+  return Geometry{(m + static_cast<uint64_t>(k) - 1) / static_cast<uint64_t>(k), k};
+}
+
+absl::StatusOr<PartitionedBloomFilter> PartitionedBloomFilter::CreateForFpr(
+    uint64_t expected_keys, double fpr) {
+  absl::StatusOr<Geometry> g = GeometryForFpr(expected_keys, fpr);
+  if (!g.ok()) return g.status();
+  return CreateWithGeometry(g->slice_bits, g->num_probes);
 }
 
 void PartitionedBloomFilter::AddHash(uint64_t hash) {

@@ -77,9 +77,8 @@ absl::StatusOr<StandardBloomFilter> StandardBloomFilter::Create(uint64_t expecte
   return CreateWithGeometry(std::max(kMinBits, static_cast<uint64_t>(bits)), k, scheme);
 }
 
-absl::StatusOr<StandardBloomFilter> StandardBloomFilter::CreateForFpr(uint64_t expected_keys,
-                                                                      double fpr,
-                                                                      HashScheme scheme) {
+absl::StatusOr<StandardBloomFilter::Geometry> StandardBloomFilter::GeometryForFpr(
+    uint64_t expected_keys, double fpr) {
   const double n = static_cast<double>(std::max<uint64_t>(expected_keys, 1));
   absl::StatusOr<uint64_t> bits = StandardBitsForFpr(n, fpr);
   if (!bits.ok()) {
@@ -94,8 +93,15 @@ absl::StatusOr<StandardBloomFilter> StandardBloomFilter::CreateForFpr(uint64_t e
   if (!(m_k <= static_cast<double>(kMaxBits))) {
     return absl::ResourceExhaustedError("standard filter too large for this fpr");
   }
-  const uint64_t m = std::max({kMinBits, *bits, static_cast<uint64_t>(m_k)});
-  return CreateWithGeometry(m, k, scheme);
+  return Geometry{std::max({kMinBits, *bits, static_cast<uint64_t>(m_k)}), k};
+}
+
+absl::StatusOr<StandardBloomFilter> StandardBloomFilter::CreateForFpr(uint64_t expected_keys,
+                                                                      double fpr,
+                                                                      HashScheme scheme) {
+  absl::StatusOr<Geometry> g = GeometryForFpr(expected_keys, fpr);
+  if (!g.ok()) return g.status();
+  return CreateWithGeometry(g->num_bits, g->num_probes, scheme);
 }
 
 void StandardBloomFilter::AddHash(uint64_t hash) {
