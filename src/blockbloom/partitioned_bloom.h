@@ -7,8 +7,9 @@
 // Processing Letters 101(6), 2007, section 3).
 //
 // Hashing: the probe sequence g_0..g_{k-1} of a key is the enhanced double
-// hashing of blockbloom/standard_bloom.h over h = HashKey(key); probe i is
-// bit i * slice_bits + floor(g_i * slice_bits / 2^64) (multiply-shift).
+// hashing of blockbloom/standard_bloom.h over h = HashKey(key) with
+// m = slice_bits; probe i is bit i * slice_bits + floor(g_i * slice_bits /
+// 2^64) (multiply-shift).
 //
 // Thread-safety: const methods (queries, Serialize) may run concurrently with
 // each other. Add* and assignment need exclusive access.

@@ -13,10 +13,12 @@
 //    Performance", ESA 2006):          g_i = h1 + i * h2
 //  - kEnhancedDoubleHashing (Dillinger and Manolios, "Bloom Filters in
 //    Probabilistic Verification", FMCAD 2004, section 5.2):
-//        x = h1, y = h2;  for i in 0..k-1: { g_i = x; x += y; y += i; }
-//    the stride grows at every step (a cubic term), which breaks the
-//    collisions of plain double hashing where two keys sharing (h1, h2) up
-//    to a shift share all their probes.
+//        x = h1, y = h2;  for i in 0..k-1: { g_i = x; x += y; y += i * u; }
+//    with u = ceil(2^64 / m): the paper's "y += i" works modulo m, and u is
+//    one position of [0, m) in the 2^64 space that multiply-shift reduces.
+//    The stride grows at every step (a cubic term), so two keys whose
+//    (h1, h2) are one stride apart no longer share k - 1 probes, as they do
+//    under plain double hashing.
 // Each g_i is mapped onto [0, m) by multiply-shift, floor(g_i * m / 2^64)
 // (Lemire 2019), never `%`: no modulo bias and no FPR drift with m, unlike
 // LevelDB's built-in 32-bit filter. Bit p is bit (p % 8) of byte p / 8.

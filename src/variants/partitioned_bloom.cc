@@ -92,7 +92,7 @@ absl::StatusOr<PartitionedBloomFilter> PartitionedBloomFilter::CreateForFpr(
 
 void PartitionedBloomFilter::AddHash(uint64_t hash) {
   num_added_ = variants::SaturatingAdd(num_added_, 1);
-  variants::ProbeSequence seq(hash, HashScheme::kEnhancedDoubleHashing);
+  variants::ProbeSequence seq(hash, HashScheme::kEnhancedDoubleHashing, slice_bits_);
   uint64_t base = 0;
   for (int i = 0; i < num_probes_; ++i, base += slice_bits_) {
     variants::SetBit(bytes_.data(), base + blocked::FastRange64(seq.Next(), slice_bits_));
@@ -100,7 +100,7 @@ void PartitionedBloomFilter::AddHash(uint64_t hash) {
 }
 
 bool PartitionedBloomFilter::MayContainHash(uint64_t hash) const {
-  variants::ProbeSequence seq(hash, HashScheme::kEnhancedDoubleHashing);
+  variants::ProbeSequence seq(hash, HashScheme::kEnhancedDoubleHashing, slice_bits_);
   uint64_t base = 0;
   for (int i = 0; i < num_probes_; ++i, base += slice_bits_) {
     if (!variants::GetBit(bytes_.data(), base + blocked::FastRange64(seq.Next(), slice_bits_))) {

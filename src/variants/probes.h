@@ -25,24 +25,36 @@ inline uint64_t Mix64(uint64_t h) {
   return h;
 }
 
-// Generates g_0, g_1, ... for one key (64-bit, before range reduction).
+// Generates g_0, g_1, ... for one key (64-bit, before range reduction onto
+// [0, range)). The enhanced scheme's extra term must move the *reduced*
+// position: multiply-shift keeps only the high bits of g, so adding i to g
+// (as Dillinger and Manolios do modulo m) would change almost no position.
+// The term is therefore added in units of 2^64 / range, one position each.
 class ProbeSequence {
  public:
-  ProbeSequence(uint64_t hash, HashScheme scheme)
-      : x_(hash), y_(Mix64(hash) | 1), enhanced_(scheme == HashScheme::kEnhancedDoubleHashing) {}
+  ProbeSequence(uint64_t hash, HashScheme scheme, uint64_t range)
+      : x_(hash),
+        y_(Mix64(hash) | 1),
+        unit_(scheme == HashScheme::kEnhancedDoubleHashing ? UnitFor(range) : 0) {}
 
   uint64_t Next() {
     const uint64_t g = x_;
     x_ += y_;
-    if (enhanced_) y_ += i_;
+    y_ += i_ * unit_;
     ++i_;
     return g;
   }
 
+  // ceil(2^64 / range) for range >= 2 (1 position after reduction); 0 for
+  // range 1, where every probe is position 0 anyway.
+  static uint64_t UnitFor(uint64_t range) {
+    return range <= 1 ? 0 : UINT64_MAX / range + 1;
+  }
+
  private:
   uint64_t x_, y_;
+  uint64_t unit_;
   uint64_t i_ = 0;
-  bool enhanced_;
 };
 
 inline bool IsKnownScheme(uint8_t scheme) {

@@ -106,14 +106,14 @@ absl::StatusOr<StandardBloomFilter> StandardBloomFilter::CreateForFpr(uint64_t e
 
 void StandardBloomFilter::AddHash(uint64_t hash) {
   num_added_ = variants::SaturatingAdd(num_added_, 1);
-  variants::ProbeSequence seq(hash, scheme_);
+  variants::ProbeSequence seq(hash, scheme_, num_bits_);
   for (int i = 0; i < num_probes_; ++i) {
     variants::SetBit(bytes_.data(), blocked::FastRange64(seq.Next(), num_bits_));
   }
 }
 
 bool StandardBloomFilter::MayContainHash(uint64_t hash) const {
-  variants::ProbeSequence seq(hash, scheme_);
+  variants::ProbeSequence seq(hash, scheme_, num_bits_);
   for (int i = 0; i < num_probes_; ++i) {
     if (!variants::GetBit(bytes_.data(), blocked::FastRange64(seq.Next(), num_bits_))) {
       return false;
