@@ -3,6 +3,7 @@
 // LevelDB's built-in Bloom filter, and checks outputs and exit codes.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -39,7 +40,9 @@ std::string Dir() { return ::testing::TempDir(); }
 
 // Runs `blockbloom <args>` through the shell; stdin from `stdin_path` if set.
 ToolRun Tool(const std::string& args, const std::string& stdin_path = "/dev/null") {
-  const std::string out = Dir() + "/cli.out", err = Dir() + "/cli.err";
+  // Per process: ctest runs the TESTs of this file in parallel processes.
+  const std::string stem = Dir() + "/cli." + std::to_string(::getpid());
+  const std::string out = stem + ".out", err = stem + ".err";
   const std::string cmd = std::string(BLOCKBLOOM_CLI) + " " + args + " < " + stdin_path + " > " +
                           out + " 2> " + err;
   const int status = std::system(cmd.c_str());
@@ -106,7 +109,6 @@ TEST(CliTest, BuildThenQueryEveryStructure) {
     ASSERT_EQ(b.code, 0) << structure << b.err;
     EXPECT_TRUE(Has(b.out, "50000 keys")) << b.out;
     EXPECT_TRUE(Has(b.out, "predicted FPR")) << b.out;
-    EXPECT_TRUE(Has(b.err, "")) << b.err;
     ASSERT_TRUE(LoadFilterFile(bbf).ok());
     // No false negatives: every key is printed back.
     const ToolRun q = Tool("query " + bbf, keys);
