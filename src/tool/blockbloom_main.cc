@@ -171,7 +171,7 @@ class LineReader {
       line->clear();
       int c;
       bool any = false;
-      while ((c = std::getc(file_)) != EOF) {
+      while ((c = getc_unlocked(file_)) != EOF) {  // single-threaded reader
         any = true;
         ++bytes_read_;
         if (c == '\n') break;
@@ -294,9 +294,14 @@ int Calc(const std::vector<char*>& args) {
 absl::StatusOr<uint64_t> CountLines(const std::string& path) {
   absl::StatusOr<std::unique_ptr<LineReader>> in = LineReader::Open(path);
   if (!in.ok()) return in.status();
+  Progress progress("counting", ProgressEnabled());
   uint64_t n = 0;
   std::string line;
-  while ((*in)->Next(&line)) ++n;
+  while ((*in)->Next(&line)) {
+    ++n;
+    if ((n & 0xfff) == 0) progress.Update(n, (*in)->bytes_read(), (*in)->total_bytes());
+  }
+  progress.Finish(n, (*in)->total_bytes());
   if ((*in)->failed()) return absl::DataLossError("error reading " + path);
   return n;
 }
