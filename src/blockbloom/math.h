@@ -16,6 +16,8 @@
 
 #include <cstdint>
 
+#include "absl/status/statusor.h"
+
 namespace blockbloom {
 
 // Standard Bloom filter FPR, (1 - e^(-k n / m))^k. Requires m > 0, k >= 1.
@@ -30,6 +32,47 @@ double BlockedBloomFpr(double bits_per_key, int num_probes,
 // (ties go to the smaller k: fewer probes, faster queries).
 int OptimalBlockedProbes(double bits_per_key, int max_probes = 16,
                          int block_bits = 512);
+
+// ---- Classic relations between n, m, k and p (standard Bloom filter) ----
+//
+// With n keys in m bits and k independent probes, a bit stays clear with
+// probability (1 - 1/m)^(kn) ~ e^(-kn/m), so the false-positive rate is
+//   p = (1 - e^(-kn/m))^k                                        (1)
+// Minimising (1) over k gives k = (m/n) ln 2 and, substituted back,
+//   m = -n ln p / (ln 2)^2                                       (2)
+// Solving (1) for n gives
+//   n = -(m/k) ln(1 - p^(1/k))                                   (3)
+// (Broder and Mitzenmacher, "Network Applications of Bloom Filters: A
+// Survey", Internet Mathematics 1(4), 2004, section 2.1.)
+//
+// Every function validates its arguments and answers InvalidArgument for a
+// NaN, an infinite value, n < 0 (or n <= 0 where noted), m <= 0, k < 1 or
+// p outside (0, 1); OutOfRange when the answer does not fit its type.
+
+// (2): bits for `num_keys` (> 0) keys at FPR `fpr`, rounded up.
+absl::StatusOr<uint64_t> StandardBitsForFpr(double num_keys, double fpr);
+
+// The integer k minimising (1) for m bits and n (> 0) keys: floor or ceil of
+// (m/n) ln 2, whichever gives the lower p, and at least 1.
+absl::StatusOr<int> StandardOptimalProbes(double num_bits, double num_keys);
+
+// (1) for k probes, m bits and n (>= 0) keys.
+absl::StatusOr<double> StandardFprFor(int num_probes, double num_bits, double num_keys);
+
+// (3): how many keys m bits with k probes hold at FPR p, rounded down.
+absl::StatusOr<uint64_t> StandardCapacity(double num_bits, int num_probes, double fpr);
+
+// A partitioned filter (k slices of m/k bits, one probe per slice) sets a
+// slice bit with probability 1 - (1 - k/m)^n, so p = (1 - (1 - k/m)^n)^k,
+// slightly above (1) for the same m (Almeida et al. 2007, section 3).
+// REQUIRES as StandardFprFor, and m >= k.
+absl::StatusOr<double> PartitionedFprFor(int num_probes, double num_bits, double num_keys);
+
+// The smallest bits-per-key (within 1e-6, in [kMinBitsPerKey, kMaxBitsPerKey]
+// of blockbloom/blocked_bloom.h) at which a blocked filter with its best k
+// (OptimalBlockedProbes) meets `fpr`. OutOfRange when even 64 bits per key
+// cannot (p below 1.11e-8, the model at 64 bits/key and k = 16).
+absl::StatusOr<double> BlockedBitsPerKeyForFpr(double fpr);
 
 }  // namespace blockbloom
 

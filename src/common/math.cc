@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 
 namespace blockbloom {
 
@@ -41,6 +45,128 @@ int OptimalBlockedProbes(double bits_per_key, int max_probes, int block_bits) {
     }
   }
   return best_k;
+}
+
+// ---- Classic relations (see math.h for the formulas and their source) ----
+
+namespace {
+
+constexpr double kLn2 = 0.69314718055994530942;
+// Largest double below 2^64 that converts to uint64_t exactly.
+constexpr double kMaxU64AsDouble = 18446744073709549568.0;
+
+absl::Status CheckKeys(double n, bool allow_zero) {
+  if (!std::isfinite(n) || n < 0 || (!allow_zero && n == 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "number of keys must be finite and ", allow_zero ? ">= 0" : "> 0", ", got ", n));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckBits(double m) {
+  if (!std::isfinite(m) || m <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("number of bits must be finite and > 0, got ", m));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckProbes(int k) {
+  if (k < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("number of probes must be >= 1, got ", k));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckFpr(double p) {
+  if (!(p > 0.0 && p < 1.0)) {  // also rejects NaN
+    return absl::InvalidArgumentError(
+        absl::StrCat("false-positive rate must be in (0, 1), got ", p));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> ToU64(double x, const char* what) {
+  if (!(x <= kMaxU64AsDouble)) {
+    return absl::OutOfRangeError(absl::StrCat(what, " does not fit in 64 bits: ", x));
+  }
+  return static_cast<uint64_t>(x);
+}
+
+}  // namespace
+
+absl::StatusOr<uint64_t> StandardBitsForFpr(double num_keys, double fpr) {
+  if (absl::Status s = CheckKeys(num_keys, /*allow_zero=*/false); !s.ok()) return s;
+  if (absl::Status s = CheckFpr(fpr); !s.ok()) return s;
+  return ToU64(std::ceil(-num_keys * std::log(fpr) / (kLn2 * kLn2)), "number of bits");
+}
+
+absl::StatusOr<double> StandardFprFor(int num_probes, double num_bits, double num_keys) {
+  if (absl::Status s = CheckProbes(num_probes); !s.ok()) return s;
+  if (absl::Status s = CheckBits(num_bits); !s.ok()) return s;
+  if (absl::Status s = CheckKeys(num_keys, /*allow_zero=*/true); !s.ok()) return s;
+  const double k = num_probes;
+  return std::pow(-std::expm1(-k * num_keys / num_bits), k);
+}
+
+absl::StatusOr<int> StandardOptimalProbes(double num_bits, double num_keys) {
+  if (absl::Status s = CheckBits(num_bits); !s.ok()) return s;
+  if (absl::Status s = CheckKeys(num_keys, /*allow_zero=*/false); !s.ok()) return s;
+  const double ideal = num_bits / num_keys * kLn2;
+  // Beyond a few hundred probes every candidate's p underflows to 0; the
+  // answer is still the rounded ideal, capped to stay an int.
+  if (ideal >= 1e6) return 1000000;
+  const int lo = std::max(1, static_cast<int>(std::floor(ideal)));
+  const int hi = std::max(1, static_cast<int>(std::ceil(ideal)));
+  const double p_lo = *StandardFprFor(lo, num_bits, num_keys);
+  const double p_hi = *StandardFprFor(hi, num_bits, num_keys);
+  return p_hi < p_lo ? hi : lo;
+}
+
+absl::StatusOr<uint64_t> StandardCapacity(double num_bits, int num_probes, double fpr) {
+  if (absl::Status s = CheckBits(num_bits); !s.ok()) return s;
+  if (absl::Status s = CheckProbes(num_probes); !s.ok()) return s;
+  if (absl::Status s = CheckFpr(fpr); !s.ok()) return s;
+  const double k = num_probes;
+  // 1 - p^(1/k), computed without cancellation for p^(1/k) near 1.
+  const double clear = -std::expm1(std::log(fpr) / k);
+  return ToU64(std::floor(-(num_bits / k) * std::log(clear)), "number of keys");
+}
+
+absl::StatusOr<double> PartitionedFprFor(int num_probes, double num_bits, double num_keys) {
+  if (absl::Status s = CheckProbes(num_probes); !s.ok()) return s;
+  if (absl::Status s = CheckBits(num_bits); !s.ok()) return s;
+  if (absl::Status s = CheckKeys(num_keys, /*allow_zero=*/true); !s.ok()) return s;
+  if (num_bits < num_probes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a partitioned filter needs at least one bit per slice: m=", num_bits, " < k=",
+        num_probes));
+  }
+  const double k = num_probes;
+  const double slice_set = -std::expm1(num_keys * std::log1p(-k / num_bits));
+  return std::pow(slice_set, k);
+}
+
+absl::StatusOr<double> BlockedBitsPerKeyForFpr(double fpr) {
+  if (absl::Status s = CheckFpr(fpr); !s.ok()) return s;
+  // Same range as ClampBitsPerKey (blocked_bloom.h); restated here so the
+  // math stays free of the filter's header.
+  constexpr double kLo = 1.0, kHi = 64.0;
+  const auto best = [](double c) {
+    return BlockedBloomFpr(c, OptimalBlockedProbes(c, 16, 512), 512);
+  };
+  if (best(kLo) <= fpr) return kLo;
+  if (best(kHi) > fpr) {
+    return absl::OutOfRangeError(absl::StrCat(
+        "a blocked filter cannot reach FPR ", fpr, " with at most 64 bits per key"));
+  }
+  // The best FPR falls monotonically with bits per key: bisect.
+  double lo = kLo, hi = kHi;
+  while (hi - lo > 1e-6) {
+    const double mid = 0.5 * (lo + hi);
+    (best(mid) <= fpr ? hi : lo) = mid;
+  }
+  return hi;
 }
 
 }  // namespace blockbloom

@@ -1,0 +1,81 @@
+// A partitioned Bloom filter: the m bits are cut into k slices of m/k bits
+// and probe i sets one bit in slice i, so a key's k bits never collide with
+// each other. For the same m its FPR, (1 - (1 - k/m)^n)^k, is a hair above
+// the standard filter's (blockbloom/math.h); its worth is that every slice
+// fills evenly, which the scalable filter's analysis relies on (Almeida,
+// Baquero, Preguica and Hutchison, "Scalable Bloom Filters", Information
+// Processing Letters 101(6), 2007, section 3).
+//
+// Hashing: the probe sequence g_0..g_{k-1} of a key is the enhanced double
+// hashing of blockbloom/standard_bloom.h over h = HashKey(key) with
+// m = slice_bits; probe i is bit i * slice_bits + floor(g_i * slice_bits /
+// 2^64) (multiply-shift).
+//
+// Thread-safety: const methods (queries, Serialize) may run concurrently with
+// each other. Add* and assignment need exclusive access.
+#ifndef BLOCKBLOOM_PARTITIONED_BLOOM_H_
+#define BLOCKBLOOM_PARTITIONED_BLOOM_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace blockbloom {
+
+class PartitionedBloomFilter {
+ public:
+  // Sized for `expected_keys` at `bits_per_key` (clamped to [1, 64], NaN
+  // means 10); k = round(bits_per_key * ln 2), slices of ceil(m / k) bits.
+  static absl::StatusOr<PartitionedBloomFilter> Create(uint64_t expected_keys,
+                                                       double bits_per_key);
+  // Sized for `expected_keys` at `fpr` in (0, 1) (InvalidArgument otherwise).
+  static absl::StatusOr<PartitionedBloomFilter> CreateForFpr(uint64_t expected_keys,
+                                                             double fpr);
+  // The (slice bits, k) CreateForFpr uses, without allocating.
+  struct Geometry {
+    uint64_t slice_bits;
+    int num_probes;
+  };
+  static absl::StatusOr<Geometry> GeometryForFpr(uint64_t expected_keys, double fpr);
+  // k (1..64) slices of `slice_bits` (>= 1) bits each.
+  static absl::StatusOr<PartitionedBloomFilter> CreateWithGeometry(uint64_t slice_bits,
+                                                                   int num_probes);
+  // Parses Serialize() output; DataLoss on anything malformed.
+  static absl::StatusOr<PartitionedBloomFilter> Deserialize(std::string_view encoded);
+
+  void AddKey(std::string_view key);
+  void AddHash(uint64_t hash);
+  bool MayContain(std::string_view key) const;
+  bool MayContainHash(uint64_t hash) const;
+
+  // Bits, then a 12-byte trailer (docs/FORMAT.md "Partitioned Bloom filter").
+  std::string Serialize() const;
+
+  uint64_t slice_bits() const { return slice_bits_; }
+  uint64_t num_bits() const { return slice_bits_ * static_cast<uint64_t>(num_probes_); }
+  uint64_t num_bytes() const { return bytes_.size(); }
+  int num_probes() const { return num_probes_; }
+  // Keys added (saturating); Deserialize gives 0, Union an upper bound.
+  uint64_t num_added() const { return num_added_; }
+  void set_num_added(uint64_t n) { num_added_ = n; }
+  // ceil(num_bits / 8) bytes; bits past num_bits are always 0.
+  const uint8_t* data() const { return bytes_.data(); }
+  uint8_t* mutable_data() { return bytes_.data(); }
+  double PredictedFpr() const;
+
+ private:
+  PartitionedBloomFilter(uint64_t slice_bits, int num_probes);
+
+  std::vector<uint8_t> bytes_;
+  uint64_t slice_bits_ = 1;
+  int num_probes_ = 1;
+  uint64_t num_added_ = 0;
+};
+
+}  // namespace blockbloom
+
+#endif  // BLOCKBLOOM_PARTITIONED_BLOOM_H_

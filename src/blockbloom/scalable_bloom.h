@@ -1,0 +1,97 @@
+// A scalable Bloom filter (Almeida, Baquero, Preguica and Hutchison,
+// "Scalable Bloom Filters", Information Processing Letters 101(6), 2007):
+// a filter for an unknown number of keys that keeps a bound on its FPR.
+//
+// It is a list of stages, each a BlockedBloomFilter. Stage i holds at most
+//   c_i = c_0 * s^i keys                 (growth factor s, default 2)
+// at false-positive rate
+//   p_i = p * (1 - r) * r^i              (tightening ratio r, default 0.8)
+// Keys go to the newest stage; when it holds c_i keys, stage i+1 is added.
+// A query tests every stage, so the compound FPR is
+//   1 - prod_i (1 - p_i) <= sum_i p_i = p * (1 - r) * sum_i r^i < p
+// for any number of stages (paper, section 4, eq. 3). s = 2 keeps the stage
+// count logarithmic in the key count; r = 0.8 costs fewer bits per key than
+// r = 0.5 once there are many stages (paper, section 5, table 1).
+//
+// Limit: a blocked filter reaches at best 1.1e-8 (the model at 64 bits per
+// key, the clamp of blocked_bloom.h, and k = 16). A stage whose p_i is below
+// that is built at 64 bits per key, and from there the bound p is no longer
+// guaranteed; PredictedFpr() always reports the model's compound FPR. With
+// p = 1% that first happens at stage 55 for r = 0.8 (c_0 * 2^55 keys with
+// s = 2) and at stage 19 for r = 0.5 (tests/variants_test.cc pins both).
+//
+// Thread-safety: const methods (queries, Serialize) may run concurrently with
+// each other. Add* (which may add a stage) and assignment need exclusive
+// access.
+#ifndef BLOCKBLOOM_SCALABLE_BLOOM_H_
+#define BLOCKBLOOM_SCALABLE_BLOOM_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "blockbloom/blocked_bloom.h"
+
+namespace blockbloom {
+
+struct ScalableBloomOptions {
+  uint64_t initial_capacity = 1024;  // c_0 >= 1
+  double fpr = 0.01;                 // p in (0, 1): the compound bound
+  double growth = 2.0;               // s in [1, 16]
+  double tightening = 0.8;           // r in (0, 1)
+};
+
+class ScalableBloomFilter {
+ public:
+  // InvalidArgument for options out of range (including NaN).
+  static absl::StatusOr<ScalableBloomFilter> Create(const ScalableBloomOptions& options);
+  // Options with initial_capacity = max(expected_keys, 1) and fpr = `fpr`:
+  // up to expected_keys keys it is one blocked filter.
+  static absl::StatusOr<ScalableBloomFilter> Create(uint64_t expected_keys, double fpr);
+  // Parses Serialize() output; DataLoss on anything malformed or not what
+  // the options in it would have built.
+  static absl::StatusOr<ScalableBloomFilter> Deserialize(std::string_view encoded);
+
+  // Adds to the newest stage, first adding a stage if it is full. If a new
+  // stage cannot be allocated the key goes into the full stage instead
+  // (never lost; the FPR then exceeds the bound).
+  void AddKey(std::string_view key);
+  void AddHash(uint64_t hash);
+  bool MayContain(std::string_view key) const;
+  bool MayContainHash(uint64_t hash) const;
+
+  // docs/FORMAT.md "Scalable Bloom filter".
+  std::string Serialize() const;
+
+  const ScalableBloomOptions& options() const { return options_; }
+  size_t num_stages() const { return stages_.size(); }
+  const BlockedBloomFilter& stage(size_t i) const { return stages_[i]; }
+  uint64_t stage_capacity(size_t i) const { return capacities_[i]; }
+  uint64_t stage_added(size_t i) const { return added_[i]; }
+  // Keys added (saturating), persisted by Serialize.
+  uint64_t num_added() const;
+  // Filter bytes over all stages.
+  uint64_t num_bytes() const;
+  // Model FPR now: 1 - prod (1 - FPR of stage i with its keys).
+  double PredictedFpr() const;
+
+  // Capacity c_i and target p_i of stage i under `options` (valid ones).
+  static uint64_t StageCapacity(const ScalableBloomOptions& options, size_t i);
+  static double StageFpr(const ScalableBloomOptions& options, size_t i);
+
+ private:
+  explicit ScalableBloomFilter(const ScalableBloomOptions& options) : options_(options) {}
+  absl::Status AddStage();
+
+  ScalableBloomOptions options_;
+  std::vector<BlockedBloomFilter> stages_;
+  std::vector<uint64_t> capacities_;
+  std::vector<uint64_t> added_;
+};
+
+}  // namespace blockbloom
+
+#endif  // BLOCKBLOOM_SCALABLE_BLOOM_H_

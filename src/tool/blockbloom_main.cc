@@ -1,0 +1,616 @@
+// blockbloom: size, build, query and inspect Bloom filters from the shell.
+//
+//   blockbloom calc --keys 1e9 --fpr 0.01
+//   blockbloom build --fpr 0.01 keys.txt -o seen.bbf
+//   blockbloom query seen.bbf < candidates.txt
+//   blockbloom inspect /path/to/leveldb
+//
+// Exit status: 0 success; 1 bad usage or input (message on stderr); 2 an I/O
+// or filter-file error; 3 (inspect) some tables could not be read (each is
+// reported, the others are still inspected).
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_format.h"
+#include "blockbloom/blocked_bloom.h"
+#include "blockbloom/filter_file.h"
+#include "blockbloom/hash.h"
+#include "blockbloom/math.h"
+#include "blockbloom/partitioned_bloom.h"
+#include "blockbloom/scalable_bloom.h"
+#include "blockbloom/standard_bloom.h"
+#include "tool/sstable_inspect.h"
+
+ABSL_FLAG(double, keys, 0, "calc: number of keys (accepts 1e9)");
+ABSL_FLAG(double, fpr, 0.01, "calc, build: target false-positive rate, in (0, 1)");
+ABSL_FLAG(double, bits_per_key, 0,
+          "build: bits per key instead of --fpr (blocked, standard, partitioned)");
+ABSL_FLAG(std::string, structure, "blocked",
+          "build: blocked | standard | standard-double | partitioned | scalable");
+ABSL_FLAG(std::string, o, "", "build: output filter file (same as --output)");
+ABSL_FLAG(std::string, output, "", "build: output filter file");
+ABSL_FLAG(bool, progress, false, "build, query: show a progress bar even when stderr is not a tty");
+ABSL_FLAG(std::string, print, "maybe",
+          "query: which candidates to print: maybe (may be in the set) | absent | none");
+ABSL_FLAG(bool, absent, false,
+          "query: the candidates are known not to be in the set; report the measured FPR");
+
+namespace blockbloom {
+namespace tool {
+namespace {
+
+constexpr int kExitUsage = 1, kExitIo = 2, kExitDamaged = 3;
+
+// ---- usage ----
+
+constexpr char kMainUsage[] =
+    "usage: blockbloom <command> [flags] [args]\n"
+    "\n"
+    "commands:\n"
+    "  calc     bits, bytes and k of each structure for --keys and --fpr\n"
+    "  build    build a filter file from keys, one per line\n"
+    "  query    test candidates, one per line, against a filter file\n"
+    "  inspect  report the filters of every table of a LevelDB database\n"
+    "\n"
+    "`blockbloom <command> --help` describes a command.\n";
+
+struct Command {
+  const char* name;
+  const char* usage;
+  std::vector<std::string> flags;
+};
+
+const std::vector<Command>& Commands() {
+  static const auto* commands = new std::vector<Command>{
+      {"calc",
+       "usage: blockbloom calc --keys N [--fpr P]\n"
+       "\n"
+       "Prints, for N keys at target false-positive rate P (default 0.01), the bits,\n"
+       "bytes, bits per key and probes k of a standard, partitioned, blocked and\n"
+       "scalable (first stage) Bloom filter, and each one's predicted FPR.\n"
+       "N accepts scientific notation (1e9).\n",
+       {"keys", "fpr"}},
+      {"build",
+       "usage: blockbloom build [--fpr P | --bits_per_key B] [--structure S] KEYS -o OUT\n"
+       "\n"
+       "Builds a filter of every line of KEYS ('-' = stdin) and saves it to OUT (.bbf).\n"
+       "One key per line: the line's bytes without its '\\n' (and a trailing '\\r');\n"
+       "empty lines are skipped. S: blocked (default) | standard (enhanced double\n"
+       "hashing) | standard-double (double hashing) | partitioned | scalable.\n"
+       "The filter is sized for the number of lines; a scalable filter starts\n"
+       "there too and keeps its bound if keys are added later.\n"
+       "Shows a progress bar on stderr when it is a terminal (or with --progress).\n",
+       {"fpr", "bits_per_key", "structure", "o", "output", "progress"}},
+      {"query",
+       "usage: blockbloom query FILTER.bbf [CANDIDATES] [--print maybe|absent|none] [--absent]\n"
+       "\n"
+       "Tests every line of CANDIDATES (default stdin) against the filter. Prints\n"
+       "the lines that may be in the set (--print maybe, default), or those that\n"
+       "are certainly not (--print absent), to stdout; a summary goes to stderr.\n"
+       "With --absent the candidates are known to be outside the set, and the\n"
+       "summary reports the measured false-positive rate.\n",
+       {"print", "absent", "progress"}},
+      {"inspect",
+       "usage: blockbloom inspect DBDIR\n"
+       "\n"
+       "For every table (*.ldb, *.sst) of the LevelDB database in DBDIR: the filter\n"
+       "policy name, number of filters, bytes, keys, bits per key, filter format\n"
+       "(blockbloom blocked vN, LevelDB built-in, unknown) and predicted FPR.\n"
+       "Files are only read, never locked or written: the database may be open.\n"
+       "Exit status 3 if some tables could not be read (each is reported).\n",
+       {}},
+  };
+  return *commands;
+}
+
+int UsageError(const std::string& message, const char* usage) {
+  std::fprintf(stderr, "blockbloom: %s\n\n%s", message.c_str(), usage);
+  return kExitUsage;
+}
+
+// Rejects flags that the command does not take (absl's parser accepts every
+// defined flag everywhere). Handles --f, -f, --f=v, --nof.
+std::optional<std::string> ForeignFlag(const std::vector<char*>& args, const Command& cmd) {
+  for (size_t i = 1; i < args.size(); ++i) {
+    std::string_view a = args[i];
+    if (a == "--") break;
+    if (a.size() < 2 || a[0] != '-') continue;
+    a.remove_prefix(a[1] == '-' ? 2 : 1);
+    std::string name(a.substr(0, a.find('=')));
+    const auto known = [&](const std::string& n) {
+      return std::find(cmd.flags.begin(), cmd.flags.end(), n) != cmd.flags.end();
+    };
+    if (known(name)) continue;
+    if (name.rfind("no", 0) == 0 && known(name.substr(2))) continue;
+    return "--" + name;
+  }
+  return std::nullopt;
+}
+
+// ---- line input with progress ----
+
+class LineReader {
+ public:
+  // path "-" = stdin.
+  static absl::StatusOr<std::unique_ptr<LineReader>> Open(const std::string& path) {
+    FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
+    if (f == nullptr) {
+      return absl::NotFoundError(absl::StrFormat("cannot open %s: %s", path, std::strerror(errno)));
+    }
+    uint64_t total = 0;
+    struct stat st;
+    if (::fstat(::fileno(f), &st) == 0 && S_ISREG(st.st_mode)) total = st.st_size;
+    return std::unique_ptr<LineReader>(new LineReader(f, path != "-", total));
+  }
+  ~LineReader() {
+    if (owned_) std::fclose(file_);
+  }
+  // Next non-empty line into *line; false at the end.
+  bool Next(std::string* line) {
+    while (true) {
+      line->clear();
+      int c;
+      bool any = false;
+      while ((c = getc_unlocked(file_)) != EOF) {  // single-threaded reader
+        any = true;
+        ++bytes_read_;
+        if (c == '\n') break;
+        line->push_back(static_cast<char>(c));
+      }
+      if (!any) return false;
+      if (!line->empty() && line->back() == '\r') line->pop_back();
+      if (!line->empty()) return true;
+    }
+  }
+  bool failed() const { return std::ferror(file_) != 0; }
+  uint64_t bytes_read() const { return bytes_read_; }
+  uint64_t total_bytes() const { return total_bytes_; }  // 0 = unknown
+
+ private:
+  LineReader(FILE* f, bool owned, uint64_t total) : file_(f), owned_(owned), total_bytes_(total) {}
+  FILE* file_;
+  bool owned_;
+  uint64_t total_bytes_;
+  uint64_t bytes_read_ = 0;
+};
+
+// A one-line progress bar on stderr, redrawn at most 10 times a second.
+class Progress {
+ public:
+  Progress(const char* verb, bool enabled) : verb_(verb), enabled_(enabled) {}
+  void Update(uint64_t items, uint64_t done_bytes, uint64_t total_bytes) {
+    if (!enabled_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (drawn_ && now - last_ < std::chrono::milliseconds(100)) return;
+    last_ = now;
+    drawn_ = true;
+    if (total_bytes > 0) {
+      const double frac = std::min(1.0, static_cast<double>(done_bytes) / total_bytes);
+      const int filled = static_cast<int>(frac * 30);
+      std::fprintf(stderr, "\r%s [%s%s] %3d%% %" PRIu64 " keys", verb_,
+                   std::string(filled, '#').c_str(), std::string(30 - filled, '.').c_str(),
+                   static_cast<int>(frac * 100), items);
+    } else {
+      std::fprintf(stderr, "\r%s %" PRIu64 " keys", verb_, items);
+    }
+  }
+  void Finish(uint64_t items, uint64_t total_bytes) {
+    if (!enabled_) return;
+    drawn_ = false;
+    Update(items, total_bytes, total_bytes);
+    std::fprintf(stderr, "\n");
+  }
+
+ private:
+  const char* verb_;
+  bool enabled_;
+  bool drawn_ = false;
+  std::chrono::steady_clock::time_point last_;
+};
+
+bool ProgressEnabled() { return absl::GetFlag(FLAGS_progress) || ::isatty(STDERR_FILENO); }
+
+std::string Percent(double p) {
+  if (p == 0) return "0%";
+  if (p >= 1e-4) return absl::StrFormat("%.5g%%", 100 * p);
+  return absl::StrFormat("%.3g", p);
+}
+
+// ---- calc ----
+
+int Calc(const std::vector<char*>& args) {
+  const char* usage = Commands()[0].usage;
+  if (args.size() != 1) return UsageError("calc takes no arguments, only flags", usage);
+  const double n = absl::GetFlag(FLAGS_keys);
+  const double p = absl::GetFlag(FLAGS_fpr);
+  if (!(n >= 1) || !std::isfinite(n)) return UsageError("--keys must be a number >= 1", usage);
+  if (!(p > 0 && p < 1)) return UsageError("--fpr must be in (0, 1)", usage);
+  if (n > 1.8e19) return UsageError("--keys must be below 2^64", usage);
+  const uint64_t keys = static_cast<uint64_t>(n);
+
+  std::printf("%" PRIu64 " keys at target FPR %s\n\n", keys, Percent(p).c_str());
+  std::printf("%-22s %16s %16s %9s %3s  %s\n", "structure", "bits", "bytes", "bits/key", "k",
+              "predicted FPR");
+  const auto row = [&](const char* name, uint64_t bits, int k, double fpr) {
+    std::printf("%-22s %16" PRIu64 " %16" PRIu64 " %9.3f %3d  %s\n", name, bits, (bits + 7) / 8,
+                static_cast<double>(bits) / keys, k, Percent(fpr).c_str());
+  };
+  absl::StatusOr<StandardBloomFilter::Geometry> sg = StandardBloomFilter::GeometryForFpr(keys, p);
+  if (!sg.ok()) return UsageError(std::string(sg.status().message()), usage);
+  row("standard", sg->num_bits, sg->num_probes,
+      *StandardFprFor(sg->num_probes, static_cast<double>(sg->num_bits), n));
+  absl::StatusOr<PartitionedBloomFilter::Geometry> pg =
+      PartitionedBloomFilter::GeometryForFpr(keys, p);
+  if (!pg.ok()) return UsageError(std::string(pg.status().message()), usage);
+  const uint64_t pbits = pg->slice_bits * static_cast<uint64_t>(pg->num_probes);
+  row("partitioned", pbits, pg->num_probes,
+      *PartitionedFprFor(pg->num_probes, static_cast<double>(pbits), n));
+  const auto blocked_row = [&](const char* name, double target) {
+    absl::StatusOr<double> bpk = BlockedBitsPerKeyForFpr(target);
+    if (!bpk.ok()) {
+      std::printf("%-22s %s\n", name, std::string(bpk.status().message()).c_str());
+      return;
+    }
+    const uint64_t bytes = BlockedBloomBytes(keys, *bpk);
+    const int k = BlockedBloomProbes(*bpk);
+    row(name, bytes * 8, k, BlockedBloomPredictedFpr(keys, bytes, k));
+  };
+  blocked_row("blocked (512-bit)", p);
+  ScalableBloomOptions so;
+  so.fpr = p;
+  so.initial_capacity = keys;
+  blocked_row("scalable, 1st stage", ScalableBloomFilter::StageFpr(so, 0));
+  std::printf(
+      "\nstandard: k = (m/n) ln 2 rounded to the better integer, m raised until that k meets\n"
+      "the target. blocked: Poisson-mixture model (Putze et al. 2007). scalable: first\n"
+      "stage holds all %" PRIu64 " keys at p(1-r) with r = %.1f, leaving headroom for growth\n"
+      "(s = %.0f) under the same compound bound.\n",
+      keys, so.tightening, so.growth);
+  return 0;
+}
+
+// ---- build ----
+
+absl::StatusOr<uint64_t> CountLines(const std::string& path) {
+  absl::StatusOr<std::unique_ptr<LineReader>> in = LineReader::Open(path);
+  if (!in.ok()) return in.status();
+  Progress progress("counting", ProgressEnabled());
+  uint64_t n = 0;
+  std::string line;
+  while ((*in)->Next(&line)) {
+    ++n;
+    if ((n & 0xfff) == 0) progress.Update(n, (*in)->bytes_read(), (*in)->total_bytes());
+  }
+  progress.Finish(n, (*in)->total_bytes());
+  if ((*in)->failed()) return absl::DataLossError("error reading " + path);
+  return n;
+}
+
+int Build(const std::vector<char*>& args) {
+  const char* usage = Commands()[1].usage;
+  if (args.size() != 2) return UsageError("build takes exactly one KEYS file ('-' = stdin)", usage);
+  const std::string input = args[1];
+  std::string output = absl::GetFlag(FLAGS_o);
+  if (output.empty()) output = absl::GetFlag(FLAGS_output);
+  if (output.empty()) return UsageError("missing -o OUT", usage);
+  const double fpr = absl::GetFlag(FLAGS_fpr);
+  const double bpk = absl::GetFlag(FLAGS_bits_per_key);
+  if (!(fpr > 0 && fpr < 1)) return UsageError("--fpr must be in (0, 1)", usage);
+  if (bpk != 0 && !(bpk >= 1 && bpk <= 64)) {
+    return UsageError("--bits_per_key must be in [1, 64]", usage);
+  }
+  const std::string structure = absl::GetFlag(FLAGS_structure);
+
+  // Stdin can be read once only: buffer it; files are read twice (count, add).
+  std::string buffered_path = input;
+  std::string tmp;
+  if (input == "-") {
+    tmp = output + ".keys.tmp";
+    std::ofstream out(tmp, std::ios::binary);
+    out << std::cin.rdbuf();
+    if (!out) return UsageError("cannot buffer stdin into " + tmp, usage);
+    buffered_path = tmp;
+  }
+  struct Cleanup {
+    std::string path;
+    ~Cleanup() {
+      if (!path.empty()) std::remove(path.c_str());
+    }
+  } cleanup{tmp};
+
+  absl::StatusOr<uint64_t> n = CountLines(buffered_path);
+  if (!n.ok()) {
+    std::fprintf(stderr, "blockbloom build: %s\n", std::string(n.status().message()).c_str());
+    return kExitIo;
+  }
+
+  std::optional<AnyFilter> filter;
+  const auto make = [&]() -> absl::Status {
+    if (structure == "blocked") {
+      const double b = bpk != 0 ? bpk : *BlockedBitsPerKeyForFpr(fpr);
+      absl::StatusOr<BlockedBloomFilter> f = BlockedBloomFilter::Create(*n, b);
+      if (!f.ok()) return f.status();
+      filter.emplace(*std::move(f));
+    } else if (structure == "standard" || structure == "standard-double") {
+      const HashScheme s = structure == "standard" ? HashScheme::kEnhancedDoubleHashing
+                                                   : HashScheme::kDoubleHashing;
+      absl::StatusOr<StandardBloomFilter> f = bpk != 0
+                                                  ? StandardBloomFilter::Create(*n, bpk, s)
+                                                  : StandardBloomFilter::CreateForFpr(*n, fpr, s);
+      if (!f.ok()) return f.status();
+      filter.emplace(*std::move(f));
+    } else if (structure == "partitioned") {
+      absl::StatusOr<PartitionedBloomFilter> f = bpk != 0
+                                                     ? PartitionedBloomFilter::Create(*n, bpk)
+                                                     : PartitionedBloomFilter::CreateForFpr(*n, fpr);
+      if (!f.ok()) return f.status();
+      filter.emplace(*std::move(f));
+    } else if (structure == "scalable") {
+      if (bpk != 0) return absl::InvalidArgumentError("a scalable filter takes --fpr, not --bits_per_key");
+      absl::StatusOr<ScalableBloomFilter> f = ScalableBloomFilter::Create(*n, fpr);
+      if (!f.ok()) return f.status();
+      filter.emplace(*std::move(f));
+    } else {
+      return absl::InvalidArgumentError("unknown --structure '" + structure + "'");
+    }
+    return absl::OkStatus();
+  };
+  if (absl::Status s = make(); !s.ok()) return UsageError(std::string(s.message()), usage);
+
+  absl::StatusOr<std::unique_ptr<LineReader>> in = LineReader::Open(buffered_path);
+  if (!in.ok()) {
+    std::fprintf(stderr, "blockbloom build: %s\n", std::string(in.status().message()).c_str());
+    return kExitIo;
+  }
+  Progress progress("building", ProgressEnabled());
+  std::string line;
+  uint64_t added = 0;
+  while ((*in)->Next(&line)) {
+    const uint64_t h = HashKey(line);
+    std::visit([h](auto& f) { f.AddHash(h); }, *filter);
+    ++added;
+    if ((added & 0xfff) == 0) progress.Update(added, (*in)->bytes_read(), (*in)->total_bytes());
+  }
+  progress.Finish(added, (*in)->total_bytes());
+  if ((*in)->failed() || added != *n) {
+    std::fprintf(stderr, "blockbloom build: %s changed while being read\n", input.c_str());
+    return kExitIo;
+  }
+  const double target = bpk != 0 ? 0 : fpr;
+  if (absl::Status s = std::visit(
+          [&](const auto& f) { return SaveFilterFile(output, f, added, target); }, *filter);
+      !s.ok()) {
+    std::fprintf(stderr, "blockbloom build: %s\n", std::string(s.message()).c_str());
+    return kExitIo;
+  }
+  absl::StatusOr<LoadedFilter> check = LoadFilterFile(output);
+  if (!check.ok()) {
+    std::fprintf(stderr, "blockbloom build: re-reading %s: %s\n", output.c_str(),
+                 std::string(check.status().message()).c_str());
+    return kExitIo;
+  }
+  const FilterFileInfo& info = check->info();
+  std::printf("built %s filter: %" PRIu64 " keys, %" PRIu64 " filter bits (%.2f bits/key), ",
+              FilterKindName(info.kind), added, info.num_bits,
+              added == 0 ? 0.0 : static_cast<double>(info.num_bits) / added);
+  if (info.num_probes != 0) std::printf("k=%u, ", info.num_probes);
+  std::printf("predicted FPR %s\nwrote %s (%" PRIu64 " bytes)\n",
+              Percent(check->PredictedFpr()).c_str(), output.c_str(), info.file_bytes);
+  return 0;
+}
+
+// ---- query ----
+
+int Query(const std::vector<char*>& args) {
+  const char* usage = Commands()[2].usage;
+  if (args.size() < 2 || args.size() > 3) {
+    return UsageError("query takes a FILTER file and optionally a CANDIDATES file", usage);
+  }
+  const std::string print = absl::GetFlag(FLAGS_print);
+  if (print != "maybe" && print != "absent" && print != "none") {
+    return UsageError("--print must be maybe, absent or none", usage);
+  }
+  absl::StatusOr<LoadedFilter> filter = LoadFilterFile(args[1]);
+  if (!filter.ok()) {
+    std::fprintf(stderr, "blockbloom query: %s\n", std::string(filter.status().message()).c_str());
+    return kExitIo;
+  }
+  absl::StatusOr<std::unique_ptr<LineReader>> in = LineReader::Open(args.size() == 3 ? args[2] : "-");
+  if (!in.ok()) {
+    std::fprintf(stderr, "blockbloom query: %s\n", std::string(in.status().message()).c_str());
+    return kExitIo;
+  }
+  Progress progress("querying", ProgressEnabled());
+  std::string line;
+  uint64_t total = 0, maybe = 0;
+  while ((*in)->Next(&line)) {
+    const bool hit = filter->MayContain(line);
+    ++total;
+    maybe += hit;
+    if ((hit && print == "maybe") || (!hit && print == "absent")) {
+      std::fwrite(line.data(), 1, line.size(), stdout);
+      std::fputc('\n', stdout);
+    }
+    if ((total & 0xfff) == 0) progress.Update(total, (*in)->bytes_read(), (*in)->total_bytes());
+  }
+  progress.Finish(total, (*in)->total_bytes());
+  if (std::fflush(stdout) != 0 || (*in)->failed()) {
+    std::fprintf(stderr, "blockbloom query: I/O error\n");
+    return kExitIo;
+  }
+  const FilterFileInfo& info = filter->info();
+  std::fprintf(stderr,
+               "%s filter, %" PRIu64 " keys, %" PRIu64 " bytes, predicted FPR %s\n"
+               "queried %" PRIu64 ": %" PRIu64 " may be present, %" PRIu64 " absent\n",
+               FilterKindName(info.kind), info.num_keys, info.file_bytes,
+               Percent(filter->PredictedFpr()).c_str(), total, maybe, total - maybe);
+  if (absl::GetFlag(FLAGS_absent) && total > 0) {
+    std::fprintf(stderr, "measured FPR %s (%" PRIu64 " false positives of %" PRIu64 ")\n",
+                 Percent(static_cast<double>(maybe) / total).c_str(), maybe, total);
+  }
+  return 0;
+}
+
+// ---- inspect ----
+
+bool EndsWith(const std::string& s, const char* suffix) {
+  const size_t n = std::strlen(suffix);
+  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+std::string FormatOf(const TableReport& r) {
+  std::vector<std::string> parts;
+  if (r.blocked_filters > 0) {
+    parts.push_back(absl::StrFormat("blockbloom blocked v%d", r.blocked_version));
+  }
+  if (r.builtin_filters > 0) parts.push_back("leveldb built-in");
+  if (r.unknown_filters > 0) parts.push_back("unknown");
+  if (parts.empty()) return "-";
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : " + ") + p;
+  if (parts.size() > 1) {
+    out += absl::StrFormat(" (%d/%d/%d)", r.blocked_filters, r.builtin_filters, r.unknown_filters);
+  }
+  if (r.max_probes > 0) {
+    out += r.min_probes == r.max_probes ? absl::StrFormat(", k=%d", r.max_probes)
+                                        : absl::StrFormat(", k=%d..%d", r.min_probes, r.max_probes);
+  }
+  return out;
+}
+
+int Inspect(const std::vector<char*>& args) {
+  const char* usage = Commands()[3].usage;
+  if (args.size() != 2) return UsageError("inspect takes exactly one DBDIR", usage);
+  const std::string dir = args[1];
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return UsageError(dir + " is not a directory", usage);
+  }
+  if (::access((dir + "/CURRENT").c_str(), F_OK) != 0) {
+    return UsageError(dir + " is not a LevelDB database (no CURRENT file)", usage);
+  }
+  std::vector<std::string> tables;
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (struct dirent* e = ::readdir(d)) {
+      const std::string name = e->d_name;
+      if (EndsWith(name, ".ldb") || EndsWith(name, ".sst")) tables.push_back(name);
+    }
+    ::closedir(d);
+  } else {
+    std::fprintf(stderr, "blockbloom inspect: cannot list %s: %s\n", dir.c_str(), std::strerror(errno));
+    return kExitIo;
+  }
+  std::sort(tables.begin(), tables.end());
+  std::printf("%-12s %-30s %8s %10s %10s %9s  %-32s %s\n", "table", "filter policy", "filters",
+              "bytes", "keys", "bits/key", "format", "predicted FPR");
+  uint64_t all_bytes = 0, all_keys = 0, all_filters = 0, damaged = 0;
+  double weighted_fpr = 0;
+  bool fpr_known = true;
+  for (const std::string& name : tables) {
+    std::ifstream in(dir + "/" + name, std::ios::binary);
+    std::stringstream buf;
+    buf << in.rdbuf();
+    if (!in) {
+      std::printf("%-12s DAMAGED: cannot read the file\n", name.c_str());
+      ++damaged;
+      continue;
+    }
+    const std::string contents = buf.str();
+    const TableReport r = InspectTable(contents);
+    if (!r.error.empty()) {
+      std::printf("%-12s DAMAGED: %s\n", name.c_str(), r.error.c_str());
+      ++damaged;
+      continue;
+    }
+    const std::string policy = r.policy_name.empty() ? "(no filter)" : r.policy_name;
+    const double bpk = r.num_keys == 0 ? 0.0 : 8.0 * r.filter_bytes / r.num_keys;
+    std::printf("%-12s %-30s %8" PRIu64 " %10" PRIu64 " %10" PRIu64 " %9.2f  %-32s %s\n",
+                name.c_str(), policy.c_str(), r.num_filters, r.filter_bytes, r.num_keys, bpk,
+                FormatOf(r).c_str(),
+                r.policy_name.empty() ? "100% (every read)"
+                : r.fpr_known         ? Percent(r.predicted_fpr).c_str()
+                                      : "unknown");
+    all_bytes += r.filter_bytes;
+    all_keys += r.num_keys;
+    all_filters += r.num_filters;
+    if (r.policy_name.empty()) {
+      weighted_fpr += static_cast<double>(r.num_keys);
+    } else if (r.fpr_known) {
+      weighted_fpr += r.predicted_fpr * static_cast<double>(r.num_keys);
+    } else {
+      fpr_known = false;
+    }
+  }
+  std::printf("\n%zu tables (%" PRIu64 " damaged), %" PRIu64 " filters, %" PRIu64
+              " filter bytes, %" PRIu64 " keys, %.2f bits/key, predicted FPR %s\n",
+              tables.size(), damaged, all_filters, all_bytes, all_keys,
+              all_keys == 0 ? 0.0 : 8.0 * all_bytes / all_keys,
+              !fpr_known ? "unknown" : all_keys == 0 ? "-" : Percent(weighted_fpr / all_keys).c_str());
+  return damaged == 0 ? 0 : kExitDamaged;
+}
+
+int Main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fputs(kMainUsage, stderr);
+    return kExitUsage;
+  }
+  const std::string name = argv[1];
+  if (name == "--help" || name == "-h" || name == "help" || name == "-help") {
+    std::fputs(kMainUsage, stdout);
+    return 0;
+  }
+  const Command* cmd = nullptr;
+  for (const Command& c : Commands()) {
+    if (name == c.name) cmd = &c;
+  }
+  if (cmd == nullptr) {
+    std::fprintf(stderr, "blockbloom: unknown command '%s'\n\n%s", name.c_str(), kMainUsage);
+    return kExitUsage;
+  }
+  std::vector<char*> rest = {argv[0]};
+  for (int i = 2; i < argc; ++i) rest.push_back(argv[i]);
+  for (size_t i = 1; i < rest.size(); ++i) {
+    const std::string_view a = rest[i];
+    if (a == "--") break;
+    if (a == "--help" || a == "-h" || a == "-help" || a == "--helpfull") {
+      std::fputs(cmd->usage, stdout);
+      return 0;
+    }
+  }
+  if (std::optional<std::string> bad = ForeignFlag(rest, *cmd)) {
+    return UsageError(absl::StrFormat("%s does not take %s", cmd->name, *bad), cmd->usage);
+  }
+  absl::SetProgramUsageMessage(cmd->usage);
+  std::vector<char*> positional =
+      absl::ParseCommandLine(static_cast<int>(rest.size()), rest.data());
+  if (name == "calc") return Calc(positional);
+  if (name == "build") return Build(positional);
+  if (name == "query") return Query(positional);
+  return Inspect(positional);
+}
+
+}  // namespace
+}  // namespace tool
+}  // namespace blockbloom
+
+int main(int argc, char** argv) { return blockbloom::tool::Main(argc, argv); }

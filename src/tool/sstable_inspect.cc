@@ -1,0 +1,264 @@
+#include "tool/sstable_inspect.h"
+
+#include <snappy.h>
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "blockbloom/blocked_bloom.h"
+#include "blockbloom/math.h"
+#include "blocked/format.h"
+
+namespace blockbloom {
+namespace tool {
+namespace {
+
+constexpr uint64_t kTableMagic = 0xdb4775248b80fb57ull;
+constexpr size_t kFooterSize = 48;
+constexpr size_t kBlockTrailerSize = 5;
+constexpr uint8_t kNoCompression = 0, kSnappyCompression = 1;
+// A block that claims to expand beyond this is damage, not data (LevelDB's
+// blocks are ~4 KiB; filter blocks of huge tables a few MiB).
+constexpr size_t kMaxBlockBytes = size_t{1} << 30;
+
+// A failure inside the parser: carries the message up.
+struct Failure {
+  std::string what;
+};
+
+std::array<uint32_t, 256> MakeCrcTable() {
+  std::array<uint32_t, 256> t{};
+  for (uint32_t i = 0; i < 256; ++i) {
+    uint32_t c = i;
+    for (int j = 0; j < 8; ++j) c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+    t[i] = c;
+  }
+  return t;
+}
+
+uint32_t Crc32c(const char* data, size_t n, uint32_t crc = 0) {
+  static const std::array<uint32_t, 256> kTable = MakeCrcTable();
+  crc = ~crc;
+  for (size_t i = 0; i < n; ++i) {
+    crc = kTable[(crc ^ static_cast<uint8_t>(data[i])) & 0xff] ^ (crc >> 8);
+  }
+  return ~crc;
+}
+
+uint32_t DecodeFixed32(const char* p) {
+  uint32_t v = 0;
+  for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(p[i]);
+  return v;
+}
+
+uint64_t DecodeFixed64(const char* p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(p[i]);
+  return v;
+}
+
+// Reads a varint (LevelDB's: 7 bits per byte, little-endian groups) of at
+// most `max_bits` from *in, advancing it. False if malformed or cut short.
+bool GetVarint(std::string_view* in, int max_bits, uint64_t* value) {
+  uint64_t result = 0;
+  for (int shift = 0; shift < max_bits && !in->empty(); shift += 7) {
+    const uint8_t byte = static_cast<uint8_t>(in->front());
+    in->remove_prefix(1);
+    result |= static_cast<uint64_t>(byte & 0x7f) << shift;
+    if ((byte & 0x80) == 0) {
+      *value = result;
+      return true;
+    }
+  }
+  return false;
+}
+
+struct BlockHandle {
+  uint64_t offset = 0;
+  uint64_t size = 0;
+};
+
+BlockHandle DecodeHandle(std::string_view* in, const char* what) {
+  BlockHandle h;
+  if (!GetVarint(in, 64, &h.offset) || !GetVarint(in, 64, &h.size)) {
+    throw Failure{std::string("malformed block handle in ") + what};
+  }
+  return h;
+}
+
+// The block's contents, checksum verified and decompressed.
+std::string ReadBlock(std::string_view file, const BlockHandle& h, const char* what) {
+  if (h.offset > file.size() || h.size > file.size() - h.offset ||
+      kBlockTrailerSize > file.size() - h.offset - h.size) {
+    throw Failure{std::string(what) + " block lies outside the file"};
+  }
+  const char* data = file.data() + h.offset;
+  const size_t n = static_cast<size_t>(h.size);
+  const uint8_t type = static_cast<uint8_t>(data[n]);
+  const uint32_t stored = DecodeFixed32(data + n + 1);
+  if (MaskedCrc32c(data, n + 1) != stored) {
+    throw Failure{std::string(what) + " block checksum mismatch"};
+  }
+  if (type == kNoCompression) return std::string(data, n);
+  if (type != kSnappyCompression) {
+    throw Failure{std::string(what) + " block has unknown compression type " +
+                  std::to_string(type)};
+  }
+  size_t length = 0;
+  if (!snappy::GetUncompressedLength(data, n, &length) || length > kMaxBlockBytes) {
+    throw Failure{std::string(what) + " block: corrupt snappy header"};
+  }
+  std::string out(length, '\0');
+  if (!snappy::RawUncompress(data, n, &out[0])) {
+    throw Failure{std::string(what) + " block: corrupt snappy data"};
+  }
+  return out;
+}
+
+// Calls fn(key, value) for every entry of a block (keys rebuilt from their
+// shared prefixes).
+template <typename Fn>
+void ForEachEntry(std::string_view block, const char* what, Fn&& fn) {
+  const auto fail = [&](const char* why) {
+    throw Failure{std::string(what) + " block: " + why};
+  };
+  if (block.size() < 4) fail("shorter than its restart count");
+  const uint64_t restarts = DecodeFixed32(block.data() + block.size() - 4);
+  if (restarts > (block.size() - 4) / 4) fail("restart array larger than the block");
+  std::string_view entries = block.substr(0, block.size() - 4 - 4 * restarts);
+  std::string key;
+  while (!entries.empty()) {
+    uint64_t shared, non_shared, value_len;
+    if (!GetVarint(&entries, 32, &shared) || !GetVarint(&entries, 32, &non_shared) ||
+        !GetVarint(&entries, 32, &value_len)) {
+      fail("malformed entry header");
+    }
+    if (shared > key.size()) fail("entry shares more than the previous key");
+    if (non_shared > entries.size() || value_len > entries.size() - non_shared) {
+      fail("entry runs past the block");
+    }
+    key.resize(static_cast<size_t>(shared));
+    key.append(entries.data(), static_cast<size_t>(non_shared));
+    const std::string_view value = entries.substr(static_cast<size_t>(non_shared),
+                                                  static_cast<size_t>(value_len));
+    entries.remove_prefix(static_cast<size_t>(non_shared + value_len));
+    fn(std::string_view(key), value);
+  }
+}
+
+void Inspect(std::string_view file, TableReport* report) {
+  if (file.size() < kFooterSize) throw Failure{"file shorter than a table footer"};
+  const char* footer = file.data() + file.size() - kFooterSize;
+  if (DecodeFixed64(footer + 40) != kTableMagic) {
+    throw Failure{"bad table magic (not a LevelDB table, or truncated)"};
+  }
+  std::string_view handles(footer, 40);
+  const BlockHandle metaindex = DecodeHandle(&handles, "footer");
+  const BlockHandle index = DecodeHandle(&handles, "footer");
+
+  BlockHandle filter_handle;
+  bool has_filter = false;
+  const std::string meta = ReadBlock(file, metaindex, "metaindex");
+  ForEachEntry(meta, "metaindex", [&](std::string_view key, std::string_view value) {
+    constexpr std::string_view kPrefix = "filter.";
+    if (key.substr(0, kPrefix.size()) == kPrefix) {
+      report->policy_name = std::string(key.substr(kPrefix.size()));
+      filter_handle = DecodeHandle(&value, "metaindex");
+      has_filter = true;
+    }
+  });
+
+  // Keys per data block, keyed by the block's offset.
+  std::vector<std::pair<uint64_t, uint64_t>> blocks;  // (offset, entries)
+  const std::string index_block = ReadBlock(file, index, "index");
+  ForEachEntry(index_block, "index", [&](std::string_view, std::string_view value) {
+    const BlockHandle h = DecodeHandle(&value, "index");
+    uint64_t entries = 0;
+    const std::string data = ReadBlock(file, h, "data");
+    ForEachEntry(data, "data", [&](std::string_view, std::string_view) { ++entries; });
+    blocks.emplace_back(h.offset, entries);
+    report->num_keys += entries;
+  });
+  if (!has_filter) return;
+
+  const std::string fb = ReadBlock(file, filter_handle, "filter");
+  if (fb.size() < 5) throw Failure{"filter block shorter than its trailer"};
+  report->base_lg = static_cast<uint8_t>(fb.back());
+  if (report->base_lg > 40) throw Failure{"filter block base lg out of range"};
+  const uint64_t array_at = DecodeFixed32(fb.data() + fb.size() - 5);
+  if (array_at > fb.size() - 5) throw Failure{"filter offset array outside the filter block"};
+  const uint64_t num = (fb.size() - 5 - array_at) / 4;
+  report->num_filters = num;
+  std::vector<uint64_t> keys_per_filter(static_cast<size_t>(num), 0);
+  for (const auto& [offset, entries] : blocks) {
+    const uint64_t i = offset >> report->base_lg;
+    // Every data block's filter must exist (LevelDB writes one per 2 KiB).
+    if (i >= num) throw Failure{"a data block has no filter slot"};
+    keys_per_filter[static_cast<size_t>(i)] += entries;
+  }
+  double weighted_fpr = 0;
+  uint64_t weighted_keys = 0;
+  report->fpr_known = true;
+  for (uint64_t i = 0; i < num; ++i) {
+    const uint64_t start = DecodeFixed32(fb.data() + array_at + 4 * i);
+    const uint64_t limit = i + 1 < num ? DecodeFixed32(fb.data() + array_at + 4 * (i + 1))
+                                       : array_at;
+    if (start > limit || limit > array_at) throw Failure{"filter offsets out of order"};
+    const std::string_view filter(fb.data() + start, static_cast<size_t>(limit - start));
+    report->filter_bytes += filter.size();
+    if (filter.empty()) continue;
+    ++report->nonempty_filters;
+    const uint64_t keys = keys_per_filter[static_cast<size_t>(i)];
+    double fpr = 1.0;
+    int k = 0;
+    blocked::FilterView view;
+    if (blocked::ParseFilter(filter, &view)) {
+      ++report->blocked_filters;
+      report->blocked_version = static_cast<uint8_t>(filter[filter.size() - 2]);
+      k = view.num_probes;
+      fpr = BlockedBloomPredictedFpr(keys, view.num_bytes, k);
+    } else if (static_cast<uint8_t>(filter.back()) <= 30) {
+      ++report->builtin_filters;
+      k = static_cast<uint8_t>(filter.back());
+      const double bits = 8.0 * static_cast<double>(filter.size() - 1);
+      // LevelDB reads k = 0 or a 1-byte filter as "may match"; so do we.
+      fpr = (k == 0 || bits == 0) ? 1.0
+            : keys == 0           ? 0.0
+                                  : StandardBloomFpr(bits / static_cast<double>(keys), k);
+    } else {
+      ++report->unknown_filters;
+      report->fpr_known = false;
+      continue;
+    }
+    report->min_probes = report->min_probes == 0 ? k : std::min(report->min_probes, k);
+    report->max_probes = std::max(report->max_probes, k);
+    weighted_fpr += fpr * static_cast<double>(keys);
+    weighted_keys += keys;
+  }
+  report->predicted_fpr = weighted_keys == 0 ? 0.0 : weighted_fpr / weighted_keys;
+}
+
+}  // namespace
+
+uint32_t MaskedCrc32c(const char* data, size_t n) {
+  const uint32_t crc = Crc32c(data, n);
+  return ((crc >> 15) | (crc << 17)) + 0xa282ead8u;
+}
+
+TableReport InspectTable(std::string_view contents) {
+  TableReport report;
+  try {
+    Inspect(contents, &report);
+  } catch (const Failure& f) {
+    report.error = f.what;
+  } catch (const std::bad_alloc&) {
+    report.error = "out of memory reading the table";
+  }
+  return report;
+}
+
+}  // namespace tool
+}  // namespace blockbloom

@@ -1,0 +1,60 @@
+// Reads the filter block of a LevelDB table file (.ldb / .sst) straight from
+// its bytes, following LevelDB's documented table format (doc/table_format.md
+// of google/leveldb), without opening the database:
+//
+//   footer (last 48 bytes): metaindex BlockHandle, index BlockHandle
+//     (each varint64 offset, varint64 size), zero padding to 40 bytes,
+//     magic 0xdb4775248b80fb57 (fixed64, little-endian)
+//   block: contents, then a 5-byte trailer: 1 type byte (0 = raw,
+//     1 = snappy) and the masked CRC-32C of contents + type
+//   block contents: entries (varint32 shared, varint32 non-shared,
+//     varint32 value length, key delta, value), then u32 restart offsets and
+//     a u32 restart count
+//   metaindex: "filter.<policy name>" -> BlockHandle of the filter block
+//   filter block: filters, u32 offset of each, u32 offset of that array,
+//     1 byte lg(base) (11: one filter per 2 KiB of data-block offsets)
+//
+// Keys per filter come from the data blocks (each entry of the data block at
+// offset O went into filter O >> lg(base)). Every read is bounds-checked;
+// anything malformed is reported in TableReport::error.
+//
+// Thread-safety: pure functions.
+#ifndef BLOCKBLOOM_TOOL_SSTABLE_INSPECT_H_
+#define BLOCKBLOOM_TOOL_SSTABLE_INSPECT_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace blockbloom {
+namespace tool {
+
+struct TableReport {
+  std::string error;           // empty when the table was read completely
+  std::string policy_name;     // "" when the table has no filter block
+  uint64_t num_filters = 0;    // filter slots, including empty ones
+  uint64_t nonempty_filters = 0;
+  uint64_t filter_bytes = 0;   // sum of filter sizes (trailers included)
+  uint64_t num_keys = 0;       // table entries (= keys given to the filters)
+  int base_lg = 0;
+  // Filters by encoding, recognised by their trailer: blockbloom's blocked
+  // format (ParseFilter), LevelDB's built-in (last byte k <= 30), other.
+  uint64_t blocked_filters = 0, builtin_filters = 0, unknown_filters = 0;
+  int blocked_version = 0;     // trailer version of the blocked filters
+  int min_probes = 0, max_probes = 0;
+  // Model FPR averaged over filters, weighted by their keys (a query for an
+  // absent key probes the one filter of the data block it falls in).
+  double predicted_fpr = 0;
+  bool fpr_known = false;      // false if any non-empty filter is unknown
+};
+
+// `contents` is the whole table file.
+TableReport InspectTable(std::string_view contents);
+
+// LevelDB's masked CRC-32C (Castagnoli), as stored in block trailers.
+uint32_t MaskedCrc32c(const char* data, size_t n);
+
+}  // namespace tool
+}  // namespace blockbloom
+
+#endif  // BLOCKBLOOM_TOOL_SSTABLE_INSPECT_H_

@@ -1,0 +1,335 @@
+#include "blockbloom/filter_file.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "blockbloom/hash.h"
+#include "blockbloom/math.h"
+#include "variants/probes.h"
+
+namespace blockbloom {
+namespace {
+
+// Header field offsets (docs/FORMAT.md "Standalone filter files (.bbf)").
+constexpr size_t kMagicAt = 0, kVersionAt = 8, kKindAt = 12, kKeysAt = 16, kBitsAt = 24,
+                 kProbesAt = 32, kSchemeAt = 36, kFprAt = 40, kPayloadAt = 48,
+                 kReservedAt = 56;
+constexpr size_t kMinFileSize = kFilterFileHeaderSize + kFilterFileChecksumSize;
+
+void PutFixed32(std::string* dst, uint32_t v) {
+  for (int i = 0; i < 4; ++i) dst->push_back(static_cast<char>(v >> (8 * i)));
+}
+uint32_t GetFixed32(const char* p) {
+  uint32_t v = 0;
+  for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(p[i]);
+  return v;
+}
+
+struct Params {
+  FilterKind kind;
+  uint64_t num_bits;
+  uint32_t num_probes;
+  uint32_t scheme;
+};
+
+Params ParamsOf(const BlockedBloomFilter& f) {
+  return {FilterKind::kBlocked, f.num_bits(), static_cast<uint32_t>(f.num_probes()), 0};
+}
+Params ParamsOf(const StandardBloomFilter& f) {
+  return {FilterKind::kStandard, f.num_bits(), static_cast<uint32_t>(f.num_probes()),
+          static_cast<uint32_t>(f.scheme())};
+}
+Params ParamsOf(const PartitionedBloomFilter& f) {
+  return {FilterKind::kPartitioned, f.num_bits(), static_cast<uint32_t>(f.num_probes()), 0};
+}
+Params ParamsOf(const ScalableBloomFilter& f) {
+  return {FilterKind::kScalable, variants::SaturatingAdd(0, f.num_bytes()) * 8, 0, 0};
+}
+
+template <class F>
+std::string Encode(const F& filter, uint64_t num_keys, double target_fpr) {
+  const Params params = ParamsOf(filter);
+  const std::string payload = filter.Serialize();
+  if (!(target_fpr >= 0 && target_fpr < 1)) target_fpr = 0;  // not recorded
+  uint64_t fpr_bits;
+  std::memcpy(&fpr_bits, &target_fpr, sizeof(fpr_bits));
+  std::string out;
+  out.reserve(kMinFileSize + payload.size());
+  out.append(kFilterFileMagic, sizeof(kFilterFileMagic));
+  PutFixed32(&out, kFilterFileVersion);
+  PutFixed32(&out, static_cast<uint32_t>(params.kind));
+  variants::PutFixed64(&out, num_keys);
+  variants::PutFixed64(&out, params.num_bits);
+  PutFixed32(&out, params.num_probes);
+  PutFixed32(&out, params.scheme);
+  variants::PutFixed64(&out, fpr_bits);
+  variants::PutFixed64(&out, payload.size());
+  variants::PutFixed64(&out, 0);  // reserved
+  out += payload;
+  variants::PutFixed64(&out, HashBytes(out.data(), out.size()));
+  return out;
+}
+
+absl::Status Corrupt(absl::string_view what) {
+  return absl::DataLossError(absl::StrCat("filter file: ", what));
+}
+
+// Decodes the payload as `F` and checks it against the header's parameters.
+template <class F>
+absl::StatusOr<AnyFilter> DecodePayload(std::string_view payload, const FilterFileInfo& info) {
+  absl::StatusOr<F> f = F::Deserialize(payload);
+  if (!f.ok()) return Corrupt(f.status().message());
+  const Params p = ParamsOf(*f);
+  if (p.num_bits != info.num_bits || p.num_probes != info.num_probes ||
+      p.scheme != info.scheme) {
+    return Corrupt("header parameters do not match the filter they describe");
+  }
+  if constexpr (std::is_same_v<F, StandardBloomFilter> ||
+                std::is_same_v<F, PartitionedBloomFilter>) {
+    f->set_num_added(info.num_keys);
+  }
+  if constexpr (std::is_same_v<F, ScalableBloomFilter>) {
+    if (f->num_added() != info.num_keys) {
+      return Corrupt("header key count does not match the scalable filter's");
+    }
+  }
+  return AnyFilter(*std::move(f));
+}
+
+std::string ErrnoText(int err) { return std::strerror(err); }
+
+absl::Status OsError(int err, const char* what, const std::string& path) {
+  const std::string msg = absl::StrCat(what, " ", path, ": ", ErrnoText(err));
+  switch (err) {
+    case ENOENT:
+      return absl::NotFoundError(msg);
+    case EACCES:
+    case EPERM:
+      return absl::PermissionDeniedError(msg);
+    case ENOSPC:
+      return absl::ResourceExhaustedError(msg);
+    default:
+      return absl::UnavailableError(msg);
+  }
+}
+
+// Closes a descriptor on scope exit.
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int get() const { return fd_; }
+  // Closes now and reports close(2)'s error (it can report a failed write).
+  int Close() {
+    const int r = ::close(fd_);
+    fd_ = -1;
+    return r;
+  }
+
+ private:
+  int fd_;
+};
+
+}  // namespace
+
+const char* FilterKindName(FilterKind kind) {
+  switch (kind) {
+    case FilterKind::kBlocked:
+      return "blocked";
+    case FilterKind::kStandard:
+      return "standard";
+    case FilterKind::kPartitioned:
+      return "partitioned";
+    case FilterKind::kScalable:
+      return "scalable";
+  }
+  return "unknown";
+}
+
+bool LoadedFilter::MayContainHash(uint64_t hash) const {
+  return std::visit([hash](const auto& f) { return f.MayContainHash(hash); }, filter_);
+}
+
+bool LoadedFilter::MayContain(std::string_view key) const { return MayContainHash(HashKey(key)); }
+
+double LoadedFilter::PredictedFpr() const {
+  const double n = static_cast<double>(info_.num_keys);
+  return std::visit(
+      [&](const auto& f) -> double {
+        using F = std::decay_t<decltype(f)>;
+        if constexpr (std::is_same_v<F, BlockedBloomFilter>) {
+          return BlockedBloomPredictedFpr(info_.num_keys, f.num_bytes(), f.num_probes());
+        } else if constexpr (std::is_same_v<F, ScalableBloomFilter>) {
+          return f.PredictedFpr();
+        } else if constexpr (std::is_same_v<F, StandardBloomFilter>) {
+          return *StandardFprFor(f.num_probes(), static_cast<double>(f.num_bits()), n);
+        } else {
+          return *PartitionedFprFor(f.num_probes(), static_cast<double>(f.num_bits()), n);
+        }
+      },
+      filter_);
+}
+
+std::string EncodeFilterFile(const BlockedBloomFilter& f, uint64_t n, double p) {
+  return Encode(f, n, p);
+}
+std::string EncodeFilterFile(const StandardBloomFilter& f, uint64_t n, double p) {
+  return Encode(f, n, p);
+}
+std::string EncodeFilterFile(const PartitionedBloomFilter& f, uint64_t n, double p) {
+  return Encode(f, n, p);
+}
+std::string EncodeFilterFile(const ScalableBloomFilter& f, uint64_t n, double p) {
+  return Encode(f, n, p);
+}
+std::string EncodeFilterFile(const AnyFilter& filter, uint64_t n, double p) {
+  return std::visit([&](const auto& f) { return Encode(f, n, p); }, filter);
+}
+
+absl::StatusOr<LoadedFilter> DecodeFilterFile(std::string_view bytes) {
+  const char* b = bytes.data();
+  if (bytes.size() < kMinFileSize) {
+    return Corrupt(absl::StrCat("truncated: ", bytes.size(), " bytes, but a filter file has at least ",
+                                kMinFileSize));
+  }
+  if (std::memcmp(b + kMagicAt, kFilterFileMagic, sizeof(kFilterFileMagic)) != 0) {
+    return Corrupt("bad magic: not a blockbloom filter file (expected \"BBFILTER\")");
+  }
+  FilterFileInfo info;
+  info.format_version = GetFixed32(b + kVersionAt);
+  if (info.format_version != kFilterFileVersion) {
+    return Corrupt(absl::StrCat("unsupported format version ", info.format_version,
+                                " (this build reads version ", kFilterFileVersion, ")"));
+  }
+  info.payload_bytes = variants::GetFixed64(b + kPayloadAt);
+  info.file_bytes = bytes.size();
+  if (info.payload_bytes != bytes.size() - kMinFileSize) {
+    return Corrupt(absl::StrCat("size mismatch: the header declares a ", info.payload_bytes,
+                                "-byte filter but the file holds ", bytes.size() - kMinFileSize,
+                                " (truncated or trailing bytes)"));
+  }
+  const size_t body = bytes.size() - kFilterFileChecksumSize;
+  if (HashBytes(b, body) != variants::GetFixed64(b + body)) {
+    return Corrupt("checksum mismatch: the file is damaged");
+  }
+  if (variants::GetFixed64(b + kReservedAt) != 0) return Corrupt("reserved header bytes set");
+  const uint32_t kind = GetFixed32(b + kKindAt);
+  info.kind = static_cast<FilterKind>(kind);
+  info.num_keys = variants::GetFixed64(b + kKeysAt);
+  info.num_bits = variants::GetFixed64(b + kBitsAt);
+  info.num_probes = GetFixed32(b + kProbesAt);
+  info.scheme = GetFixed32(b + kSchemeAt);
+  const uint64_t fpr_bits = variants::GetFixed64(b + kFprAt);
+  std::memcpy(&info.target_fpr, &fpr_bits, sizeof(fpr_bits));
+  if (!(info.target_fpr >= 0 && info.target_fpr < 1)) return Corrupt("target FPR out of range");
+  const std::string_view payload = bytes.substr(kFilterFileHeaderSize, info.payload_bytes);
+  absl::StatusOr<AnyFilter> filter = [&]() -> absl::StatusOr<AnyFilter> {
+    switch (info.kind) {
+      case FilterKind::kBlocked:
+        return DecodePayload<BlockedBloomFilter>(payload, info);
+      case FilterKind::kStandard:
+        return DecodePayload<StandardBloomFilter>(payload, info);
+      case FilterKind::kPartitioned:
+        return DecodePayload<PartitionedBloomFilter>(payload, info);
+      case FilterKind::kScalable:
+        return DecodePayload<ScalableBloomFilter>(payload, info);
+    }
+    return Corrupt(absl::StrCat("unknown structure id ", kind));
+  }();
+  if (!filter.ok()) return filter.status();
+  return LoadedFilter(*std::move(filter), info);
+}
+
+absl::Status WriteFileAtomically(const std::string& path, std::string_view bytes) {
+  const std::string tmp = absl::StrCat(path, ".tmp.", ::getpid());
+  Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (fd.get() < 0) return OsError(errno, "cannot create", tmp);
+  const auto fail = [&](int err, const char* what) {
+    ::unlink(tmp.c_str());
+    return OsError(err, what, tmp);
+  };
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t w = ::write(fd.get(), bytes.data() + done, bytes.size() - done);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return fail(errno, "cannot write");
+    }
+    done += static_cast<size_t>(w);
+  }
+  if (::fsync(fd.get()) != 0) return fail(errno, "cannot fsync");
+  if (fd.Close() != 0) return fail(errno, "cannot close");
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    return OsError(err, "cannot rename onto", path);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<LoadedFilter> LoadFilterFile(const std::string& path, const LoadOptions& options) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return OsError(errno, "cannot open", path);
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) return OsError(errno, "cannot stat", path);
+  if (!S_ISREG(st.st_mode)) {
+    return absl::InvalidArgumentError(absl::StrCat(path, " is not a regular file"));
+  }
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (size > SIZE_MAX / 2) return absl::ResourceExhaustedError(path + " is too large");
+  if (options.allow_mmap && size >= options.mmap_threshold && size > 0) {
+    void* map = ::mmap(nullptr, static_cast<size_t>(size), PROT_READ, MAP_PRIVATE, fd.get(), 0);
+    if (map != MAP_FAILED) {
+      ::madvise(map, static_cast<size_t>(size), MADV_SEQUENTIAL);
+      absl::StatusOr<LoadedFilter> loaded =
+          DecodeFilterFile(std::string_view(static_cast<const char*>(map), size));
+      ::munmap(map, static_cast<size_t>(size));
+      if (loaded.ok()) {
+        FilterFileInfo info = loaded->info();
+        info.mmapped = true;
+        return LoadedFilter(std::move(loaded->mutable_filter()), info);
+      }
+      return absl::Status(loaded.status().code(),
+                          absl::StrCat(path, ": ", loaded.status().message()));
+    }
+    // Mapping refused (e.g. a file system without mmap): read instead.
+  }
+  std::string bytes;
+  try {
+    bytes.resize(static_cast<size_t>(size));
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError(absl::StrCat("cannot buffer ", size, " bytes of ", path));
+  }
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t r = ::read(fd.get(), &bytes[done], bytes.size() - done);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return OsError(errno, "cannot read", path);
+    }
+    if (r == 0) break;  // shrank since fstat: decoded as truncated below
+    done += static_cast<size_t>(r);
+  }
+  bytes.resize(done);
+  absl::StatusOr<LoadedFilter> loaded = DecodeFilterFile(bytes);
+  if (!loaded.ok()) {
+    return absl::Status(loaded.status().code(),
+                        absl::StrCat(path, ": ", loaded.status().message()));
+  }
+  return loaded;
+}
+
+}  // namespace blockbloom

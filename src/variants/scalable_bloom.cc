@@ -1,0 +1,246 @@
+#include "blockbloom/scalable_bloom.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "blockbloom/hash.h"
+#include "blockbloom/math.h"
+#include "variants/probes.h"
+
+namespace blockbloom {
+namespace {
+
+// Serialized layout (docs/FORMAT.md "Scalable Bloom filter"):
+//   header: p f64 | s f64 | r f64 | c_0 u64 | stages u32 | reserved u32
+//   per stage: capacity u64 | keys u64 | length u64 | blocked filter bytes
+//   trailer: version u8 | marker u8
+constexpr size_t kHeaderSize = 40;
+constexpr size_t kStageHeaderSize = 24;
+constexpr uint8_t kMarker = 0xB7;
+constexpr uint8_t kVersion = 1;
+// 2^62 keys per stage: far beyond memory; also keeps c_0 * s^i finite.
+constexpr double kMaxCapacity = 4.611686018427387904e18;
+// Stages a serialized filter may have: with s >= 1 and capacities capped,
+// more is a damaged file, not a big filter.
+constexpr uint32_t kMaxStages = 4096;
+
+absl::Status ValidateOptions(const ScalableBloomOptions& o) {
+  if (o.initial_capacity < 1) return absl::InvalidArgumentError("initial_capacity must be >= 1");
+  if (!(o.fpr > 0 && o.fpr < 1)) {
+    return absl::InvalidArgumentError(absl::StrCat("fpr must be in (0, 1), got ", o.fpr));
+  }
+  if (!(o.growth >= 1 && o.growth <= 16)) {
+    return absl::InvalidArgumentError(absl::StrCat("growth must be in [1, 16], got ", o.growth));
+  }
+  if (!(o.tightening > 0 && o.tightening < 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("tightening ratio must be in (0, 1), got ", o.tightening));
+  }
+  return absl::OkStatus();
+}
+
+// Bits per key a stage needs for target p_i, capped at 64 (see header).
+// The bisection costs ~1 ms; stages of the same options repeat the same
+// targets (every Deserialize re-derives each stage's geometry), so answers
+// are memoised in a small bounded table.
+double StageBitsPerKey(double target) {
+  static std::mutex mu;
+  static auto* memo = new std::unordered_map<double, double>();  // never freed
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = memo->find(target); it != memo->end()) return it->second;
+  }
+  absl::StatusOr<double> bpk = BlockedBitsPerKeyForFpr(target);
+  const double answer = bpk.ok() ? *bpk : kMaxBitsPerKey;
+  std::lock_guard<std::mutex> lock(mu);
+  if (memo->size() >= 4096) memo->clear();
+  memo->emplace(target, answer);
+  return answer;
+}
+
+void PutDouble(std::string* dst, double v) {
+  uint64_t bits;
+  std::memcpy(&bits, &v, sizeof(bits));
+  variants::PutFixed64(dst, bits);
+}
+double GetDouble(const char* p) {
+  const uint64_t bits = variants::GetFixed64(p);
+  double v;
+  std::memcpy(&v, &bits, sizeof(v));
+  return v;
+}
+
+}  // namespace
+
+uint64_t ScalableBloomFilter::StageCapacity(const ScalableBloomOptions& options, size_t i) {
+  const double c = std::floor(static_cast<double>(options.initial_capacity) *
+                              std::pow(options.growth, static_cast<double>(i)));
+  return static_cast<uint64_t>(std::clamp(c, 1.0, kMaxCapacity));
+}
+
+double ScalableBloomFilter::StageFpr(const ScalableBloomOptions& options, size_t i) {
+  return options.fpr * (1 - options.tightening) *
+         std::pow(options.tightening, static_cast<double>(i));
+}
+
+absl::Status ScalableBloomFilter::AddStage() {
+  const size_t i = stages_.size();
+  const uint64_t capacity = StageCapacity(options_, i);
+  absl::StatusOr<BlockedBloomFilter> stage =
+      BlockedBloomFilter::Create(capacity, StageBitsPerKey(StageFpr(options_, i)));
+  if (!stage.ok()) return stage.status();
+  stages_.push_back(*std::move(stage));
+  capacities_.push_back(capacity);
+  added_.push_back(0);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ScalableBloomFilter> ScalableBloomFilter::Create(
+    const ScalableBloomOptions& options) {
+  if (absl::Status s = ValidateOptions(options); !s.ok()) return s;
+  ScalableBloomFilter filter(options);
+  if (absl::Status s = filter.AddStage(); !s.ok()) return s;
+  return filter;
+}
+
+absl::StatusOr<ScalableBloomFilter> ScalableBloomFilter::Create(uint64_t expected_keys,
+                                                                double fpr) {
+  ScalableBloomOptions options;
+  options.initial_capacity = std::max<uint64_t>(expected_keys, 1);
+  options.fpr = fpr;
+  return Create(options);
+}
+
+void ScalableBloomFilter::AddHash(uint64_t hash) {
+  if (added_.back() >= capacities_.back()) {
+    // On failure the key goes into the full stage: never lost.
+    AddStage().IgnoreError();
+  }
+  stages_.back().AddHash(hash);
+  added_.back() = variants::SaturatingAdd(added_.back(), 1);
+}
+
+void ScalableBloomFilter::AddKey(std::string_view key) { AddHash(HashKey(key)); }
+
+bool ScalableBloomFilter::MayContainHash(uint64_t hash) const {
+  // Newest first: the largest stage holds most keys.
+  for (size_t i = stages_.size(); i-- > 0;) {
+    if (stages_[i].MayContainHash(hash)) return true;
+  }
+  return false;
+}
+
+bool ScalableBloomFilter::MayContain(std::string_view key) const {
+  return MayContainHash(HashKey(key));
+}
+
+uint64_t ScalableBloomFilter::num_added() const {
+  uint64_t total = 0;
+  for (uint64_t a : added_) total = variants::SaturatingAdd(total, a);
+  return total;
+}
+
+uint64_t ScalableBloomFilter::num_bytes() const {
+  uint64_t total = 0;
+  for (const BlockedBloomFilter& s : stages_) total = variants::SaturatingAdd(total, s.num_bytes());
+  return total;
+}
+
+double ScalableBloomFilter::PredictedFpr() const {
+  double all_clear = 1.0;
+  for (size_t i = 0; i < stages_.size(); ++i) {
+    all_clear *= 1.0 - BlockedBloomPredictedFpr(added_[i], stages_[i].num_bytes(),
+                                                stages_[i].num_probes());
+  }
+  return 1.0 - all_clear;
+}
+
+std::string ScalableBloomFilter::Serialize() const {
+  std::string out;
+  PutDouble(&out, options_.fpr);
+  PutDouble(&out, options_.growth);
+  PutDouble(&out, options_.tightening);
+  variants::PutFixed64(&out, options_.initial_capacity);
+  variants::PutFixed64(&out, static_cast<uint64_t>(stages_.size()));  // u32 + reserved u32
+  for (size_t i = 0; i < stages_.size(); ++i) {
+    const std::string bits = stages_[i].Serialize();
+    variants::PutFixed64(&out, capacities_[i]);
+    variants::PutFixed64(&out, added_[i]);
+    variants::PutFixed64(&out, bits.size());
+    out += bits;
+  }
+  out.push_back(static_cast<char>(kVersion));
+  out.push_back(static_cast<char>(kMarker));
+  return out;
+}
+
+absl::StatusOr<ScalableBloomFilter> ScalableBloomFilter::Deserialize(std::string_view encoded) {
+  if (encoded.size() < kHeaderSize + 2) {
+    return absl::DataLossError("scalable filter: shorter than its header");
+  }
+  if (static_cast<uint8_t>(encoded.back()) != kMarker) {
+    return absl::DataLossError("scalable filter: wrong marker byte");
+  }
+  if (static_cast<uint8_t>(encoded[encoded.size() - 2]) != kVersion) {
+    return absl::DataLossError("scalable filter: unknown version");
+  }
+  const char* p = encoded.data();
+  ScalableBloomOptions options;
+  options.fpr = GetDouble(p);
+  options.growth = GetDouble(p + 8);
+  options.tightening = GetDouble(p + 16);
+  options.initial_capacity = variants::GetFixed64(p + 24);
+  const uint64_t stages_word = variants::GetFixed64(p + 32);
+  if (absl::Status s = ValidateOptions(options); !s.ok()) {
+    return absl::DataLossError(absl::StrCat("scalable filter: ", s.message()));
+  }
+  const uint64_t num_stages = stages_word;  // high 32 bits (reserved) must be 0
+  if (num_stages < 1 || num_stages > kMaxStages) {
+    return absl::DataLossError("scalable filter: stage count out of range");
+  }
+  ScalableBloomFilter filter(options);
+  size_t pos = kHeaderSize;
+  const size_t end = encoded.size() - 2;
+  for (uint64_t i = 0; i < num_stages; ++i) {
+    if (end - pos < kStageHeaderSize) {
+      return absl::DataLossError("scalable filter: truncated stage header");
+    }
+    const uint64_t capacity = variants::GetFixed64(p + pos);
+    const uint64_t added = variants::GetFixed64(p + pos + 8);
+    const uint64_t length = variants::GetFixed64(p + pos + 16);
+    pos += kStageHeaderSize;
+    if (length > end - pos) return absl::DataLossError("scalable filter: truncated stage");
+    if (capacity != StageCapacity(options, i)) {
+      return absl::DataLossError("scalable filter: stage capacity does not match its options");
+    }
+    // Every stage but the newest is full. (The newest may hold more than its
+    // capacity if allocating a successor failed; see AddHash.)
+    if (i + 1 < num_stages && added != capacity) {
+      return absl::DataLossError("scalable filter: stage key count out of range");
+    }
+    absl::StatusOr<BlockedBloomFilter> stage =
+        BlockedBloomFilter::Deserialize(encoded.substr(pos, length));
+    if (!stage.ok()) {
+      return absl::DataLossError(absl::StrCat("scalable filter stage ", i, ": ",
+                                              stage.status().message()));
+    }
+    const double bpk = StageBitsPerKey(StageFpr(options, i));
+    if (stage->num_bytes() != BlockedBloomBytes(capacity, bpk) ||
+        stage->num_probes() != BlockedBloomProbes(bpk)) {
+      return absl::DataLossError("scalable filter: stage geometry does not match its options");
+    }
+    pos += length;
+    filter.stages_.push_back(*std::move(stage));
+    filter.capacities_.push_back(capacity);
+    filter.added_.push_back(added);
+  }
+  if (pos != end) return absl::DataLossError("scalable filter: trailing bytes");
+  return filter;
+}
+
+}  // namespace blockbloom

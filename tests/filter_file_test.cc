@@ -1,0 +1,223 @@
+// Standalone filter files: round trips of every structure through disk (read
+// and mmap paths), a clear error for every truncation and every bit flip,
+// and the specific message for each kind of damage.
+#include "blockbloom/filter_file.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "blockbloom/hash.h"
+#include "test_keys.h"
+
+namespace blockbloom {
+namespace {
+
+using testing_keys::Key;
+using testing_keys::SplitMix64;
+
+std::string TempPath(const std::string& name) { return ::testing::TempDir() + "/" + name; }
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void WriteAll(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// One small filter of every kind holding keys [0, n).
+std::vector<std::pair<std::string, std::string>> SmallFiles(uint64_t n) {
+  auto blocked = BlockedBloomFilter::Create(n, 10);
+  auto standard = StandardBloomFilter::CreateForFpr(n, 0.01, HashScheme::kDoubleHashing);
+  auto partitioned = PartitionedBloomFilter::CreateForFpr(n, 0.01);
+  ScalableBloomOptions o;
+  o.initial_capacity = n / 8 + 1;
+  auto scalable = ScalableBloomFilter::Create(o);
+  for (uint64_t i = 0; i < n; ++i) {
+    blocked->AddKey(Key(i));
+    standard->AddKey(Key(i));
+    partitioned->AddKey(Key(i));
+    scalable->AddKey(Key(i));
+  }
+  return {{"blocked", EncodeFilterFile(*blocked, n, 0.0096)},
+          {"standard", EncodeFilterFile(*standard, n, 0.01)},
+          {"partitioned", EncodeFilterFile(*partitioned, n, 0.01)},
+          {"scalable", EncodeFilterFile(*scalable, n, 0.01)}};
+}
+
+TEST(FilterFileTest, EveryStructureRoundTripsThroughDiskBothWays) {
+  constexpr uint64_t kKeys = 300000;  // ~360 KB: big enough to map
+  auto blocked = BlockedBloomFilter::Create(kKeys, 10);
+  auto standard = StandardBloomFilter::CreateForFpr(kKeys, 0.01);
+  auto partitioned = PartitionedBloomFilter::CreateForFpr(kKeys, 0.01);
+  auto scalable = ScalableBloomFilter::Create(kKeys / 10, 0.01);
+  for (uint64_t i = 0; i < kKeys; ++i) {
+    blocked->AddKey(Key(2 * i));
+    standard->AddKey(Key(2 * i));
+    partitioned->AddKey(Key(2 * i));
+    scalable->AddKey(Key(2 * i));
+  }
+  const std::string path = TempPath("roundtrip.bbf");
+  for (FilterKind kind : {FilterKind::kBlocked, FilterKind::kStandard,
+                          FilterKind::kPartitioned, FilterKind::kScalable}) {
+    absl::Status s;
+    switch (kind) {
+      case FilterKind::kBlocked: s = SaveFilterFile(path, *blocked, kKeys, 0.0096); break;
+      case FilterKind::kStandard: s = SaveFilterFile(path, *standard, kKeys, 0.01); break;
+      case FilterKind::kPartitioned: s = SaveFilterFile(path, *partitioned, kKeys, 0.01); break;
+      case FilterKind::kScalable: s = SaveFilterFile(path, *scalable, kKeys, 0.01); break;
+    }
+    ASSERT_TRUE(s.ok()) << s;
+    for (bool mmap : {false, true}) {
+      LoadOptions options;
+      options.allow_mmap = mmap;
+      options.mmap_threshold = 0;
+      absl::StatusOr<LoadedFilter> loaded = LoadFilterFile(path, options);
+      ASSERT_TRUE(loaded.ok()) << loaded.status();
+      EXPECT_EQ(loaded->info().mmapped, mmap);
+      EXPECT_EQ(loaded->info().kind, kind);
+      EXPECT_EQ(loaded->info().num_keys, kKeys);
+      EXPECT_EQ(loaded->info().file_bytes, ReadAll(path).size());
+      // The loaded filter re-encodes to the very same file.
+      EXPECT_EQ(EncodeFilterFile(loaded->filter(), kKeys, loaded->info().target_fpr),
+                ReadAll(path))
+          << FilterKindName(kind);
+      uint64_t hits = 0;
+      for (uint64_t i = 0; i < 200000; ++i) {
+        ASSERT_TRUE(loaded->MayContain(Key(2 * i))) << FilterKindName(kind);
+        hits += loaded->MayContain(Key(2 * i + 1));
+      }
+      const double measured = hits / 200000.0;
+      EXPECT_NEAR(measured, loaded->PredictedFpr(), 0.003) << FilterKindName(kind);
+    }
+  }
+}
+
+TEST(FilterFileTest, LargeFilesLoadByMmapByDefault) {
+  auto big = BlockedBloomFilter::Create(2000000, 10);  // 2.5 MB > 1 MiB threshold
+  for (uint64_t i = 0; i < 1000; ++i) big->AddKey(Key(i));
+  const std::string path = TempPath("big.bbf");
+  ASSERT_TRUE(SaveFilterFile(path, *big, 1000).ok());
+  absl::StatusOr<LoadedFilter> loaded = LoadFilterFile(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_TRUE(loaded->info().mmapped);
+  for (uint64_t i = 0; i < 1000; ++i) ASSERT_TRUE(loaded->MayContain(Key(i)));
+}
+
+TEST(FilterFileTest, EveryTruncationIsAClearError) {
+  for (const auto& [name, bytes] : SmallFiles(200)) {
+    for (size_t len = 0; len < bytes.size(); ++len) {
+      absl::StatusOr<LoadedFilter> f = DecodeFilterFile(std::string_view(bytes).substr(0, len));
+      ASSERT_FALSE(f.ok()) << name << " len " << len;
+      ASSERT_EQ(f.status().code(), absl::StatusCode::kDataLoss);
+      const std::string msg(f.status().message());
+      EXPECT_TRUE(msg.find("truncated") != std::string::npos) << name << ": " << msg;
+    }
+    // Also through the file path, read and mmap.
+    const std::string path = TempPath(name + "_cut.bbf");
+    WriteAll(path, bytes.substr(0, bytes.size() - 1));
+    for (uint64_t threshold : {uint64_t{0}, uint64_t{1} << 40}) {
+      LoadOptions o;
+      o.mmap_threshold = threshold;
+      EXPECT_EQ(LoadFilterFile(path, o).status().code(), absl::StatusCode::kDataLoss);
+    }
+  }
+}
+
+TEST(FilterFileTest, EveryBitFlipIsRejected) {
+  for (const auto& [name, bytes] : SmallFiles(100)) {
+    ASSERT_TRUE(DecodeFilterFile(bytes).ok()) << name;
+    for (size_t i = 0; i < bytes.size(); ++i) {
+      for (int bit = 0; bit < 8; ++bit) {
+        std::string damaged = bytes;
+        damaged[i] ^= static_cast<char>(1 << bit);
+        ASSERT_FALSE(DecodeFilterFile(damaged).ok()) << name << " byte " << i << " bit " << bit;
+      }
+    }
+  }
+  // Random multi-bit damage to a larger file.
+  auto f = StandardBloomFilter::CreateForFpr(50000, 0.01);
+  for (uint64_t i = 0; i < 50000; ++i) f->AddKey(Key(i));
+  const std::string bytes = EncodeFilterFile(*f, 50000, 0.01);
+  SplitMix64 rng(99);
+  for (int trial = 0; trial < 300; ++trial) {
+    std::string damaged = bytes;
+    const int flips = 1 + static_cast<int>(rng.Next() % 8);
+    for (int j = 0; j < flips; ++j) {
+      const uint64_t bit = rng.Next() % (8 * damaged.size());
+      damaged[bit / 8] ^= static_cast<char>(1 << (bit % 8));
+    }
+    if (damaged == bytes) continue;  // the flips cancelled out
+    ASSERT_EQ(DecodeFilterFile(damaged).status().code(), absl::StatusCode::kDataLoss) << trial;
+  }
+}
+
+// Rewrites the checksum so a test can reach the checks behind it.
+std::string Reseal(std::string bytes) {
+  const size_t body = bytes.size() - 8;
+  const uint64_t h = HashBytes(bytes.data(), body);
+  for (int i = 0; i < 8; ++i) bytes[body + i] = static_cast<char>(h >> (8 * i));
+  return bytes;
+}
+
+std::string ErrorOf(const std::string& bytes) {
+  absl::StatusOr<LoadedFilter> f = DecodeFilterFile(bytes);
+  return f.ok() ? "OK" : std::string(f.status().message());
+}
+
+TEST(FilterFileTest, EachDamageHasItsOwnMessage) {
+  const std::string good = SmallFiles(50)[1].second;  // standard
+  ASSERT_EQ(ErrorOf(good), "OK");
+  const auto has = [](const std::string& msg, const char* word) {
+    return msg.find(word) != std::string::npos;
+  };
+  std::string bad = good;
+  bad[0] = 'X';
+  EXPECT_TRUE(has(ErrorOf(bad), "bad magic")) << ErrorOf(bad);
+  bad = good;
+  bad[8] = 2;  // version 2
+  EXPECT_TRUE(has(ErrorOf(Reseal(bad)), "unsupported format version 2")) << ErrorOf(bad);
+  bad = good + "x";
+  EXPECT_TRUE(has(ErrorOf(bad), "size mismatch")) << ErrorOf(bad);
+  bad = good;
+  bad[70] ^= 1;  // a filter byte
+  EXPECT_TRUE(has(ErrorOf(bad), "checksum mismatch")) << ErrorOf(bad);
+  bad = good;
+  bad[12] = 9;  // structure id 9
+  EXPECT_TRUE(has(ErrorOf(Reseal(bad)), "unknown structure id 9")) << ErrorOf(Reseal(bad));
+  bad = good;
+  bad[12] = 3;  // says partitioned: the payload is not one
+  EXPECT_TRUE(has(ErrorOf(Reseal(bad)), "partitioned filter")) << ErrorOf(Reseal(bad));
+  bad = good;
+  bad[32] ^= 1;  // k in the header disagrees with the payload's
+  EXPECT_TRUE(has(ErrorOf(Reseal(bad)), "do not match")) << ErrorOf(Reseal(bad));
+  bad = good;
+  bad[60] = 1;  // reserved
+  EXPECT_TRUE(has(ErrorOf(Reseal(bad)), "reserved")) << ErrorOf(Reseal(bad));
+}
+
+TEST(FilterFileTest, OsErrorsAreReported) {
+  EXPECT_EQ(LoadFilterFile(TempPath("does-not-exist.bbf")).status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(LoadFilterFile(::testing::TempDir()).status().code(),
+            absl::StatusCode::kInvalidArgument);  // a directory
+  auto f = BlockedBloomFilter::Create(10, 10);
+  EXPECT_FALSE(SaveFilterFile(TempPath("no/such/dir/x.bbf"), *f, 0).ok());
+  // A failed save leaves the previous file intact.
+  const std::string path = TempPath("keep.bbf");
+  ASSERT_TRUE(SaveFilterFile(path, *f, 0).ok());
+  const std::string before = ReadAll(path);
+  ASSERT_TRUE(SaveFilterFile(path, *f, 0).ok());
+  EXPECT_EQ(ReadAll(path), before);
+}
+
+}  // namespace
+}  // namespace blockbloom
