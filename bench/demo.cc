@@ -39,6 +39,8 @@ ABSL_FLAG(double, bits_per_key, 10.0, "filter bits per key (both filters)");
 ABSL_FLAG(int64_t, block_cache_mb, 0,
           "LevelDB block cache; 0 disables it, so every data block needed is read");
 ABSL_FLAG(std::string, dir, "", "where to create the databases (default: a temp dir)");
+ABSL_FLAG(bool, keep, false,
+          "keep the databases (in --dir) for a look, e.g. `blockbloom inspect DIR/blocked`");
 
 namespace blockbloom {
 namespace demo {
@@ -112,7 +114,7 @@ Row RunConfig(const std::string& name, const leveldb::FilterPolicy* base_policy,
   }
   row.present = Summarize(&micros);
   db.reset();
-  leveldb::DestroyDB(path, leveldb::Options());
+  if (!absl::GetFlag(FLAGS_keep)) leveldb::DestroyDB(path, leveldb::Options());
   return row;
 }
 
@@ -120,6 +122,7 @@ int Main() {
   std::string dir = absl::GetFlag(FLAGS_dir);
   std::unique_ptr<TempDir> temp;
   if (dir.empty()) {
+    if (absl::GetFlag(FLAGS_keep)) Die("--keep needs --dir");
     temp = std::make_unique<TempDir>();
     dir = temp->path();
   }
