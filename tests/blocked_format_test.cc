@@ -48,11 +48,11 @@ TEST(BlockedFormatTest, GoldenFilterBytesAndFalsePositives) {
     std::vector<int> first_false_positives;
   };
   const Golden kGolden[] = {
-      {0, 5, 0x913a24c472eaf5eeull, {}},
-      {1, 7, 0xa7f67575a8adeab8ull,
+      {0, 3, 0xed9b519dfdf75a15ull, {}},
+      {1, 5, 0x9837b13bc3917ebaull,
        {4373, 21975, 22295, 27995, 36545, 40845, 47835, 65729, 81643, 91571}},
-      {100, 130, 0xae926e99bcd9ea7aull, {57, 469, 639, 779, 1299, 1421, 1811, 1949, 2037, 2089}},
-      {1000, 1255, 0x7c4177fc0476d7c4ull,
+      {100, 128, 0xba4532821b80575full, {57, 469, 639, 779, 1299, 1421, 1811, 1949, 2037, 2089}},
+      {1000, 1253, 0x836ae80c918a6065ull,
        {125, 217, 571, 655, 783, 1215, 1255, 1705, 2293, 2373}},
   };
   for (const Golden& g : kGolden) {
@@ -79,10 +79,8 @@ TEST(BlockedFormatTest, TrailerLayout) {
     return static_cast<uint8_t>(filter[filter.size() - from_end]);
   };
   EXPECT_EQ(byte(1), 0xBB);  // marker, > 30 so stock LevelDB answers "may match"
-  EXPECT_EQ(byte(2), 1);     // format version
-  EXPECT_EQ(byte(3), 7);     // k at 10 bits/key
-  EXPECT_EQ(byte(4), 9);     // log2(block bits)
-  EXPECT_EQ(byte(5), 0);     // reserved
+  EXPECT_EQ(byte(2), 0x13);  // version 1 (high nibble), geometry 3 = 512-bit blocks
+  EXPECT_EQ(byte(3), 7);     // reserved bits 0, k = 7 at 10 bits/key
 }
 
 TEST(BlockedFormatTest, CorruptTrailersMayMatchEverything) {
@@ -95,10 +93,12 @@ TEST(BlockedFormatTest, CorruptTrailersMayMatchEverything) {
     uint8_t value;
   };
   const Corruption kTable[] = {
-      {"foreign marker", 1, 0x07},  {"marker 0", 1, 0x00},    {"future version", 2, 2},
-      {"version 0", 2, 0},          {"k = 0", 3, 0},          {"k = 17", 3, 17},
-      {"k = 255", 3, 255},          {"geometry 8", 4, 8},     {"geometry 10", 4, 10},
-      {"reserved bit set", 5, 1},   {"reserved 0xff", 5, 0xff},
+      {"foreign marker", 1, 0x07},       {"marker 0", 1, 0x00},
+      {"future version", 2, 0x23},       {"version 0", 2, 0x03},
+      {"geometry 2 (256-bit blocks)", 2, 0x12}, {"geometry 4", 2, 0x14},
+      {"k = 0", 3, 0},                   {"k = 17", 3, 17},
+      {"k = 31", 3, 31},                 {"reserved bit 5 set", 3, 0x20 | 7},
+      {"reserved bit 7 set", 3, 0x80 | 7}, {"all ones", 3, 0xff},
   };
   for (const Corruption& c : kTable) {
     std::string bad = good;

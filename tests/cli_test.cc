@@ -197,7 +197,7 @@ TEST(CliTest, InspectReadsBlockedAndBuiltinDatabases) {
       b.out, m, std::regex(R"((\d+) keys, ([0-9.]+) bits/key, predicted FPR ([0-9.]+)%)")))
       << b.out;
   EXPECT_EQ(m[1], "30000");
-  // 10 bits/key plus each filter's 5-byte trailer (a filter covers 2 KiB of
+  // 10 bits/key plus each filter's 3-byte trailer (a filter covers 2 KiB of
   // compressed table: ~100 keys here).
   EXPECT_GE(std::stod(m[2]), 10.0);
   EXPECT_LE(std::stod(m[2]), 11.0);

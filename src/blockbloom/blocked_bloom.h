@@ -39,7 +39,7 @@ double ClampBitsPerKey(double bits_per_key);
 int BlockedBloomProbes(double bits_per_key);
 
 // Size of the filter bits for n keys: ceil(n * bits_per_key / 8) bytes, with
-// bits_per_key clamped. The serialized filter adds a 5-byte trailer.
+// bits_per_key clamped. The serialized filter adds a 3-byte trailer.
 uint64_t BlockedBloomBytes(uint64_t num_keys, double bits_per_key);
 
 // Predicted FPR of a filter of `num_bytes` bytes holding `num_keys` keys.
@@ -81,7 +81,7 @@ class BlockedBloomFilter {
   void MayContainHashes(absl::Span<const uint64_t> hashes, absl::Span<bool> out,
                         size_t window = 64) const;
 
-  // Filter bytes followed by the 5-byte trailer (docs/FORMAT.md).
+  // Filter bytes followed by the 3-byte trailer (docs/FORMAT.md).
   std::string Serialize() const;
 
   uint64_t num_bytes() const { return num_bytes_; }

@@ -5,18 +5,16 @@
 namespace blockbloom {
 namespace blocked {
 namespace {
-// Trailer byte offsets from the end of the encoding.
-constexpr size_t kReservedAt = 5, kGeometryAt = 4, kProbesAt = 3, kVersionAt = 2,
-                 kMarkerAt = 1;
+// Trailer bytes, counted from the end of the encoding.
+constexpr size_t kProbesAt = 3, kVersionAt = 2, kMarkerAt = 1;
+constexpr uint8_t kGeometryCode = kLogBlockBits - 6;  // 3: 512-bit blocks
 }  // namespace
 
 void AppendTrailer(int num_probes, std::string* dst) {
   const char trailer[kTrailerSize] = {
-      0,                                  // reserved, must be 0
-      static_cast<char>(kLogBlockBits),   // block geometry: 2^9 bits
-      static_cast<char>(num_probes),      // k
-      static_cast<char>(kFormatVersion),  // version
-      static_cast<char>(kMarker),         // marker
+      static_cast<char>(num_probes),                         // reserved:3 = 0, k:5
+      static_cast<char>(kFormatVersion << 4 | kGeometryCode),  // version:4, geometry:4
+      static_cast<char>(kMarker),
   };
   dst->append(trailer, kTrailerSize);
 }
@@ -27,11 +25,11 @@ bool ParseFilter(std::string_view encoded, FilterView* view) {
   const auto at = [&](size_t from_end) {
     return static_cast<uint8_t>(encoded[n - from_end]);
   };
-  if (at(kMarkerAt) != kMarker || at(kVersionAt) != kFormatVersion ||
-      at(kGeometryAt) != kLogBlockBits || at(kReservedAt) != 0) {
+  if (at(kMarkerAt) != kMarker || at(kVersionAt) != (kFormatVersion << 4 | kGeometryCode)) {
     return false;
   }
-  const int k = at(kProbesAt);
+  const uint8_t probes_byte = at(kProbesAt);
+  const int k = probes_byte;  // reserved high bits must be 0, so k == the byte
   if (k < kMinProbes || k > kMaxProbes) return false;
   view->bits = reinterpret_cast<const uint8_t*>(encoded.data());
   view->num_bytes = n - kTrailerSize;

@@ -1,8 +1,11 @@
 // The blocked Bloom filter's serialized form (format version 1):
 //
-//   [ filter bits: D bytes ][ reserved | log2 block bits | k | version | marker ]
-//                             <------------------ 5-byte trailer ------------->
+//   [ filter bits: D bytes ][ rsvd:3 k:5 ][ version:4 geometry:4 ][ marker ]
+//                            <-------------- 3-byte trailer -------------->
 //
+// geometry = log2(block bits) - 6 (3: 512-bit blocks). The trailer is three
+// bytes because LevelDB filters hold as few as ~10 keys: every trailer byte
+// costs ~0.1-0.8 bits per key there.
 // Byte layout and rules are drawn in docs/FORMAT.md; this is its only reader
 // and writer. D may be 0 (the empty set: nothing may match). The marker is
 // above 30 on purpose: stock LevelDB reads a last byte above 30 as a filter
@@ -19,7 +22,7 @@
 namespace blockbloom {
 namespace blocked {
 
-inline constexpr size_t kTrailerSize = 5;
+inline constexpr size_t kTrailerSize = 3;
 inline constexpr uint8_t kMarker = 0xBB;  // > 30: see above
 inline constexpr uint8_t kFormatVersion = 1;
 

@@ -217,7 +217,7 @@ void Inspect(std::string_view file, TableReport* report) {
     blocked::FilterView view;
     if (blocked::ParseFilter(filter, &view)) {
       ++report->blocked_filters;
-      report->blocked_version = static_cast<uint8_t>(filter[filter.size() - 2]);
+      report->blocked_version = blocked::kFormatVersion;  // ParseFilter accepts only this
       k = view.num_probes;
       fpr = BlockedBloomPredictedFpr(keys, view.num_bytes, k);
     } else if (static_cast<uint8_t>(filter.back()) <= 30) {
