@@ -1,0 +1,282 @@
+#include "compact/builder.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <vector>
+
+#include "blockbloom/blocked_bloom.h"  // ClampBitsPerKey
+
+namespace blockbloom {
+namespace compact {
+namespace {
+
+// Sorts hashes ascending: one most-significant-digit counting pass on the top
+// ~log2(n) bits (about one key per digit), then an insertion sort that only
+// moves keys within their digit. Linear for uniform hashes, and any input
+// (adversarial duplicates included) still ends sorted.
+void SortHashes(std::vector<uint64_t>* hashes) {
+  const size_t n = hashes->size();
+  if (n < 32 || n > (size_t{1} << 22)) {
+    std::sort(hashes->begin(), hashes->end());
+    return;
+  }
+  const int digit_bits = BitWidth(n);
+  const int shift = 64 - digit_bits;
+  std::vector<uint32_t> counts((size_t{1} << digit_bits) + 1, 0);
+  for (uint64_t h : *hashes) ++counts[(h >> shift) + 1];
+  for (size_t d = 1; d < counts.size(); ++d) counts[d] += counts[d - 1];
+  std::vector<uint64_t> out(n);
+  for (uint64_t h : *hashes) out[counts[h >> shift]++] = h;
+  for (size_t i = 1; i < n; ++i) {
+    const uint64_t h = out[i];
+    size_t k = i;
+    while (k > 0 && out[k - 1] > h) {
+      out[k] = out[k - 1];
+      --k;
+    }
+    out[k] = h;
+  }
+  hashes->swap(out);
+}
+
+// Largest U the model affords for n keys, data_bits bits of Rice stream and
+// Rice parameter r; 0 if r does not fit at all.
+double ModelRange(double n, double data_bits, int r) {
+  const double slack = data_bits / n - r - 1;  // mean unary bits per key
+  if (!(slack > 0)) return 0;
+  const double t = std::log1p(1.0 / slack);  // 1/(e^t - 1) = slack
+  return std::min(n * std::ldexp(1.0, r) / t, static_cast<double>(kMaxRange));
+}
+
+struct ModelChoice {
+  int rice_bits = 0;
+  double range = 0;  // U
+};
+
+// The model's (r, U) for n distinct keys within budget_bytes, with B buckets.
+ModelChoice ChooseByModel(uint64_t n, uint64_t num_buckets, uint64_t budget_bytes) {
+  ModelChoice best;
+  if (n == 0) return best;
+  // Overhead: trailer, varints and index, estimated with the stream taking
+  // the whole budget (the varints of a smaller S are no longer).
+  const uint64_t s_guess = 8 * budget_bytes;
+  const uint64_t w_guess = static_cast<uint64_t>(
+      std::min(static_cast<double>(kMaxRange), 2.0 * s_guess * 16 / num_buckets + 1));
+  Params guess{num_buckets, w_guess, s_guess, 0};
+  const double overhead_bits =
+      8.0 * (EncodedSize(guess) - (s_guess + 7) / 8);  // trailer + index
+  const double data_bits = 8.0 * budget_bytes - overhead_bits;
+  if (!(data_bits > 0)) return best;
+  for (int r = 0; r <= kMaxRiceBits; ++r) {
+    const double u = ModelRange(static_cast<double>(n), data_bits, r);
+    if (u > best.range) {
+      best.range = u;
+      best.rice_bits = r;
+    }
+  }
+  return best;
+}
+
+// Exact stream length in bits for sorted distinct `hashes` whose buckets are
+// `buckets`, with bucket width W and Rice parameter r. Also counts entries.
+uint64_t StreamBits(const std::vector<uint64_t>& hashes, const std::vector<uint64_t>& buckets,
+                    uint64_t num_buckets, uint64_t width, int r, uint64_t* entries) {
+  const uint64_t range = num_buckets * width;
+  uint64_t bits = 0, count = 0;
+  uint64_t prev_bucket = UINT64_MAX, prev_value = 0;
+  for (size_t i = 0; i < hashes.size(); ++i) {
+    const uint64_t value = FastRange64(hashes[i], range) - buckets[i] * width;
+    uint64_t gap;
+    if (buckets[i] != prev_bucket) {
+      gap = value;
+      prev_bucket = buckets[i];
+    } else {
+      if (value == prev_value) continue;  // same fingerprint
+      gap = value - prev_value;
+    }
+    prev_value = value;
+    bits += (gap >> r) + 1 + static_cast<uint64_t>(r);
+    ++count;
+  }
+  if (entries != nullptr) *entries = count;
+  return bits;
+}
+
+// Least-significant-bit-first bit appender.
+class BitWriter {
+ public:
+  explicit BitWriter(std::string* dst) : dst_(dst) {}
+  // REQUIRES: bits <= 56.
+  void Put(uint64_t value, int bits) {
+    acc_ |= value << fill_;
+    fill_ += bits;
+    bits_ += static_cast<uint64_t>(bits);
+    while (fill_ >= 8) {
+      dst_->push_back(static_cast<char>(acc_ & 0xFF));
+      acc_ >>= 8;
+      fill_ -= 8;
+    }
+  }
+  void PutWide(uint64_t value, int bits) {  // bits <= 64
+    if (bits > 32) {
+      Put(value & 0xFFFFFFFFu, 32);
+      Put(value >> 32, bits - 32);
+    } else {
+      Put(value & ((uint64_t{1} << bits) - 1), bits);
+    }
+  }
+  void Flush() {
+    if (fill_ > 0) dst_->push_back(static_cast<char>(acc_ & 0xFF));
+    acc_ = 0;
+    fill_ = 0;
+  }
+  uint64_t bits() const { return bits_; }
+
+ private:
+  std::string* dst_;
+  uint64_t acc_ = 0;
+  int fill_ = 0;
+  uint64_t bits_ = 0;
+};
+
+}  // namespace
+
+uint64_t MaxEncodedSize(uint64_t num_keys, double bits_per_key) {
+  const double bytes =
+      std::ceil(static_cast<double>(num_keys) * ClampBitsPerKey(bits_per_key) / 8.0) + 8;
+  if (!(bytes < 9.2e18)) return UINT64_MAX;
+  return static_cast<uint64_t>(bytes);
+}
+
+double PredictedFpr(uint64_t num_keys, double bits_per_key) {
+  if (num_keys == 0) return 0.0;
+  const uint64_t budget = MaxEncodedSize(num_keys, bits_per_key);
+  const uint64_t buckets = (num_keys + kKeysPerBucket - 1) / kKeysPerBucket;
+  const ModelChoice m = ChooseByModel(num_keys, buckets, budget);
+  if (m.range < 1) return 1.0;
+  // Rounding W down to an integer is part of what the builder does too.
+  const double range = std::max(1.0, std::floor(m.range / buckets)) * buckets;
+  return -std::expm1(static_cast<double>(num_keys) * std::log1p(-1.0 / range));
+}
+
+BuildInfo AppendFilter(absl::Span<const uint64_t> input, double bits_per_key,
+                       std::string* dst) {
+  const uint64_t budget = MaxEncodedSize(input.size(), bits_per_key);
+  std::vector<uint64_t> hashes(input.begin(), input.end());
+  SortHashes(&hashes);
+  hashes.erase(std::unique(hashes.begin(), hashes.end()), hashes.end());
+  const uint64_t n = hashes.size();
+
+  BuildInfo info;
+  if (n == 0) {
+    AppendIndexAndTrailer(info.params, nullptr, dst);
+    return info;
+  }
+  const uint64_t num_buckets = (n + kKeysPerBucket - 1) / kKeysPerBucket;
+  std::vector<uint64_t> buckets(n);
+  for (size_t i = 0; i < n; ++i) buckets[i] = FastRange64(hashes[i], num_buckets);
+
+  const auto size_for = [&](uint64_t width, int r) {
+    Params p{num_buckets, width, StreamBits(hashes, buckets, num_buckets, width, r, nullptr),
+             r};
+    return EncodedSize(p);
+  };
+  const uint64_t max_width = kMaxRange / num_buckets;
+
+  // Bracketed Newton search for the largest W whose exact size fits:
+  // fits <= answer < fails. One more byte of slack buys about
+  // 8 * 2^r / B of W (each bucket's unary total grows by 1 per 2^r of W).
+  const ModelChoice model = ChooseByModel(n, num_buckets, budget);
+  int r = model.rice_bits;
+  uint64_t fits = 0, fails = max_width + 1;
+  uint64_t width = std::clamp<uint64_t>(
+      static_cast<uint64_t>(model.range / static_cast<double>(num_buckets)), 1, max_width);
+  for (int iter = 0; iter < 16 && fails - fits > 1; ++iter) {
+    const uint64_t size = size_for(width, r);
+    const double per_byte = 8.0 * std::ldexp(1.0, r) / static_cast<double>(num_buckets);
+    double proposal;
+    if (size <= budget) {
+      fits = width;
+      proposal = static_cast<double>(width) + std::max(1.0, (budget - size) * per_byte);
+    } else {
+      fails = width;
+      proposal = static_cast<double>(width) - std::max(1.0, (size - budget + 0.5) * per_byte);
+    }
+    uint64_t next = proposal >= static_cast<double>(fails)
+                        ? fails - 1
+                        : static_cast<uint64_t>(std::max(proposal, 0.0));
+    if (next <= fits) next = fits + (fails - fits) / 2;
+    if (next >= fails) next = fails - 1;
+    if (next == width || next == 0) break;
+    width = next;
+  }
+  if (fits == 0) {
+    // The model overshot badly (tiny budgets): walk down to the smallest
+    // encoding, W = 1 with r = 0, which always fits (docs/FORMAT.md).
+    for (r = std::min(r, kMaxRiceBits); fits == 0; --r) {
+      for (width = std::min<uint64_t>(max_width, 64); width >= 1; width /= 2) {
+        if (size_for(width, r) <= budget) {
+          fits = width;
+          break;
+        }
+      }
+      if (fits != 0 || r == 0) break;
+    }
+    if (fits == 0) fits = 1;  // unreachable for bits_per_key >= 1; still valid
+  }
+  width = fits;
+
+  // Encode.
+  info.params.num_buckets = num_buckets;
+  info.params.bucket_width = width;
+  info.params.rice_bits = r;
+  const uint64_t range = num_buckets * width;
+  std::vector<uint64_t> offsets(num_buckets > 1 ? num_buckets - 1 : 0);
+  const size_t start = dst->size();
+  BitWriter out(dst);
+  const uint64_t rmask = r >= 64 ? ~uint64_t{0} : (uint64_t{1} << r) - 1;
+  std::vector<uint64_t> remainders;  // of the current bucket
+  const auto finish_bucket = [&] {
+    // Remainders run backwards from the bucket's end: the last entry's
+    // first, right after the unary codes.
+    for (size_t k = remainders.size(); k-- > 0;) out.PutWide(remainders[k], r);
+    remainders.clear();
+  };
+  uint64_t current = 0, prev_value = 0, entries = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t value = FastRange64(hashes[i], range) - buckets[i] * width;
+    while (current < buckets[i]) {  // buckets up to buckets[i] start here
+      finish_bucket();
+      ++current;
+      offsets[current - 1] = out.bits();
+    }
+    uint64_t gap = value;
+    if (!remainders.empty()) {
+      if (value == prev_value) continue;
+      gap = value - prev_value;
+    }
+    uint64_t q = gap >> r;
+    while (q >= 56) {
+      out.Put(0, 56);
+      q -= 56;
+    }
+    out.Put(uint64_t{1} << q, static_cast<int>(q) + 1);
+    remainders.push_back(gap & rmask);
+    prev_value = value;
+    ++entries;
+  }
+  finish_bucket();
+  while (current + 1 < num_buckets) offsets[current++] = out.bits();
+  info.params.stream_bits = out.bits();
+  out.Flush();
+  AppendIndexAndTrailer(info.params, offsets.data(), dst);
+  info.num_entries = entries;
+  assert(dst->size() - start == EncodedSize(info.params));
+  assert(dst->size() - start <= budget);
+  (void)start;
+  return info;
+}
+
+}  // namespace compact
+}  // namespace blockbloom
