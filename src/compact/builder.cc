@@ -58,22 +58,24 @@ struct ModelChoice {
 ModelChoice ChooseByModel(uint64_t n, uint64_t num_buckets, uint64_t budget_bytes) {
   ModelChoice best;
   if (n == 0) return best;
-  // Overhead: trailer, varints and index, estimated with the stream taking
-  // the whole budget (the varints of a smaller S are no longer).
-  const uint64_t s_guess = 8 * budget_bytes;
-  const uint64_t w_guess = static_cast<uint64_t>(
-      std::min(static_cast<double>(kMaxRange), 2.0 * s_guess * 16 / num_buckets + 1));
-  Params guess{num_buckets, w_guess, s_guess, 0};
-  const double overhead_bits =
-      8.0 * (EncodedSize(guess) - (s_guess + 7) / 8);  // trailer + index
-  const double data_bits = 8.0 * budget_bytes - overhead_bits;
-  if (!(data_bits > 0)) return best;
-  for (int r = 0; r <= kMaxRiceBits; ++r) {
-    const double u = ModelRange(static_cast<double>(n), data_bits, r);
-    if (u > best.range) {
-      best.range = u;
-      best.rice_bits = r;
+  // Overhead (trailer, varints, index) depends on S and W, which depend on
+  // the choice: start from the stream taking the whole budget and refine.
+  uint64_t s_guess = 8 * budget_bytes, w_guess = 1;
+  for (int round = 0; round < 3; ++round) {
+    const Params guess{num_buckets, w_guess, s_guess, 0};
+    const double overhead_bits = 8.0 * (EncodedSize(guess) - (s_guess + 7) / 8);
+    const double data_bits = 8.0 * budget_bytes - overhead_bits;
+    best = ModelChoice();
+    if (!(data_bits > 0)) return best;
+    for (int r = 0; r <= kMaxRiceBits; ++r) {
+      const double u = ModelRange(static_cast<double>(n), data_bits, r);
+      if (u > best.range) {
+        best.range = u;
+        best.rice_bits = r;
+      }
     }
+    s_guess = static_cast<uint64_t>(data_bits);
+    w_guess = static_cast<uint64_t>(std::max(1.0, best.range / num_buckets));
   }
   return best;
 }

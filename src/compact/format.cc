@@ -9,7 +9,7 @@ namespace compact {
 
 namespace {
 
-constexpr int kParamsAt = 3, kVersionAt = 2, kMarkerAt = 1;  // from the end
+constexpr int kParamsAt = 4, kCheckAt = 3, kVersionAt = 2, kMarkerAt = 1;  // from end
 constexpr uint8_t kRiceMask = 0x3F;                          // low 6 bits
 constexpr int kMaxVarintBytes = 10;
 
@@ -196,7 +196,10 @@ void AppendIndexAndTrailer(const Params& p, const uint64_t* offsets, std::string
   AppendReverseVarint(p.stream_bits, dst);
   AppendReverseVarint(p.bucket_width, dst);
   AppendReverseVarint(p.num_buckets, dst);
-  dst->push_back(static_cast<char>(p.rice_bits));  // reserved bits 6..7 = 0
+  const uint8_t params = static_cast<uint8_t>(p.rice_bits);  // reserved bits 6..7 = 0
+  dst->push_back(static_cast<char>(params));
+  dst->push_back(static_cast<char>(
+      ParamsCheck(p.num_buckets, p.bucket_width, p.stream_bits, params)));
   dst->push_back(static_cast<char>(kFormatVersion));
   dst->push_back(static_cast<char>(kMarker));
 }
@@ -217,6 +220,9 @@ bool ParseFilter(std::string_view encoded, FilterView* view) {
   if (!ReadReverseVarint(data, 0, &end, &p.num_buckets) ||
       !ReadReverseVarint(data, 0, &end, &p.bucket_width) ||
       !ReadReverseVarint(data, 0, &end, &p.stream_bits)) {
+    return false;
+  }
+  if (data[n - kCheckAt] != ParamsCheck(p.num_buckets, p.bucket_width, p.stream_bits, params)) {
     return false;
   }
   if (p.num_buckets == 0) {

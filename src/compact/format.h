@@ -4,13 +4,16 @@
 //
 //   [ Rice stream: ceil(S/8) bytes ][ bucket index: ceil((B-1)*w/8) bytes ]
 //   [ S: rev-varint ][ W: rev-varint ][ B: rev-varint ]
-//   [ params: reserved:2 | rice_bits:6 ][ version ][ marker ]
+//   [ params: reserved:2 | rice_bits:6 ][ check ][ version ][ marker ]
 //
 // docs/FORMAT.md draws the layout and gives the rules; this file is its only
 // reader and writer. The trailer is read from the end backwards: the last
 // three bytes are fixed, then three "reverse varints" (LEB128 whose bytes are
 // stored last-group-first, so a reader walking backwards meets the low group
-// first). The marker (0xCF) is above 30 so stock LevelDB reads the filter as
+// first). `check` is ParamsCheck(B, W, S, params): a damaged trailer whose
+// sizes still add up (a flipped Rice parameter, say) is caught w.p. 255/256
+// and read as "may match" instead of decoding a different set. The marker
+// (0xCF) is above 30 so stock LevelDB reads the filter as
 // "may match", and differs from the blocked format's 0xBB so a reader can
 // tell the two apart.
 //
@@ -45,7 +48,7 @@ namespace compact {
 
 inline constexpr uint8_t kMarker = 0xCF;  // > 30 and != blocked::kMarker (0xBB)
 inline constexpr uint8_t kFormatVersion = 1;
-inline constexpr size_t kFixedTrailerSize = 3;  // params, version, marker
+inline constexpr size_t kFixedTrailerSize = 4;  // params, check, version, marker
 // Rice parameter limit (6 bits are stored). With fingerprints below 2^62 no
 // bits-per-key up to 64 asks for more than ~60.
 inline constexpr int kMaxRiceBits = 60;
@@ -79,6 +82,19 @@ inline uint64_t FastRange64(uint64_t h, uint64_t n) {
 }
 
 inline int BitWidth(uint64_t x) { return x == 0 ? 0 : 64 - __builtin_clzll(x); }
+
+// The trailer's check byte: the top 8 bits of a multiply-xor mix of the
+// parameters (every input bit reaches them).
+inline uint8_t ParamsCheck(uint64_t num_buckets, uint64_t bucket_width, uint64_t stream_bits,
+                           uint8_t params_byte) {
+  uint64_t x = (num_buckets * 0x9E3779B97F4A7C15ull) ^ bucket_width;
+  x *= 0xC2B2AE3D27D4EB4Full;
+  x ^= stream_bits;
+  x *= 0x165667B19E3779F9ull;
+  x ^= params_byte;
+  x *= 0x9E3779B97F4A7C15ull;
+  return static_cast<uint8_t>(x >> 56);
+}
 
 // Bytes of a LEB128 varint of v (1..10).
 int VarintLength(uint64_t v);
