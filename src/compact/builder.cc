@@ -155,11 +155,42 @@ double PredictedFpr(uint64_t num_keys, double bits_per_key) {
   if (num_keys == 0) return 0.0;
   const uint64_t budget = MaxEncodedSize(num_keys, bits_per_key);
   const uint64_t buckets = (num_keys + kKeysPerBucket - 1) / kKeysPerBucket;
-  const ModelChoice m = ChooseByModel(num_keys, buckets, budget);
-  if (m.range < 1) return 1.0;
-  // Rounding W down to an integer is part of what the builder does too.
-  const double range = std::max(1.0, std::floor(m.range / buckets)) * buckets;
-  return -std::expm1(static_cast<double>(num_keys) * std::log1p(-1.0 / range));
+  const ModelChoice start = ChooseByModel(num_keys, buckets, budget);
+  if (start.range < 1) return 1.0;
+  // Refine the builder's closed-form start for what the builder then does
+  // exactly: at low bits/key fingerprints collide, so only
+  // E = U (1 - (1 - 1/U)^n) distinct entries are coded, and gaps are
+  // discrete geometric with p = E/U, so E[q] = 1/((1-p)^-(2^r) - 1). Solve
+  // E * (r + 1 + E[q]) = data bits for U (bisection in log U) around the
+  // start's r, and keep the largest U.
+  const double n = static_cast<double>(num_keys);
+  double data_bits = 8.0 * budget;
+  for (int round = 0; round < 2; ++round) {  // S's varint depends on S
+    const Params guess{buckets, static_cast<uint64_t>(start.range / buckets) + 1,
+                       static_cast<uint64_t>(data_bits), start.rice_bits};
+    data_bits = 8.0 * budget - 8.0 * (EncodedSize(guess) - (guess.stream_bits + 7) / 8);
+  }
+  const auto stream_bits = [&](double u, int r) {
+    const double entries = -u * std::expm1(n * std::log1p(-1.0 / u));
+    const double p = std::min(entries / u, 1.0 - 1e-12);
+    const double t = -std::ldexp(1.0, r) * std::log1p(-p);
+    return entries * (r + 1 + 1.0 / std::expm1(t));
+  };
+  double best_u = 0;
+  for (int r = std::max(0, start.rice_bits - 2);
+       r <= std::min(kMaxRiceBits, start.rice_bits + 2); ++r) {
+    double lo = 0, hi = std::log(static_cast<double>(kMaxRange));
+    if (stream_bits(std::exp(lo) + 1, r) > data_bits) continue;
+    for (int iter = 0; iter < 60; ++iter) {
+      const double mid = 0.5 * (lo + hi);
+      (stream_bits(std::exp(mid), r) <= data_bits ? lo : hi) = mid;
+    }
+    best_u = std::max(best_u, std::exp(lo));
+  }
+  if (best_u < 1) best_u = start.range;
+  // W is an integer: the builder's range is a multiple of B.
+  const double range = std::max(1.0, std::floor(best_u / buckets)) * buckets;
+  return -std::expm1(n * std::log1p(-1.0 / range));
 }
 
 BuildInfo AppendFilter(absl::Span<const uint64_t> input, double bits_per_key,
