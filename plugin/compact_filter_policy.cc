@@ -24,7 +24,7 @@ void AppendCompactFilter(const leveldb::Slice* keys, int n, double bits_per_key,
   const size_t count = n > 0 ? static_cast<size_t>(n) : 0;
   std::vector<uint64_t> hashes(count);
   for (size_t i = 0; i < count; ++i) hashes[i] = HashKey(View(keys[i]));
-  compact::AppendFilter(hashes, bits_per_key, dst);
+  compact::AppendFilterConsuming(&hashes, bits_per_key, dst);
 }
 
 class CompactPolicy final : public leveldb::FilterPolicy {

@@ -169,8 +169,8 @@ TEST(CompactFilterTest, FprPerLevelDbFilterSizeMeetsGoalAndModel) {
     // Measured agrees with the filters' exact E/U (5 binomial sigmas).
     const double sigma = std::sqrt(s.exact * (1 - s.exact) / s.queries);
     EXPECT_NEAR(s.measured, s.exact, 5 * sigma) << "n=" << n;
-    // The model predicts the builder's choice within 8%.
-    EXPECT_NEAR(s.exact, s.model, 0.08 * s.model) << "n=" << n;
+    // The model predicts the builder's choice within 5% (measured: 2.5%).
+    EXPECT_NEAR(s.exact, s.model, 0.05 * s.model) << "n=" << n;
     EXPECT_LE(s.measured, 0.0040) << "n=" << n;  // no size is far off
   }
   EXPECT_LE(sum / 5, 0.0035);  // the goal: 0.35% averaged over the sizes
@@ -196,7 +196,7 @@ TEST(CompactFilterTest, FprFollowsModelAcrossBitsPerKey) {
     const double model = CompactFilterPredictedFpr(1000, bpk);
     std::printf("bpk=%-4g measured %.5f%%  exact %.5f%%  model %.5f%%\n", bpk, 100 * measured,
                 100 * exact, 100 * model);
-    EXPECT_NEAR(exact, model, 0.08 * model) << bpk;
+    EXPECT_NEAR(exact, model, 0.05 * model) << bpk;
     EXPECT_NEAR(measured, exact, 5 * std::sqrt(exact / queries)) << bpk;
   }
 }
@@ -306,17 +306,17 @@ void ExpectGolden(size_t n, double bpk, const Golden& want) {
 
 TEST(CompactFormatV1Golden, TenKeys) {
   ExpectGolden(10, 10.0,
-               {0xf07481df3b702632ull, 21, {357, 659, 1575, 1855, 3305, 3695, 3859, 3971, 4109, 5527}});
+               {0xb88d0892ebdeba6bull, 21, {357, 659, 1167, 3305, 3307, 3449, 3859, 3971, 4109, 4431}});
 }
 TEST(CompactFormatV1Golden, ThousandKeys) {
   ExpectGolden(1000, 10.0,
-               {0xaa63c74fc7b627d3ull, 1254, {29, 1251, 1369, 2483, 2487, 2505, 3533, 3695, 4209, 5143}});
+               {0x509cdd92e3014169ull, 1257, {153, 357, 659, 1251, 1369, 2483, 2487, 2505, 4209, 5229}});
 }
 TEST(CompactFormatV1Golden, ThousandKeysSixteenBits) {
   ExpectGolden(1000, 16.0,
-               {0xe27c42971ba08518ull,
+               {0x66a245852a337d84ull,
                 2008,
-                {42341, 69015, 129493, 209595, 213715, 274727, 302903, 342721, 379167, 387385}});
+                {42341, 69015, 129493, 191069, 209595, 213715, 274727, 302903, 339363, 339393}});
 }
 
 TEST(CompactFormatV1Golden, EmptySetBytes) {

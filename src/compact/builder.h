@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/types/span.h"
 #include "compact/format.h"
@@ -45,6 +46,11 @@ struct BuildInfo {
 // to *dst, using at most MaxEncodedSize(hashes.size(), bits_per_key) bytes.
 BuildInfo AppendFilter(absl::Span<const uint64_t> hashes, double bits_per_key,
                        std::string* dst);
+
+// The same, taking a vector of hashes it may reorder and overwrite (saves a
+// copy; the LevelDB policies use it).
+BuildInfo AppendFilterConsuming(std::vector<uint64_t>* hashes, double bits_per_key,
+                                std::string* dst);
 
 // The model's FPR for n distinct keys at bits_per_key (clamped): the builder's
 // first guess of U, with E[E]/U = 1 - (1 - 1/U)^n.
