@@ -10,13 +10,16 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "blockbloom/blocked_bloom.h"
+#include "blockbloom/compact_filter_policy.h"
 #include "blockbloom/hash.h"
 #include "compact/format.h"
+#include "leveldb/slice.h"
 #include "test_keys.h"
 
 namespace blockbloom {
@@ -363,13 +366,22 @@ TEST(CompactFilterConcurrencyTest, ConcurrentQueriesAgree) {
   std::vector<std::string> keys;
   for (int i = 0; i < 1000; ++i) keys.push_back(Key(2 * i));
   const CompactFilter filter = Build(keys, 10.0);
+  // The LevelDB policies are shared by all of a DB's threads too.
+  const std::unique_ptr<const leveldb::FilterPolicy> policy(NewCompactFilterPolicy(10));
+  const std::unique_ptr<const leveldb::FilterPolicy> migrating(
+      NewMigratingCompactFilterPolicy(10));
+  const std::string& bytes = filter.Serialize();
   std::vector<int> matches(4, 0);
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 2000; ++i) {
-        matches[t] += filter.MayContain(Key(i));
-        if (i % 2 == 0 && !filter.MayContain(Key(i))) matches[t] = -1000000;
+        const std::string key = Key(i);
+        const bool match = filter.MayContain(key);
+        matches[t] += match;
+        if (i % 2 == 0 && !match) matches[t] = -1000000;
+        if (policy->KeyMayMatch(key, bytes) != match) matches[t] = -2000000;
+        if (migrating->KeyMayMatch(key, bytes) != match) matches[t] = -3000000;
       }
     });
   }
