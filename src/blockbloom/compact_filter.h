@@ -23,8 +23,10 @@
 // keys are allowed. bits_per_key is clamped like ClampBitsPerKey
 // (blockbloom/blocked_bloom.h): into [1, 64], NaN means 10.
 //
-// Thread-safety: a CompactFilter is immutable after construction; all its
-// methods are const and may run concurrently from any number of threads.
+// Thread-safety: a CompactFilter is immutable after construction; its const
+// methods may run concurrently from any number of threads (tested under TSan
+// by tests/compact_filter_test.cc). Moving from or assigning to one needs
+// exclusive access.
 #ifndef BLOCKBLOOM_COMPACT_FILTER_H_
 #define BLOCKBLOOM_COMPACT_FILTER_H_
 
