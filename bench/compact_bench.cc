@@ -1,0 +1,144 @@
+// The compact filter next to the blocked Bloom policy and LevelDB's built-in
+// Bloom filter, all through leveldb::FilterPolicy (CreateFilter/KeyMayMatch),
+// at 10 bits/key on LevelDB's per-block filter sizes, in one run:
+//
+//   BM_Probe/<policy>/<n>   one KeyMayMatch of an absent key (16-byte keys,
+//                           hashing included), filter of n keys in cache
+//   BM_Build/<policy>/<n>   CreateFilter of n keys; ns_per_key counter
+//   BM_CompactFpr/<bpk>     FPR of 1,000-key compact filters at 4..20
+//                           bits/key: measured, exact E/U and the model
+//
+//   cmake --build <build> --target compact_bench
+//   <build>/bench/compact_bench --benchmark_repetitions=5 \
+//       --benchmark_report_aggregates_only=true
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "blockbloom/compact_filter.h"
+#include "blockbloom/compact_filter_policy.h"
+#include "blockbloom/leveldb_filter_policy.h"
+#include "leveldb/filter_policy.h"
+#include "leveldb/slice.h"
+
+namespace {
+
+uint64_t SplitMix(uint64_t* state) {
+  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// "k<i>" padded to 16 bytes, as LevelDB user keys often are.
+std::string Key(uint64_t i) {
+  std::string s = "k" + std::to_string(i);
+  s.resize(16, '.');
+  return s;
+}
+
+enum PolicyKind { kCompact = 0, kBlocked = 1, kBuiltin = 2 };
+
+std::unique_ptr<const leveldb::FilterPolicy> MakePolicy(int kind) {
+  switch (kind) {
+    case kCompact:
+      return std::unique_ptr<const leveldb::FilterPolicy>(blockbloom::NewCompactFilterPolicy(10));
+    case kBlocked:
+      return std::unique_ptr<const leveldb::FilterPolicy>(
+          blockbloom::NewBlockedBloomFilterPolicy(10));
+    default:
+      return std::unique_ptr<const leveldb::FilterPolicy>(leveldb::NewBloomFilterPolicy(10));
+  }
+}
+
+const char* PolicyLabel(int kind) {
+  return kind == kCompact ? "compact" : kind == kBlocked ? "blocked" : "builtin";
+}
+
+// Args: {policy kind, n}.
+void BM_Probe(benchmark::State& state) {
+  const int kind = static_cast<int>(state.range(0));
+  const size_t n = static_cast<size_t>(state.range(1));
+  const auto policy = MakePolicy(kind);
+  std::vector<std::string> keys;
+  for (size_t i = 0; i < n; ++i) keys.push_back(Key(2 * i));
+  const std::vector<leveldb::Slice> slices(keys.begin(), keys.end());
+  std::string filter;
+  policy->CreateFilter(slices.data(), static_cast<int>(n), &filter);
+  std::vector<std::string> absent;
+  for (size_t i = 0; i < 4096; ++i) absent.push_back(Key(2 * i + 1));
+  size_t next = 0;
+  uint64_t matches = 0;
+  for (auto _ : state) {
+    matches += policy->KeyMayMatch(absent[next], filter);
+    next = (next + 1) & 4095;
+  }
+  benchmark::DoNotOptimize(matches);
+  state.SetLabel(PolicyLabel(kind));
+  state.counters["filter_bytes"] = static_cast<double>(filter.size());
+  state.counters["bits_per_key"] = 8.0 * filter.size() / n;
+}
+
+void BM_Build(benchmark::State& state) {
+  const int kind = static_cast<int>(state.range(0));
+  const size_t n = static_cast<size_t>(state.range(1));
+  const auto policy = MakePolicy(kind);
+  std::vector<std::string> keys;
+  for (size_t i = 0; i < n; ++i) keys.push_back(Key(2 * i));
+  const std::vector<leveldb::Slice> slices(keys.begin(), keys.end());
+  std::string filter;
+  for (auto _ : state) {
+    filter.clear();
+    policy->CreateFilter(slices.data(), static_cast<int>(n), &filter);
+    benchmark::DoNotOptimize(filter.data());
+  }
+  state.SetLabel(PolicyLabel(kind));
+  // (n keys per iteration / CPU seconds), inverted: seconds per key; the
+  // 1e-9 makes the unit ns.
+  state.counters["ns_per_key"] = benchmark::Counter(
+      static_cast<double>(n) * 1e-9,
+      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+
+void PolicyArgs(benchmark::internal::Benchmark* b) {
+  for (int kind : {kCompact, kBlocked, kBuiltin}) {
+    for (int n : {10, 35, 100, 300, 1000}) b->Args({kind, n});
+  }
+}
+BENCHMARK(BM_Probe)->Apply(PolicyArgs)->ArgNames({"policy", "n"});
+BENCHMARK(BM_Build)->Apply(PolicyArgs)->ArgNames({"policy", "n"});
+
+// FPR vs bits/key for the compact filter next to its model (not a timing).
+void BM_CompactFpr(benchmark::State& state) {
+  const double bpk = static_cast<double>(state.range(0));
+  constexpr int kFilters = 50;
+  constexpr int kQueries = 200000;
+  uint64_t rng = static_cast<uint64_t>(state.range(0));
+  double measured = 0, exact = 0, bytes = 0;
+  for (auto _ : state) {
+    uint64_t false_positives = 0;
+    exact = bytes = 0;
+    for (int f = 0; f < kFilters; ++f) {
+      std::vector<uint64_t> hashes(1000);
+      for (uint64_t& h : hashes) h = SplitMix(&rng);
+      auto filter = blockbloom::CompactFilter::BuildFromHashes(hashes, bpk);
+      exact += filter->expected_fpr();
+      bytes += static_cast<double>(filter->size_bytes());
+      for (int q = 0; q < kQueries; ++q) false_positives += filter->MayContainHash(SplitMix(&rng));
+    }
+    measured = static_cast<double>(false_positives) / (static_cast<double>(kFilters) * kQueries);
+    exact /= kFilters;
+  }
+  state.counters["fpr_measured_pct"] = 100 * measured;
+  state.counters["fpr_exact_pct"] = 100 * exact;
+  state.counters["fpr_model_pct"] = 100 * blockbloom::CompactFilterPredictedFpr(1000, bpk);
+  state.counters["bits_per_key"] = 8 * bytes / kFilters / 1000;
+}
+BENCHMARK(BM_CompactFpr)->DenseRange(4, 20, 2)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

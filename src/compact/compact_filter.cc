@@ -1,0 +1,95 @@
+#include "blockbloom/compact_filter.h"
+
+#include <cassert>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "blockbloom/hash.h"
+#include "compact/builder.h"
+#include "compact/format.h"
+
+namespace blockbloom {
+
+uint64_t CompactFilterMaxBytes(uint64_t num_keys, double bits_per_key) {
+  return compact::MaxEncodedSize(num_keys, bits_per_key);
+}
+
+double CompactFilterPredictedFpr(uint64_t num_keys, double bits_per_key) {
+  return compact::PredictedFpr(num_keys, bits_per_key);
+}
+
+namespace {
+// Keys beyond this would need > 2^60 bytes of hashes alone.
+constexpr uint64_t kMaxKeys = uint64_t{1} << 56;
+}  // namespace
+
+absl::StatusOr<CompactFilter> CompactFilter::BuildFromHashes(absl::Span<const uint64_t> hashes,
+                                                             double bits_per_key) {
+  if (hashes.size() > kMaxKeys) {
+    return absl::ResourceExhaustedError("CompactFilter: too many keys");
+  }
+  CompactFilter filter;
+  const compact::BuildInfo info = compact::AppendFilter(hashes, bits_per_key, &filter.encoded_);
+  filter.num_entries_ = info.num_entries;
+  filter.CacheTrailer();
+  return filter;
+}
+
+absl::StatusOr<CompactFilter> CompactFilter::BuildFromKeys(
+    absl::Span<const std::string_view> keys, double bits_per_key) {
+  if (keys.size() > kMaxKeys) {
+    return absl::ResourceExhaustedError("CompactFilter: too many keys");
+  }
+  std::vector<uint64_t> hashes(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) hashes[i] = HashKey(keys[i]);
+  return BuildFromHashes(hashes, bits_per_key);
+}
+
+absl::StatusOr<CompactFilter> CompactFilter::Deserialize(std::string_view encoded) {
+  compact::FilterView view;
+  if (!compact::ParseFilter(encoded, &view)) {
+    return absl::InvalidArgumentError(
+        "CompactFilter: not a version-1 compact filter (marker, version or trailer)");
+  }
+  const int64_t entries = compact::ValidateStream(view);
+  if (entries < 0) return absl::DataLossError("CompactFilter: corrupt Rice stream or index");
+  CompactFilter filter;
+  filter.encoded_.assign(encoded.data(), encoded.size());
+  filter.num_entries_ = static_cast<uint64_t>(entries);
+  filter.CacheTrailer();
+  return filter;
+}
+
+bool CompactFilter::MayContain(std::string_view key) const {
+  return MayContainHash(HashKey(key));
+}
+
+void CompactFilter::CacheTrailer() {
+  compact::FilterView view;
+  const bool ok = compact::ParseFilter(encoded_, &view);
+  assert(ok);
+  (void)ok;
+  num_buckets_ = view.params.num_buckets;
+  bucket_width_ = view.params.bucket_width;
+  rice_bits_ = view.params.rice_bits;
+  stream_bits_ = view.params.stream_bits;
+  index_byte_ = view.index_byte;
+  offset_bits_ = view.offset_bits;
+}
+
+bool CompactFilter::MayContainHash(uint64_t hash) const {
+  compact::FilterView view;
+  view.params = {num_buckets_, bucket_width_, stream_bits_, rice_bits_};
+  view.data = reinterpret_cast<const uint8_t*>(encoded_.data());
+  view.size = encoded_.size();
+  view.index_byte = index_byte_;
+  view.offset_bits = offset_bits_;
+  return compact::MayContainHash(view, hash);
+}
+
+double CompactFilter::expected_fpr() const {
+  const uint64_t range = fingerprint_range();
+  return range == 0 ? 0.0 : static_cast<double>(num_entries_) / static_cast<double>(range);
+}
+
+}  // namespace blockbloom

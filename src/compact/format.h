@@ -1,0 +1,136 @@
+// The compact filter's serialized form (format version 1): a Golomb-Rice
+// coded set of sorted fingerprints (GCS) cut into buckets, with a bit-offset
+// index so a probe decodes one bucket (~64 entries, ~32 on average) only.
+//
+//   [ Rice stream: ceil(S/8) bytes ][ bucket index: ceil((B-1)*w/8) bytes ]
+//   [ S: rev-varint ][ W: rev-varint ][ B: rev-varint ]
+//   [ params: reserved:2 | rice_bits:6 ][ check ][ version ][ marker ]
+//
+// docs/FORMAT.md draws the layout and gives the rules; this file is its only
+// reader and writer. The trailer is read from the end backwards: the last
+// three bytes are fixed, then three "reverse varints" (LEB128 whose bytes are
+// stored last-group-first, so a reader walking backwards meets the low group
+// first). `check` is ParamsCheck(B, W, S, params): a damaged trailer whose
+// sizes still add up (a flipped Rice parameter, say) is caught w.p. 255/256
+// and read as "may match" instead of decoding a different set. The marker
+// (0xCF) is above 30 so stock LevelDB reads the filter as
+// "may match", and differs from the blocked format's 0xBB so a reader can
+// tell the two apart.
+//
+// Fingerprints. A key's hash h (blockbloom::HashKey, XXH3-64) picks
+//   bucket j = floor(h * B / 2^64)            in [0, B)
+//   fingerprint f = floor(h * B * W / 2^64)   in [0, B*W)
+// and since floor(floor(xW)/W) = floor(x), f lies in bucket j's range
+// [j*W, (j+1)*W); the bucket-local value is v = f - j*W in [0, W). Bucket j
+// holds the distinct local values of its keys, ascending, each coded as the
+// Rice code (parameter r = rice_bits) of its gap from the previous value (the
+// first from 0): q = gap >> r zero bits, a one bit, then the low r bits of
+// the gap, least significant first. Bits are numbered so that bit p is bit
+// p % 8 of byte p / 8. Bucket j occupies bits [off(j), off(j+1)) with
+// off(0) = 0, off(B) = S and off(1..B-1) stored in the index as w-bit
+// fields, w = bit_width(S).
+//
+// A query is a false positive exactly when its fingerprint equals a stored
+// one, so a filter with E entries over range U = B*W has FPR E/U for random
+// keys.
+//
+// Thread-safety: pure functions over caller-owned bytes.
+#ifndef BLOCKBLOOM_COMPACT_FORMAT_H_
+#define BLOCKBLOOM_COMPACT_FORMAT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace blockbloom {
+namespace compact {
+
+inline constexpr uint8_t kMarker = 0xCF;  // > 30 and != blocked::kMarker (0xBB)
+inline constexpr uint8_t kFormatVersion = 1;
+inline constexpr size_t kFixedTrailerSize = 4;  // params, check, version, marker
+// Rice parameter limit (6 bits are stored). With fingerprints below 2^62 no
+// bits-per-key up to 64 asks for more than ~60.
+inline constexpr int kMaxRiceBits = 60;
+// B*W never exceeds 2^62: fingerprints of 62 bits give FPR ~ n/2^62, far
+// below anything 64 bits/key can ask for, and sums never overflow.
+inline constexpr uint64_t kMaxRange = uint64_t{1} << 62;
+// Target entries per bucket. A negative probe decodes about half a bucket;
+// each stored offset costs w bits (~14 at 1,000 keys). 64 gives ~0.2 bits/key
+// of index at 1,000 keys and ~110 ns probes; 32 costs 0.05 points of FPR,
+// 128 doubles the probe (docs/FORMAT.md has the sweep).
+inline constexpr uint64_t kKeysPerBucket = 64;
+
+struct Params {
+  uint64_t num_buckets = 0;   // B; 0 only for the empty set
+  uint64_t bucket_width = 0;  // W; 0 only for the empty set
+  uint64_t stream_bits = 0;   // S
+  int rice_bits = 0;          // r in [0, kMaxRiceBits]
+};
+
+// A parsed, well-formed filter header. Pointers refer to the caller's bytes.
+struct FilterView {
+  Params params;
+  const uint8_t* data = nullptr;  // start of the encoding (the stream)
+  size_t size = 0;                // bytes of the whole encoding (bounds reads)
+  size_t index_byte = 0;          // byte offset of the bucket index
+  int offset_bits = 0;            // w
+};
+
+// floor(h * n / 2^64).
+inline uint64_t FastRange64(uint64_t h, uint64_t n) {
+  return static_cast<uint64_t>((static_cast<unsigned __int128>(h) * n) >> 64);
+}
+
+inline int BitWidth(uint64_t x) { return x == 0 ? 0 : 64 - __builtin_clzll(x); }
+
+// The trailer's check byte: the top 8 bits of a multiply-xor mix of the
+// parameters (every input bit reaches them).
+inline uint8_t ParamsCheck(uint64_t num_buckets, uint64_t bucket_width, uint64_t stream_bits,
+                           uint8_t params_byte) {
+  uint64_t x = (num_buckets * 0x9E3779B97F4A7C15ull) ^ bucket_width;
+  x *= 0xC2B2AE3D27D4EB4Full;
+  x ^= stream_bits;
+  x *= 0x165667B19E3779F9ull;
+  x ^= params_byte;
+  x *= 0x9E3779B97F4A7C15ull;
+  return static_cast<uint8_t>(x >> 56);
+}
+
+// Bytes of a LEB128 varint of v (1..10).
+int VarintLength(uint64_t v);
+
+// Total encoded size for these parameters.
+uint64_t EncodedSize(const Params& params);
+
+// Appends the bucket index + trailer. `dst` must already end with the
+// ceil(S/8)-byte stream; `offsets` holds off(1..B-1).
+void AppendIndexAndTrailer(const Params& params, const uint64_t* offsets,
+                           std::string* dst);
+
+// True and *view filled if `encoded` has a well-formed version-1 trailer
+// whose sizes account for every byte. Anything else: false (callers answer
+// "may match"). Does not decode the stream (see ValidateStream).
+bool ParseFilter(std::string_view encoded, FilterView* view);
+
+// Whether the key with this hash may be in the filter. Never reads outside
+// [view.data, view.data + view.size); inconsistent stream contents answer
+// true. REQUIRES: ParseFilter succeeded.
+bool MayContainHash(const FilterView& view, uint64_t hash);
+
+// ParseFilter + MayContainHash; unparseable bytes answer true.
+bool EncodedMayContainHash(std::string_view encoded, uint64_t hash);
+
+// Decodes every bucket and checks every rule of the format (offsets
+// ascending, gaps in range, values strictly increasing, each bucket ending
+// exactly at the next offset). Returns the number of entries, or -1.
+int64_t ValidateStream(const FilterView& view);
+
+inline bool HasCompactMarker(std::string_view encoded) {
+  return !encoded.empty() && static_cast<uint8_t>(encoded.back()) == kMarker;
+}
+
+}  // namespace compact
+}  // namespace blockbloom
+
+#endif  // BLOCKBLOOM_COMPACT_FORMAT_H_

@@ -1,0 +1,394 @@
+// The compact filter (Golomb-Rice coded fingerprint set): no false negatives
+// for every n in 0..1000 and beyond, duplicates included; FPR per LevelDB
+// filter size against the 0.35% goal, against the exact E/U of each filter
+// and against the model; the size bound; the format's golden values; and
+// concurrent readers (this binary is labelled tsan).
+#include "blockbloom/compact_filter.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "blockbloom/blocked_bloom.h"
+#include "blockbloom/compact_filter_policy.h"
+#include "blockbloom/hash.h"
+#include "compact/format.h"
+#include "leveldb/slice.h"
+#include "test_keys.h"
+
+namespace blockbloom {
+namespace {
+
+using testing_keys::Key;
+using testing_keys::RandomLengthKeys;
+using testing_keys::SplitMix64;
+
+std::vector<std::string_view> Views(const std::vector<std::string>& keys) {
+  return {keys.begin(), keys.end()};
+}
+
+CompactFilter Build(const std::vector<std::string>& keys, double bits_per_key) {
+  auto filter = CompactFilter::BuildFromKeys(Views(keys), bits_per_key);
+  EXPECT_TRUE(filter.ok()) << filter.status();
+  return *std::move(filter);
+}
+
+TEST(CompactFilterTest, NoFalseNegativesForEverySizeUpTo1000) {
+  for (size_t n = 0; n <= 1000; ++n) {
+    const std::vector<std::string> keys = RandomLengthKeys(n, /*seed=*/n + 1);
+    const CompactFilter filter = Build(keys, 10.0);
+    for (const std::string& key : keys) ASSERT_TRUE(filter.MayContain(key)) << "n=" << n;
+  }
+}
+
+TEST(CompactFilterTest, NoFalseNegativesForLargeSets) {
+  for (size_t n : {5000, 100000, 1000000}) {
+    std::vector<uint64_t> hashes(n);
+    SplitMix64 rng(n);
+    for (uint64_t& h : hashes) h = rng.Next();
+    auto filter = CompactFilter::BuildFromHashes(hashes, 10.0);
+    ASSERT_TRUE(filter.ok());
+    for (uint64_t h : hashes) ASSERT_TRUE(filter->MayContainHash(h)) << "n=" << n;
+    EXPECT_LE(filter->size_bytes(), CompactFilterMaxBytes(n, 10.0));
+    // The index costs bit_width(S) bits per 64 keys: 0.375 bits/key at 10^6.
+    EXPECT_LT(filter->expected_fpr(), 0.0040) << "n=" << n;
+  }
+}
+
+TEST(CompactFilterTest, DuplicateKeysAreFine) {
+  // Each key 1..4 times, shuffled order.
+  std::vector<std::string> keys;
+  SplitMix64 rng(5);
+  for (int i = 0; i < 300; ++i) {
+    for (uint64_t c = 0, copies = 1 + rng.Next() % 4; c < copies; ++c) keys.push_back(Key(2 * i));
+  }
+  for (size_t i = keys.size(); i > 1; --i) std::swap(keys[i - 1], keys[rng.Next() % i]);
+  const CompactFilter filter = Build(keys, 10.0);
+  for (const std::string& key : keys) ASSERT_TRUE(filter.MayContain(key));
+  EXPECT_LE(filter.num_entries(), 300u);
+  EXPECT_LE(filter.size_bytes(), CompactFilterMaxBytes(keys.size(), 10.0));
+
+  // One key, many times: a one-entry filter.
+  const std::vector<std::string> same(1000, "same key");
+  const CompactFilter one = Build(same, 10.0);
+  EXPECT_TRUE(one.MayContain("same key"));
+  EXPECT_EQ(one.num_entries(), 1u);
+  int false_positives = 0;
+  for (int i = 0; i < 10000; ++i) false_positives += one.MayContain(Key(2 * i + 1));
+  EXPECT_LT(false_positives, 10);  // E/U is tiny with 1,000 keys' budget
+}
+
+TEST(CompactFilterTest, NoFalseNegativesAcrossBitsPerKey) {
+  const std::vector<std::string> keys = RandomLengthKeys(2000, 7);
+  for (double bpk : std::initializer_list<double>{-5.0, 0.0, 0.5, 1.0, 1.5, 2.5, 4.0, 7.0,
+                                                  10.0, 16.0, 33.3, 64.0, 1e9,
+                                                  std::nan(""), INFINITY, -INFINITY}) {
+    const CompactFilter filter = Build(keys, bpk);
+    for (const std::string& key : keys) ASSERT_TRUE(filter.MayContain(key)) << bpk;
+    EXPECT_LE(filter.size_bytes(), CompactFilterMaxBytes(keys.size(), bpk)) << bpk;
+  }
+}
+
+TEST(CompactFilterTest, BitsPerKeyIsClampedLikeTheBlockedFilter) {
+  const std::vector<std::string> keys = RandomLengthKeys(500, 3);
+  const auto bytes = [&](double bpk) { return Build(keys, bpk).Serialize(); };
+  EXPECT_EQ(bytes(std::nan("")), bytes(kDefaultBitsPerKey));
+  EXPECT_EQ(bytes(-1), bytes(kMinBitsPerKey));
+  EXPECT_EQ(bytes(0), bytes(kMinBitsPerKey));
+  EXPECT_EQ(bytes(1e300), bytes(kMaxBitsPerKey));
+  EXPECT_EQ(bytes(INFINITY), bytes(kMaxBitsPerKey));
+  EXPECT_EQ(CompactFilterMaxBytes(100, std::nan("")), 125u + 8);
+  EXPECT_EQ(CompactFilterMaxBytes(100, -3), 13u + 8);
+}
+
+TEST(CompactFilterTest, SizeBoundHoldsForEveryN) {
+  for (double bpk : {1.0, 2.5, 7.0, 10.0, 13.7, 20.0, 64.0}) {
+    for (size_t n = 0; n <= 1000; ++n) {
+      std::vector<uint64_t> hashes(n);
+      SplitMix64 rng(n * 1000 + static_cast<uint64_t>(bpk * 10));
+      for (uint64_t& h : hashes) h = rng.Next();
+      auto filter = CompactFilter::BuildFromHashes(hashes, bpk);
+      ASSERT_TRUE(filter.ok());
+      const uint64_t bound = static_cast<uint64_t>(std::ceil(n * bpk / 8)) + 8;
+      ASSERT_LE(filter->size_bytes(), bound) << "n=" << n << " bpk=" << bpk;
+      ASSERT_EQ(CompactFilterMaxBytes(n, bpk), bound);
+    }
+  }
+}
+
+TEST(CompactFilterTest, BudgetIsSpent) {
+  // The builder turns every spare byte into fingerprint range: the filter is
+  // within a few bytes of its bound (at least 97% of it at these sizes).
+  for (size_t n : {10, 35, 100, 300, 1000}) {
+    std::vector<uint64_t> hashes(n);
+    SplitMix64 rng(n);
+    for (uint64_t& h : hashes) h = rng.Next();
+    auto filter = CompactFilter::BuildFromHashes(hashes, 10.0);
+    ASSERT_TRUE(filter.ok());
+    EXPECT_GE(filter->size_bytes(), 0.97 * CompactFilterMaxBytes(n, 10.0)) << n;
+  }
+}
+
+// FPR for LevelDB's filter sizes at 10 bits/key, string keys: present keys
+// Key(even), absent Key(odd), `filters` filters per size averaged.
+struct SizeFpr {
+  double measured = 0, exact = 0, model = 0;
+  uint64_t queries = 0;
+};
+
+SizeFpr MeasureSize(size_t n, int filters, int queries_per_filter, double bpk) {
+  SizeFpr out;
+  uint64_t next = 0, false_positives = 0;
+  for (int f = 0; f < filters; ++f) {
+    std::vector<std::string> keys;
+    for (size_t i = 0; i < n; ++i) keys.push_back(Key(2 * (next++)));
+    const CompactFilter filter = Build(keys, bpk);
+    out.exact += filter.expected_fpr();
+    for (int q = 0; q < queries_per_filter; ++q) {
+      false_positives += filter.MayContain(Key(2 * (next + q) + 1));
+    }
+    next += queries_per_filter;
+  }
+  out.queries = static_cast<uint64_t>(filters) * queries_per_filter;
+  out.measured = static_cast<double>(false_positives) / out.queries;
+  out.exact /= filters;
+  out.model = CompactFilterPredictedFpr(n, bpk);
+  return out;
+}
+
+TEST(CompactFilterTest, FprPerLevelDbFilterSizeMeetsGoalAndModel) {
+  double sum = 0;
+  for (size_t n : {10, 35, 100, 300, 1000}) {
+    const SizeFpr s = MeasureSize(n, static_cast<int>(100 + 40000 / n), 1000, 10.0);
+    std::printf("n=%-5zu measured %.4f%%  exact E/U %.4f%%  model %.4f%%  (%llu queries)\n", n,
+                100 * s.measured, 100 * s.exact, 100 * s.model,
+                static_cast<unsigned long long>(s.queries));
+    sum += s.measured;
+    // Measured agrees with the filters' exact E/U (5 binomial sigmas).
+    const double sigma = std::sqrt(s.exact * (1 - s.exact) / s.queries);
+    EXPECT_NEAR(s.measured, s.exact, 5 * sigma) << "n=" << n;
+    // The model predicts the builder's choice within 5% (measured: 2.5%).
+    EXPECT_NEAR(s.exact, s.model, 0.05 * s.model) << "n=" << n;
+    EXPECT_LE(s.measured, 0.0040) << "n=" << n;  // no size is far off
+  }
+  EXPECT_LE(sum / 5, 0.0035);  // the goal: 0.35% averaged over the sizes
+}
+
+TEST(CompactFilterTest, FprFollowsModelAcrossBitsPerKey) {
+  for (double bpk : {4.0, 6.0, 8.0, 12.0, 16.0}) {
+    SplitMix64 rng(static_cast<uint64_t>(bpk));
+    double exact = 0;
+    uint64_t false_positives = 0, queries = 0;
+    constexpr int kFilters = 20;
+    for (int f = 0; f < kFilters; ++f) {
+      std::vector<uint64_t> hashes(1000);
+      for (uint64_t& h : hashes) h = rng.Next();
+      auto filter = CompactFilter::BuildFromHashes(hashes, bpk);
+      ASSERT_TRUE(filter.ok());
+      exact += filter->expected_fpr();
+      for (int q = 0; q < 100000; ++q) false_positives += filter->MayContainHash(rng.Next());
+      queries += 100000;
+    }
+    exact /= kFilters;
+    const double measured = static_cast<double>(false_positives) / queries;
+    const double model = CompactFilterPredictedFpr(1000, bpk);
+    std::printf("bpk=%-4g measured %.5f%%  exact %.5f%%  model %.5f%%\n", bpk, 100 * measured,
+                100 * exact, 100 * model);
+    EXPECT_NEAR(exact, model, 0.05 * model) << bpk;
+    EXPECT_NEAR(measured, exact, 5 * std::sqrt(exact / queries)) << bpk;
+  }
+}
+
+TEST(CompactFilterTest, AnswersAreExactlyFingerprintMembership) {
+  // The filter stores the set {floor(h * U / 2^64)} and nothing else: every
+  // answer must equal membership of the query's fingerprint in that set
+  // (docs/FORMAT.md), for every size, bits/key and bucket count.
+  for (double bpk : {2.0, 10.0, 18.0}) {
+    for (size_t n : {1, 10, 64, 65, 300, 5000}) {
+      SplitMix64 rng(n * 7 + static_cast<uint64_t>(bpk));
+      std::vector<uint64_t> hashes(n);
+      for (uint64_t& h : hashes) h = rng.Next();
+      auto filter = CompactFilter::BuildFromHashes(hashes, bpk);
+      ASSERT_TRUE(filter.ok());
+      const uint64_t range = filter->fingerprint_range();
+      std::vector<uint64_t> fingerprints;
+      for (uint64_t h : hashes) fingerprints.push_back(compact::FastRange64(h, range));
+      std::sort(fingerprints.begin(), fingerprints.end());
+      fingerprints.erase(std::unique(fingerprints.begin(), fingerprints.end()),
+                         fingerprints.end());
+      EXPECT_EQ(filter->num_entries(), fingerprints.size());
+      for (int q = 0; q < 50000; ++q) {
+        const uint64_t h = rng.Next();
+        const bool member = std::binary_search(fingerprints.begin(), fingerprints.end(),
+                                               compact::FastRange64(h, range));
+        ASSERT_EQ(filter->MayContainHash(h), member) << "n=" << n << " bpk=" << bpk;
+      }
+    }
+  }
+}
+
+TEST(CompactFilterTest, MediocreSmallFiltersAreRare) {
+  // Each 100-key filter's FPR is exactly E/U: at most 1 in 20 may exceed
+  // 1.25x the model (the builder fits U to each filter's actual code length).
+  SplitMix64 rng(99);
+  int mediocre = 0;
+  constexpr int kFilters = 400;
+  for (int f = 0; f < kFilters; ++f) {
+    std::vector<uint64_t> hashes(100);
+    for (uint64_t& h : hashes) h = rng.Next();
+    auto filter = CompactFilter::BuildFromHashes(hashes, 10.0);
+    ASSERT_TRUE(filter.ok());
+    if (filter->expected_fpr() > 1.25 * CompactFilterPredictedFpr(100, 10.0)) ++mediocre;
+  }
+  EXPECT_LE(mediocre, kFilters / 20);
+}
+
+TEST(CompactFilterTest, EmptyFilterRejectsEverything) {
+  const CompactFilter filter = Build({}, 10.0);
+  EXPECT_EQ(filter.num_entries(), 0u);
+  EXPECT_LE(filter.size_bytes(), 8u);
+  EXPECT_FALSE(filter.MayContain(""));
+  EXPECT_FALSE(filter.MayContain("x"));
+  for (int i = 0; i < 1000; ++i) EXPECT_FALSE(filter.MayContain(Key(i)));
+  auto reloaded = CompactFilter::Deserialize(filter.Serialize());
+  ASSERT_TRUE(reloaded.ok());
+  EXPECT_FALSE(reloaded->MayContain("x"));
+  EXPECT_FALSE(compact::EncodedMayContainHash(filter.Serialize(), HashKey("x")));
+}
+
+TEST(CompactFilterTest, SerializeRoundTripAnswersIdentically) {
+  for (size_t n : {1, 7, 64, 65, 1000, 12345}) {
+    for (double bpk : {1.0, 9.5, 64.0}) {
+      std::vector<uint64_t> hashes(n);
+      SplitMix64 rng(n);
+      for (uint64_t& h : hashes) h = rng.Next();
+      auto filter = CompactFilter::BuildFromHashes(hashes, bpk);
+      ASSERT_TRUE(filter.ok());
+      auto reloaded = CompactFilter::Deserialize(filter->Serialize());
+      ASSERT_TRUE(reloaded.ok()) << reloaded.status() << " n=" << n << " bpk=" << bpk;
+      EXPECT_EQ(reloaded->Serialize(), filter->Serialize());
+      EXPECT_EQ(reloaded->num_entries(), filter->num_entries());
+      EXPECT_EQ(reloaded->fingerprint_range(), filter->fingerprint_range());
+      for (int q = 0; q < 10000; ++q) {
+        const uint64_t h = rng.Next();
+        ASSERT_EQ(filter->MayContainHash(h), reloaded->MayContainHash(h));
+        ASSERT_EQ(filter->MayContainHash(h),
+                  compact::EncodedMayContainHash(filter->Serialize(), h));
+      }
+    }
+  }
+}
+
+TEST(CompactFilterTest, DeserializeRejectsGarbage) {
+  EXPECT_EQ(CompactFilter::Deserialize("").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_FALSE(CompactFilter::Deserialize("abcd").ok());
+  EXPECT_FALSE(CompactFilter::Deserialize(std::string(100, '\xcf')).ok());
+  // A valid trailer over a stream whose last bucket does not end where the
+  // trailer says: the trailer parses, the stream check fails.
+  std::vector<std::string> keys;
+  for (int i = 0; i < 200; ++i) keys.push_back(Key(2 * i));
+  std::string bytes = Build(keys, 10.0).Serialize();
+  bytes[0] = static_cast<char>(bytes[0] ^ 0x01);  // first unary bit
+  EXPECT_EQ(CompactFilter::Deserialize(bytes).status().code(), absl::StatusCode::kDataLoss);
+}
+
+// ---- Golden values: a failure here means the on-disk format changed. ----
+
+struct Golden {
+  uint64_t hash_of_bytes;
+  size_t size;
+  std::vector<uint64_t> first_false_positives;  // odd i with Key(i) matching
+};
+
+Golden Compute(size_t n, double bpk) {
+  std::vector<std::string> keys;
+  for (size_t i = 0; i < n; ++i) keys.push_back(Key(2 * i));
+  const CompactFilter filter = Build(keys, bpk);
+  Golden g{HashBytes(filter.Serialize().data(), filter.Serialize().size()),
+           filter.size_bytes(),
+           {}};
+  for (uint64_t i = 1; g.first_false_positives.size() < 10; i += 2) {
+    if (filter.MayContain(Key(i))) g.first_false_positives.push_back(i);
+  }
+  return g;
+}
+
+void ExpectGolden(size_t n, double bpk, const Golden& want) {
+  const Golden got = Compute(n, bpk);
+  std::string fps;
+  for (uint64_t i : got.first_false_positives) fps += std::to_string(i) + ", ";
+  SCOPED_TRACE("n=" + std::to_string(n) + " got hash 0x" +
+               [&] {
+                 char buf[32];
+                 std::snprintf(buf, sizeof(buf), "%016llx",
+                               static_cast<unsigned long long>(got.hash_of_bytes));
+                 return std::string(buf);
+               }() +
+               " size " + std::to_string(got.size) + " fps {" + fps + "}");
+  EXPECT_EQ(got.hash_of_bytes, want.hash_of_bytes);
+  EXPECT_EQ(got.size, want.size);
+  EXPECT_EQ(got.first_false_positives, want.first_false_positives);
+}
+
+TEST(CompactFormatV1Golden, TenKeys) {
+  ExpectGolden(10, 10.0,
+               {0x0bf1af1332063190ull, 21, {357, 629, 659, 1167, 1575, 3305, 3307, 3449, 3695, 3859}});
+}
+TEST(CompactFormatV1Golden, ThousandKeys) {
+  ExpectGolden(1000, 10.0,
+               {0x5e0cda7d63756196ull, 1257, {153, 337, 357, 1251, 1369, 2483, 2487, 5143, 5229, 5961}});
+}
+TEST(CompactFormatV1Golden, ThousandKeysSixteenBits) {
+  ExpectGolden(1000, 16.0,
+               {0x66a245852a337d84ull,
+                2008,
+                {42341, 69015, 129493, 191069, 209595, 213715, 274727, 302903, 339363, 339393}});
+}
+
+TEST(CompactFormatV1Golden, EmptySetBytes) {
+  // B = W = S = 0, params 0, check, version 1, marker 0xCF.
+  const std::string bytes = Build({}, 10.0).Serialize();
+  const std::string want = {0, 0, 0, 0,
+                            static_cast<char>(compact::ParamsCheck(0, 0, 0, 0)), 1,
+                            static_cast<char>(0xCF)};
+  EXPECT_EQ(bytes, want);
+}
+
+// ---- Thread-safety: concurrent const use (run under TSan by CI). ----
+
+TEST(CompactFilterConcurrencyTest, ConcurrentQueriesAgree) {
+  std::vector<std::string> keys;
+  for (int i = 0; i < 1000; ++i) keys.push_back(Key(2 * i));
+  const CompactFilter filter = Build(keys, 10.0);
+  // The LevelDB policies are shared by all of a DB's threads too.
+  const std::unique_ptr<const leveldb::FilterPolicy> policy(NewCompactFilterPolicy(10));
+  const std::unique_ptr<const leveldb::FilterPolicy> migrating(
+      NewMigratingCompactFilterPolicy(10));
+  const std::string& bytes = filter.Serialize();
+  std::vector<int> matches(4, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 2000; ++i) {
+        const std::string key = Key(i);
+        const bool match = filter.MayContain(key);
+        matches[t] += match;
+        if (i % 2 == 0 && !match) matches[t] = -1000000;
+        if (policy->KeyMayMatch(key, bytes) != match) matches[t] = -2000000;
+        if (migrating->KeyMayMatch(key, bytes) != match) matches[t] = -3000000;
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  for (int t = 1; t < 4; ++t) EXPECT_EQ(matches[t], matches[0]);
+  EXPECT_GE(matches[0], 1000);
+}
+
+}  // namespace
+}  // namespace blockbloom

@@ -1,0 +1,528 @@
+// The compact LevelDB policies: same bytes as CompactFilter, corrupt and
+// truncated filters read as "may match" (table of corrupt trailers, every
+// truncation, random bit flips on exact-size heap copies for ASan), the
+// migrating policy answers built-in and blocked filters exactly as their own
+// readers, and real databases on disk: absent-key data-block reads match the
+// filters' FPR, and migration works in both directions.
+#include "blockbloom/compact_filter_policy.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "blockbloom/compact_filter.h"
+#include "blockbloom/hash.h"
+#include "blockbloom/leveldb_filter_policy.h"
+#include "compact/format.h"
+#include "leveldb/cache.h"
+#include "leveldb/db.h"
+#include "leveldb/env.h"
+#include "leveldb/filter_policy.h"
+#include "test_keys.h"
+
+namespace blockbloom {
+namespace {
+
+using testing_keys::Key;
+using testing_keys::SplitMix64;
+
+using PolicyPtr = std::unique_ptr<const leveldb::FilterPolicy>;
+
+std::string CreateFilter(const leveldb::FilterPolicy& policy, const std::vector<std::string>& keys) {
+  std::vector<leveldb::Slice> slices(keys.begin(), keys.end());
+  std::string out;
+  policy.CreateFilter(slices.data(), static_cast<int>(slices.size()), &out);
+  return out;
+}
+
+std::vector<std::string> PresentKeys(size_t n, size_t first = 0) {
+  std::vector<std::string> keys;
+  for (size_t i = 0; i < n; ++i) keys.push_back(Key(2 * (first + i)));
+  return keys;
+}
+
+// KeyMayMatch over a heap copy of exactly `filter.size()` bytes, so ASan
+// reports any read past the filter's end.
+bool MatchOnExactCopy(const leveldb::FilterPolicy& policy, const std::string& key,
+                      const std::string& filter) {
+  const size_t n = filter.size();
+  std::unique_ptr<char[]> copy = std::make_unique<char[]>(n == 0 ? 1 : n);
+  char* begin = copy.get() + (n == 0 ? 1 : 0);  // n == 0: point at the end
+  if (n > 0) std::memcpy(begin, filter.data(), n);
+  return policy.KeyMayMatch(key, leveldb::Slice(begin, n));
+}
+
+TEST(CompactPolicyTest, Names) {
+  PolicyPtr compact(NewCompactFilterPolicy(10));
+  PolicyPtr migrating(NewMigratingCompactFilterPolicy(10));
+  PolicyPtr builtin(leveldb::NewBloomFilterPolicy(10));
+  EXPECT_STREQ(compact->Name(), "blockbloom.Compact.v1");
+  EXPECT_STREQ(migrating->Name(), builtin->Name());
+  EXPECT_STREQ(migrating->Name(), "leveldb.BuiltinBloomFilter2");
+}
+
+TEST(CompactPolicyTest, WritesTheSameBytesAsCompactFilter) {
+  for (double bpk : {1.0, 7.5, 10.0, 20.0}) {
+    PolicyPtr compact(NewCompactFilterPolicy(bpk));
+    PolicyPtr migrating(NewMigratingCompactFilterPolicy(bpk));
+    for (size_t n : {0, 1, 10, 35, 100, 300, 1000}) {
+      const std::vector<std::string> keys = PresentKeys(n);
+      const std::vector<std::string_view> views(keys.begin(), keys.end());
+      auto filter = CompactFilter::BuildFromKeys(views, bpk);
+      ASSERT_TRUE(filter.ok());
+      EXPECT_EQ(CreateFilter(*compact, keys), filter->Serialize());
+      EXPECT_EQ(CreateFilter(*migrating, keys), filter->Serialize());
+      // LevelDB appends filters to one string: the appended bytes must be
+      // the same as a fresh filter's.
+      std::string appended = "prefix";
+      std::vector<leveldb::Slice> slices(keys.begin(), keys.end());
+      compact->CreateFilter(slices.data(), static_cast<int>(n), &appended);
+      EXPECT_EQ(appended, "prefix" + filter->Serialize());
+    }
+  }
+}
+
+TEST(CompactPolicyTest, NoFalseNegativesAndEmptySetRejectsEverything) {
+  PolicyPtr compact(NewCompactFilterPolicy(10));
+  PolicyPtr migrating(NewMigratingCompactFilterPolicy(10));
+  for (size_t n : {1, 2, 10, 99, 1000}) {
+    const std::vector<std::string> keys = PresentKeys(n);
+    const std::string filter = CreateFilter(*compact, keys);
+    for (const std::string& key : keys) {
+      ASSERT_TRUE(compact->KeyMayMatch(key, filter));
+      ASSERT_TRUE(migrating->KeyMayMatch(key, filter));
+    }
+  }
+  const std::string empty = CreateFilter(*compact, {});
+  for (int i = 0; i < 1000; ++i) {
+    EXPECT_FALSE(compact->KeyMayMatch(Key(i), empty));
+    EXPECT_FALSE(migrating->KeyMayMatch(Key(i), empty));
+  }
+}
+
+TEST(CompactPolicyTest, StockLevelDbReadsCompactFiltersAsMayMatch) {
+  PolicyPtr migrating(NewMigratingCompactFilterPolicy(10));
+  PolicyPtr builtin(leveldb::NewBloomFilterPolicy(10));
+  for (size_t n : {0, 10, 1000}) {
+    const std::string filter = CreateFilter(*migrating, PresentKeys(n));
+    EXPECT_GT(static_cast<uint8_t>(filter.back()), 30);
+    EXPECT_NE(static_cast<uint8_t>(filter.back()), 0xBB);  // not the blocked marker
+    for (int i = 0; i < 200; ++i) EXPECT_TRUE(builtin->KeyMayMatch(Key(2 * i + 1), filter));
+  }
+}
+
+TEST(CompactPolicyTest, MigratingAnswersBuiltinAndBlockedFiltersExactly) {
+  PolicyPtr migrating(NewMigratingCompactFilterPolicy(10));
+  PolicyPtr builtin(leveldb::NewBloomFilterPolicy(10));
+  PolicyPtr blocked(NewMigratingFilterPolicy(10));  // writes 0xBB filters
+  int builtin_hits = 0;
+  for (size_t n : {1, 3, 10, 35, 100, 300, 1000, 5000}) {
+    const std::vector<std::string> keys = PresentKeys(n);
+    const std::string builtin_filter = CreateFilter(*builtin, keys);
+    const std::string blocked_filter = CreateFilter(*blocked, keys);
+    ASSERT_LE(static_cast<uint8_t>(builtin_filter.back()), 30);
+    for (uint64_t i = 0; i < 2 * n + 4000; ++i) {
+      const std::string key = Key(i);
+      const bool want = builtin->KeyMayMatch(key, builtin_filter);
+      builtin_hits += want;
+      ASSERT_EQ(migrating->KeyMayMatch(key, builtin_filter), want) << "n=" << n << " i=" << i;
+      ASSERT_EQ(migrating->KeyMayMatch(key, blocked_filter),
+                blocked->KeyMayMatch(key, blocked_filter))
+          << "n=" << n << " i=" << i;
+    }
+  }
+  EXPECT_GT(builtin_hits, 0);
+  // Filters stock LevelDB cannot read (short, or a last byte above 30 that
+  // is not a known marker) get stock LevelDB's answer too.
+  for (const std::string& odd : {std::string(), std::string("x"), std::string(10, '\x40'),
+                                 std::string(10, '\x1e')}) {
+    for (int i = 0; i < 50; ++i) {
+      EXPECT_EQ(migrating->KeyMayMatch(Key(i), odd), builtin->KeyMayMatch(Key(i), odd));
+    }
+  }
+}
+
+// ---- Corrupt and truncated filters: "may match", never a crash. ----
+
+struct Corruption {
+  const char* name;
+  std::function<void(std::string*)> apply;
+};
+
+// Byte i from the end (1 = last).
+char& FromEnd(std::string* s, size_t i) { return (*s)[s->size() - i]; }
+
+std::vector<Corruption> CorruptTrailers() {
+  // Trailer (from the end): marker, version, check, params, then reverse
+  // varints B, W, S (docs/FORMAT.md). For the 100-key golden filter at 10
+  // bits/key B = 2 (1 byte), W (2 bytes) and S (2 bytes).
+  return {
+      {"empty", [](std::string* s) { s->clear(); }},
+      {"one byte", [](std::string* s) { *s = s->substr(s->size() - 1); }},
+      {"fixed trailer only", [](std::string* s) { *s = s->substr(s->size() - 4); }},
+      {"marker 0xBB (blocked)", [](std::string* s) { FromEnd(s, 1) = static_cast<char>(0xBB); }},
+      {"marker 0x00", [](std::string* s) { FromEnd(s, 1) = 0; }},
+      {"marker 0xFF", [](std::string* s) { FromEnd(s, 1) = static_cast<char>(0xFF); }},
+      {"version 0", [](std::string* s) { FromEnd(s, 2) = 0; }},
+      {"version 2", [](std::string* s) { FromEnd(s, 2) = 2; }},
+      {"version 255", [](std::string* s) { FromEnd(s, 2) = static_cast<char>(255); }},
+      {"check byte + 1", [](std::string* s) { FromEnd(s, 3) = static_cast<char>(FromEnd(s, 3) + 1); }},
+      {"reserved bit 6", [](std::string* s) { FromEnd(s, 4) |= 0x40; }},
+      {"reserved bit 7", [](std::string* s) { FromEnd(s, 4) = static_cast<char>(FromEnd(s, 4) | 0x80); }},
+      {"rice bits 61", [](std::string* s) { FromEnd(s, 4) = 61; }},
+      {"rice bits 63", [](std::string* s) { FromEnd(s, 4) = 63; }},
+      {"rice bits - 1", [](std::string* s) { FromEnd(s, 4) = static_cast<char>(FromEnd(s, 4) - 1); }},
+      {"rice bits + 1", [](std::string* s) { FromEnd(s, 4) = static_cast<char>(FromEnd(s, 4) + 1); }},
+      {"buckets 0", [](std::string* s) { FromEnd(s, 5) = 0; }},
+      {"buckets + 1", [](std::string* s) { FromEnd(s, 5) = static_cast<char>(FromEnd(s, 5) + 1); }},
+      {"buckets varint unterminated", [](std::string* s) { FromEnd(s, 5) |= static_cast<char>(0x80); }},
+      {"width low group + 1", [](std::string* s) { FromEnd(s, 6) = static_cast<char>(FromEnd(s, 6) + 1); }},
+      {"width high group + 1", [](std::string* s) { FromEnd(s, 7) = static_cast<char>(FromEnd(s, 7) + 1); }},
+      {"stream bits low group + 1", [](std::string* s) { FromEnd(s, 8) = static_cast<char>(FromEnd(s, 8) + 1); }},
+      {"stream bits high group + 1", [](std::string* s) { FromEnd(s, 9) = static_cast<char>(FromEnd(s, 9) + 1); }},
+      {"byte appended", [](std::string* s) { s->push_back(static_cast<char>(0xCF)); }},
+      {"byte prepended", [](std::string* s) { s->insert(s->begin(), '\0'); }},
+      {"first byte removed", [](std::string* s) { s->erase(s->begin()); }},
+      {"byte inserted before trailer", [](std::string* s) { s->insert(s->size() - 9, 1, '\x55'); }},
+      {"all 0xFF", [](std::string* s) { s->assign(s->size(), static_cast<char>(0xFF)); }},
+      {"all 0xCF", [](std::string* s) { s->assign(s->size(), static_cast<char>(0xCF)); }},
+      {"doubled", [](std::string* s) { *s += *s; }},
+  };
+}
+
+std::string GoldenFilter(const leveldb::FilterPolicy& policy) {
+  return CreateFilter(policy, PresentKeys(100));
+}
+
+TEST(CompactPolicyTest, CorruptTrailerTableReadsAsMayMatch) {
+  PolicyPtr compact(NewCompactFilterPolicy(10));
+  PolicyPtr migrating(NewMigratingCompactFilterPolicy(10));
+  const std::string golden = GoldenFilter(*compact);
+  {
+    // The table's byte positions assume this trailer shape.
+    compact::FilterView view;
+    ASSERT_TRUE(compact::ParseFilter(golden, &view));
+    ASSERT_EQ(view.params.num_buckets, 2u);
+    ASSERT_EQ(compact::VarintLength(view.params.bucket_width), 2);
+    ASSERT_EQ(compact::VarintLength(view.params.stream_bits), 2);
+  }
+  for (const Corruption& c : CorruptTrailers()) {
+    std::string bad = golden;
+    c.apply(&bad);
+    SCOPED_TRACE(c.name);
+    EXPECT_FALSE(CompactFilter::Deserialize(bad).ok());
+    for (int i = 0; i < 400; ++i) {  // present and absent keys alike
+      ASSERT_TRUE(MatchOnExactCopy(*compact, Key(i), bad)) << i;
+      // The migrating policy hands non-compact markers to the blocked or
+      // built-in reader; those may legitimately say "no" to bytes that are
+      // valid in their format, but never crash.
+      (void)MatchOnExactCopy(*migrating, Key(i), bad);
+    }
+  }
+}
+
+TEST(CompactPolicyTest, EverySingleBitFlipInTheTrailerReadsAsMayMatch) {
+  PolicyPtr compact(NewCompactFilterPolicy(10));
+  for (size_t n : {10, 100, 1000}) {
+    const std::string golden = CreateFilter(*compact, PresentKeys(n));
+    const size_t trailer = std::min<size_t>(golden.size(), 12);  // fixed part + varints
+    for (size_t byte = golden.size() - trailer; byte < golden.size(); ++byte) {
+      for (int bit = 0; bit < 8; ++bit) {
+        std::string bad = golden;
+        bad[byte] = static_cast<char>(bad[byte] ^ (1 << bit));
+        compact::FilterView view;
+        if (!compact::ParseFilter(bad, &view)) {
+          for (int i = 0; i < 50; ++i) ASSERT_TRUE(MatchOnExactCopy(*compact, Key(i), bad));
+          continue;
+        }
+        // The flip landed in the index or stream (n = 1000: the trailer is
+        // shorter than 12 bytes); those are data, checked below.
+        ASSERT_LT(byte, golden.size() - 4) << "n=" << n << " byte " << byte << " bit " << bit;
+      }
+    }
+  }
+}
+
+TEST(CompactPolicyTest, EveryTruncationReadsAsMayMatch) {
+  PolicyPtr compact(NewCompactFilterPolicy(10));
+  PolicyPtr migrating(NewMigratingCompactFilterPolicy(10));
+  for (size_t n : {0, 1, 10, 100, 1000}) {
+    const std::vector<std::string> keys = PresentKeys(n);
+    const std::string golden = CreateFilter(*compact, keys);
+    for (size_t len = 0; len < golden.size(); ++len) {
+      for (const std::string& cut : {golden.substr(0, len), golden.substr(golden.size() - len)}) {
+        EXPECT_FALSE(CompactFilter::Deserialize(cut).ok()) << "n=" << n << " len=" << len;
+        for (const std::string& key : keys) {
+          ASSERT_TRUE(MatchOnExactCopy(*compact, key, cut)) << "n=" << n << " len=" << len;
+        }
+        for (int i = 0; i < 20; ++i) (void)MatchOnExactCopy(*migrating, Key(2 * i + 1), cut);
+      }
+    }
+  }
+}
+
+TEST(CompactPolicyTest, RandomBitFlipsNeverCrash) {
+  // Flips anywhere (stream, index, trailer): a flipped stream bit may change
+  // answers, as in any filter (LevelDB's block checksums guard the bytes on
+  // disk), but the reader stays inside the bytes and terminates. Run under
+  // ASan to make "inside" a checked claim.
+  PolicyPtr compact(NewCompactFilterPolicy(10));
+  PolicyPtr migrating(NewMigratingCompactFilterPolicy(10));
+  SplitMix64 rng(2024);
+  int flips_in_trailer = 0;
+  for (size_t n : {1, 10, 35, 100, 300, 1000}) {
+    const std::vector<std::string> keys = PresentKeys(n);
+    const std::string golden = CreateFilter(*compact, keys);
+    for (int trial = 0; trial < 3000; ++trial) {
+      std::string bad = golden;
+      const int flips = 1 + static_cast<int>(rng.Next() % 8);
+      bool trailer_hit = false;
+      for (int f = 0; f < flips; ++f) {
+        const size_t byte = rng.Next() % bad.size();
+        trailer_hit |= byte + 4 >= bad.size();
+        bad[byte] = static_cast<char>(bad[byte] ^ (1 << (rng.Next() % 8)));
+      }
+      (void)CompactFilter::Deserialize(bad);
+      for (int q = 0; q < 8; ++q) {
+        (void)MatchOnExactCopy(*compact, keys[rng.Next() % n], bad);
+        (void)MatchOnExactCopy(*migrating, Key(rng.Next() % 4000), bad);
+      }
+      if (trailer_hit && !compact::HasCompactMarker(bad)) {
+        ++flips_in_trailer;
+        for (const std::string& key : keys) ASSERT_TRUE(MatchOnExactCopy(*compact, key, bad));
+      }
+    }
+  }
+  EXPECT_GT(flips_in_trailer, 0);
+}
+
+// ---- LevelDB on disk. ----
+
+// Counts RandomAccessFile::Read calls: with the block cache off and tables
+// (index and filter blocks) already open, each one is a data-block read.
+class CountingEnv : public leveldb::EnvWrapper {
+ public:
+  CountingEnv() : leveldb::EnvWrapper(leveldb::Env::Default()) {}
+
+  leveldb::Status NewRandomAccessFile(const std::string& name,
+                                      leveldb::RandomAccessFile** result) override {
+    leveldb::RandomAccessFile* file = nullptr;
+    leveldb::Status s = target()->NewRandomAccessFile(name, &file);
+    *result = s.ok() ? new CountingFile(file, &reads_) : nullptr;
+    return s;
+  }
+
+  uint64_t reads() const { return reads_.load(); }
+  void Reset() { reads_.store(0); }
+
+ private:
+  class CountingFile : public leveldb::RandomAccessFile {
+   public:
+    CountingFile(leveldb::RandomAccessFile* file, std::atomic<uint64_t>* reads)
+        : file_(file), reads_(reads) {}
+    leveldb::Status Read(uint64_t offset, size_t n, leveldb::Slice* result,
+                         char* scratch) const override {
+      reads_->fetch_add(1);
+      return file_->Read(offset, n, result, scratch);
+    }
+
+   private:
+    std::unique_ptr<leveldb::RandomAccessFile> file_;
+    std::atomic<uint64_t>* reads_;
+  };
+
+  std::atomic<uint64_t> reads_{0};
+};
+
+// Forwards to a policy and records the exact FPR (E/U) and key count of every
+// compact filter it writes, so a test knows what read rate to expect.
+class RecordingPolicy : public leveldb::FilterPolicy {
+ public:
+  explicit RecordingPolicy(const leveldb::FilterPolicy* inner) : inner_(inner) {}
+  const char* Name() const override { return inner_->Name(); }
+  void CreateFilter(const leveldb::Slice* keys, int n, std::string* dst) const override {
+    const size_t start = dst->size();
+    inner_->CreateFilter(keys, n, dst);
+    auto filter = CompactFilter::Deserialize(std::string_view(*dst).substr(start));
+    std::lock_guard<std::mutex> lock(mu_);
+    if (filter.ok()) {
+      weighted_fpr_ += n * filter->expected_fpr();
+      keys_ += n;
+      ++filters_;
+    }
+  }
+  bool KeyMayMatch(const leveldb::Slice& key, const leveldb::Slice& filter) const override {
+    return inner_->KeyMayMatch(key, filter);
+  }
+  double MeanFpr() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return keys_ == 0 ? 0 : weighted_fpr_ / keys_;
+  }
+  double MeanKeysPerFilter() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return filters_ == 0 ? 0 : static_cast<double>(keys_) / filters_;
+  }
+
+ private:
+  std::unique_ptr<const leveldb::FilterPolicy> inner_;
+  mutable std::mutex mu_;
+  mutable double weighted_fpr_ = 0;
+  mutable uint64_t keys_ = 0;
+  mutable uint64_t filters_ = 0;
+};
+
+class DbTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = ::testing::TempDir() + "/compact_policy_test_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    leveldb::DestroyDB(path_, leveldb::Options());
+  }
+  void TearDown() override {
+    db_.reset();
+    leveldb::DestroyDB(path_, leveldb::Options());
+  }
+
+  // Opens the DB at path_ with `policy` (nullptr: no filter) and no block
+  // cache, so every data block a Get needs is read from the file.
+  void Open(const leveldb::FilterPolicy* policy) {
+    db_.reset();
+    leveldb::Options options;
+    options.create_if_missing = true;
+    options.env = &env_;
+    options.filter_policy = policy;
+    options.block_cache = cache_.get();
+    options.write_buffer_size = 256 << 10;  // several tables, several levels
+    leveldb::DB* db = nullptr;
+    ASSERT_TRUE(leveldb::DB::Open(options, path_, &db).ok());
+    db_.reset(db);
+  }
+
+  // Keys Key(2i) for i in [first, first + count), 100-byte incompressible
+  // values: ~35 keys per 4 KB block, one filter per block.
+  void Write(uint64_t first, uint64_t count) {
+    SplitMix64 rng(first);
+    for (uint64_t i = first; i < first + count; ++i) {
+      std::string value = Key(i);
+      while (value.size() < 100) value.push_back(static_cast<char>(rng.Next()));
+      ASSERT_TRUE(db_->Put(leveldb::WriteOptions(), Key(2 * i), value).ok());
+    }
+  }
+  void Compact() { db_->CompactRange(nullptr, nullptr); }
+
+  void ExpectAllFound(uint64_t count) {
+    std::string value;
+    for (uint64_t i = 0; i < count; ++i) {
+      ASSERT_TRUE(db_->Get(leveldb::ReadOptions(), Key(2 * i), &value).ok()) << i;
+      ASSERT_EQ(value.substr(0, 16), Key(i));
+    }
+  }
+
+  // Data-block reads per Get of the absent keys Key(2i + 1), i < count
+  // (all inside the key range). Tables are opened by a first pass.
+  double AbsentReadsPerGet(uint64_t count) {
+    std::string value;
+    for (uint64_t i = 0; i < count; ++i) {
+      EXPECT_TRUE(db_->Get(leveldb::ReadOptions(), Key(2 * i + 1), &value).IsNotFound());
+    }
+    env_.Reset();
+    for (uint64_t i = 0; i < count; ++i) (void)db_->Get(leveldb::ReadOptions(), Key(2 * i + 1), &value);
+    return static_cast<double>(env_.reads()) / count;
+  }
+
+  CountingEnv env_;
+  std::unique_ptr<leveldb::Cache> cache_{leveldb::NewLRUCache(0)};  // 0: caching off
+  std::string path_;
+  std::unique_ptr<leveldb::DB> db_;
+};
+
+constexpr uint64_t kDbKeys = 40000;
+
+TEST_F(DbTest, AbsentKeyReadsMatchTheCompactFilterFpr) {
+  // Baseline first: with no filter, every absent Get reads a data block.
+  Open(nullptr);
+  Write(0, kDbKeys);
+  Compact();
+  ExpectAllFound(kDbKeys);
+  const double no_filter = AbsentReadsPerGet(kDbKeys);
+  db_.reset();
+  leveldb::DestroyDB(path_, leveldb::Options());
+
+  auto recording = std::make_unique<RecordingPolicy>(NewCompactFilterPolicy(10));
+  Open(recording.get());
+  Write(0, kDbKeys);
+  Compact();
+  ExpectAllFound(kDbKeys);
+  const double compact_reads = AbsentReadsPerGet(kDbKeys);
+  const double expected = recording->MeanFpr();
+  std::printf("absent-key data-block reads per Get: no filter %.4f, compact %.5f "
+              "(filters' E/U %.5f, %.1f keys/filter)\n",
+              no_filter, compact_reads, expected, recording->MeanKeysPerFilter());
+  db_.reset();
+
+  EXPECT_GT(no_filter, 0.9);
+  ASSERT_GT(expected, 0);
+  // Within 5 binomial sigmas (+2 reads) of the filters' exact FPR.
+  const double expected_reads = expected * kDbKeys;
+  EXPECT_NEAR(compact_reads * kDbKeys, expected_reads, 5 * std::sqrt(expected_reads) + 2);
+  EXPECT_LT(compact_reads, 0.0035);
+}
+
+TEST_F(DbTest, BuiltinDatabaseReopenedWithMigratingCompactPolicy) {
+  PolicyPtr builtin(leveldb::NewBloomFilterPolicy(10));
+  PolicyPtr migrating(NewMigratingCompactFilterPolicy(10));
+  Open(builtin.get());
+  Write(0, kDbKeys / 2);
+  Compact();
+  const double builtin_reads = AbsentReadsPerGet(kDbKeys / 2);
+
+  // Same name, so LevelDB keeps using the built-in filters.
+  Open(migrating.get());
+  ExpectAllFound(kDbKeys / 2);
+  const double migrated_reads = AbsentReadsPerGet(kDbKeys / 2);
+  EXPECT_EQ(migrated_reads, builtin_reads);  // the very same answers
+  EXPECT_LT(migrated_reads, 0.03);           // filters in use (no filter: ~1)
+
+  // New tables get compact filters; old and new coexist, then compaction
+  // rewrites everything as compact filters.
+  Write(kDbKeys / 2, kDbKeys / 2);
+  ExpectAllFound(kDbKeys);
+  Compact();
+  ExpectAllFound(kDbKeys);
+  const double compact_reads = AbsentReadsPerGet(kDbKeys);
+  std::printf("absent reads/Get: built-in %.5f, after migration %.5f, after compaction %.5f\n",
+              builtin_reads, migrated_reads, compact_reads);
+  EXPECT_LT(compact_reads, 0.0035);
+}
+
+TEST_F(DbTest, MigratingCompactDatabaseReopenedWithStockLevelDb) {
+  PolicyPtr migrating(NewMigratingCompactFilterPolicy(10));
+  PolicyPtr builtin(leveldb::NewBloomFilterPolicy(10));
+  Open(migrating.get());
+  Write(0, kDbKeys / 2);
+  Compact();
+  ExpectAllFound(kDbKeys / 2);
+
+  Open(builtin.get());
+  ExpectAllFound(kDbKeys / 2);
+  // Stock LevelDB reads the compact filters as "may match": one data-block
+  // read per absent Get, as with no filter, and never a missed key.
+  EXPECT_GT(AbsentReadsPerGet(kDbKeys / 2), 0.9);
+
+  // Stock LevelDB adds built-in tables; the migrating policy reads both.
+  Write(kDbKeys / 2, kDbKeys / 2);
+  ExpectAllFound(kDbKeys);
+  Open(migrating.get());
+  ExpectAllFound(kDbKeys);
+}
+
+}  // namespace
+}  // namespace blockbloom
