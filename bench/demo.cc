@@ -3,6 +3,12 @@
 // blockbloom's blocked Bloom filter, at the same bits per key. One table out.
 //
 //   blockbloom-demo                       # 1,000,000 keys in a temp directory
+//
+// Rows: no filter; LevelDB's built-in Bloom filter; blockbloom's blocked Bloom
+// filter; blockbloom's compact (Golomb-Rice) filter at the same bits per key
+// and at the bits per key that matches the blocked filter's FPR; and the
+// blocked filter behind FilteredDB's delete-aware d-left key index, which
+// answers most absent Gets from memory.
 //   blockbloom-demo --keys=200000 --gets=20000 --value_size=400
 //
 // Columns:
@@ -14,6 +20,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -25,7 +32,12 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "blockbloom/blocked_bloom.h"
+#include "blockbloom/compact_filter.h"
+#include "blockbloom/compact_filter_policy.h"
+#include "blockbloom/filtered_db.h"
 #include "blockbloom/leveldb_filter_policy.h"
+#include "blockbloom/math.h"
 #include "blocked_bloom_simd.h"
 #include "demo_support.h"
 #include "leveldb/cache.h"
@@ -40,7 +52,8 @@ ABSL_FLAG(int64_t, block_cache_mb, 0,
           "LevelDB block cache; 0 disables it, so every data block needed is read");
 ABSL_FLAG(std::string, dir, "", "where to create the databases (default: a temp dir)");
 ABSL_FLAG(bool, keep, false,
-          "keep the databases (in --dir) for a look, e.g. `blockbloom inspect DIR/blocked`");
+          "keep the databases (in --dir/0, /1, ... in row order) for a look, e.g.\n"
+          "`blockbloom inspect DIR/2`");
 
 namespace blockbloom {
 namespace demo {
@@ -51,33 +64,61 @@ using Clock = std::chrono::steady_clock;
 struct Row {
   std::string name;
   FilterStats filter;
+  uint64_t index_bytes = 0;  // FilteredDB's in-memory index, when used
   double reads_per_absent = 0;
   LatencySummary absent, present;
 };
 
-Row RunConfig(const std::string& name, const leveldb::FilterPolicy* base_policy,
-              const std::string& path) {
+// One configuration: a filter policy (or none), optionally behind FilteredDB.
+struct Config {
+  std::string name;
+  const leveldb::FilterPolicy* policy;
+  bool index;
+};
+
+Row RunConfig(const Config& config, const std::string& path) {
   const int64_t num_keys = absl::GetFlag(FLAGS_keys);
   const int64_t num_gets = std::min(absl::GetFlag(FLAGS_gets), num_keys);
   Row row;
-  row.name = name;
-  CountingPolicy policy(base_policy);
+  row.name = config.name;
+  CountingPolicy policy(config.policy);
   ReadCountingEnv env;
   std::unique_ptr<leveldb::Cache> cache;
   leveldb::Options options;
   options.create_if_missing = true;
   options.env = &env;
-  options.filter_policy = base_policy != nullptr ? &policy : nullptr;
+  options.filter_policy = config.policy != nullptr ? &policy : nullptr;
   const int64_t cache_bytes = absl::GetFlag(FLAGS_block_cache_mb) << 20;
   cache.reset(leveldb::NewLRUCache(static_cast<size_t>(cache_bytes)));
   options.block_cache = cache.get();
   leveldb::DestroyDB(path, leveldb::Options());
-  leveldb::DB* raw = nullptr;
-  leveldb::Status s = leveldb::DB::Open(options, path, &raw);
+  std::unique_ptr<leveldb::DB> plain;
+  std::unique_ptr<FilteredDB> filtered;
+  leveldb::Status s;
+  if (config.index) {
+    IndexOptions index;
+    index.expected_keys = static_cast<uint64_t>(num_keys);
+    index.kind = IndexKind::kDleft;
+    s = FilteredDB::Open(options, path, index, &filtered);
+  } else {
+    leveldb::DB* raw = nullptr;
+    s = leveldb::DB::Open(options, path, &raw);
+    plain.reset(raw);
+  }
   if (!s.ok()) Die("open " + path + ": " + s.ToString());
-  std::unique_ptr<leveldb::DB> db(raw);
+  Store db{
+      [&](leveldb::WriteBatch* batch) {
+        return filtered ? filtered->Write(leveldb::WriteOptions(), batch)
+                        : plain->Write(leveldb::WriteOptions(), batch);
+      },
+      [&](const std::string& key, std::string* value) {
+        return filtered ? filtered->Get(leveldb::ReadOptions(), key, value)
+                        : plain->Get(leveldb::ReadOptions(), key, value);
+      },
+      [&] { (filtered ? filtered->base() : plain.get())->CompactRange(nullptr, nullptr); },
+  };
 
-  Load(db.get(), num_keys, absl::GetFlag(FLAGS_value_size), name);
+  Load(db, num_keys, absl::GetFlag(FLAGS_value_size), config.name);
   row.filter = policy.Snapshot();
 
   // Sample keys: present = even indices, absent = odd ones, in random order.
@@ -90,7 +131,7 @@ Row RunConfig(const std::string& name, const leveldb::FilterPolicy* base_policy,
   std::string value;
   // Warm-up: opens every table (index and filter blocks are read then).
   for (int64_t i = 0; i < std::min<int64_t>(num_gets, 20000); ++i) {
-    db->Get(leveldb::ReadOptions(), DemoKey(present[i], true), &value);
+    db.get(DemoKey(present[i], true), &value);
   }
   policy.ResetProbes();
   env.ResetReads();
@@ -98,7 +139,7 @@ Row RunConfig(const std::string& name, const leveldb::FilterPolicy* base_policy,
   for (int64_t i = 0; i < num_gets; ++i) {
     const std::string key = DemoKey(absent[i], false);
     const auto start = Clock::now();
-    s = db->Get(leveldb::ReadOptions(), key, &value);
+    s = db.get(key, &value);
     micros[i] = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
     if (!s.IsNotFound()) Die("absent key found or error: " + s.ToString());
   }
@@ -108,12 +149,14 @@ Row RunConfig(const std::string& name, const leveldb::FilterPolicy* base_policy,
   for (int64_t i = 0; i < num_gets; ++i) {
     const std::string key = DemoKey(present[i], true);
     const auto start = Clock::now();
-    s = db->Get(leveldb::ReadOptions(), key, &value);
+    s = db.get(key, &value);
     micros[i] = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
     if (!s.ok()) Die("present key missing: " + key + " " + s.ToString());
   }
   row.present = Summarize(&micros);
-  db.reset();
+  if (filtered) row.index_bytes = filtered->index_stats().memory_bytes;
+  filtered.reset();
+  plain.reset();
   if (!absl::GetFlag(FLAGS_keep)) leveldb::DestroyDB(path, leveldb::Options());
   return row;
 }
@@ -136,10 +179,28 @@ int Main() {
   std::unique_ptr<const leveldb::FilterPolicy> builtin(leveldb::NewBloomFilterPolicy(
       static_cast<int>(bpk)));
   std::unique_ptr<const leveldb::FilterPolicy> blocked(NewBlockedBloomFilterPolicy(bpk));
+  std::unique_ptr<const leveldb::FilterPolicy> compact(NewCompactFilterPolicy(bpk));
+  // The compact filter's bits per key for the blocked filter's FPR: the
+  // memory it needs to match, not beat, the Bloom filter (~100-key filters).
+  const double target = BlockedBloomFpr(ClampBitsPerKey(bpk), BlockedBloomProbes(bpk));
+  double equal_fpr_bpk = bpk;
+  while (equal_fpr_bpk > 2 && CompactFilterPredictedFpr(100, equal_fpr_bpk - 0.05) <= target) {
+    equal_fpr_bpk -= 0.05;
+  }
+  std::unique_ptr<const leveldb::FilterPolicy> compact_equal_fpr(
+      NewCompactFilterPolicy(equal_fpr_bpk));
+  const std::vector<Config> configs = {
+      {"no filter", nullptr, false},
+      {"leveldb built-in bloom", builtin.get(), false},
+      {"blockbloom blocked bloom", blocked.get(), false},
+      {"blockbloom compact", compact.get(), false},
+      {Format("compact @ %.2f bits/key", equal_fpr_bpk), compact_equal_fpr.get(), false},
+      {"blocked + FilteredDB index", blocked.get(), true},
+  };
   std::vector<Row> rows;
-  rows.push_back(RunConfig("no filter", nullptr, dir + "/none"));
-  rows.push_back(RunConfig("leveldb built-in bloom", builtin.get(), dir + "/builtin"));
-  rows.push_back(RunConfig("blockbloom blocked bloom", blocked.get(), dir + "/blocked"));
+  for (const Config& config : configs) {
+    rows.push_back(RunConfig(config, dir + "/" + std::to_string(rows.size())));
+  }
 
   std::printf("\n| %-26s | %8s | %7s | %12s | %8s | %8s | %8s | %8s | %9s |\n", "filter",
               "B/key", "FPR", "reads/absent", "abs p50", "abs p99", "pres p50", "pres p99",
@@ -153,12 +214,18 @@ int Main() {
     const bool has = r.filter.keys > 0;
     std::printf("| %-26s | %8s | %7s | %12.4f | %6.2fus | %6.2fus | %6.2fus | %6.2fus | %9s |\n",
                 r.name.c_str(), has ? Format("%.3f", r.filter.BytesPerKey()).c_str() : "-",
-                has ? Format("%.3f%%", 100 * r.filter.fpr).c_str() : "-", r.reads_per_absent,
+                has && !std::isnan(r.filter.fpr) ? Format("%.3f%%", 100 * r.filter.fpr).c_str() : "-", r.reads_per_absent,
                 r.absent.p50, r.absent.p99, r.present.p50, r.present.p99,
                 has ? Format("%.1f", r.filter.NanosPerKey()).c_str() : "-");
   }
   std::printf("\nreads/absent: data-block reads per Get of an absent key (block cache %s).\n",
               absl::GetFlag(FLAGS_block_cache_mb) == 0 ? "off" : "on");
+  for (const Row& r : rows) {
+    if (r.index_bytes == 0) continue;
+    std::printf("%s: FPR is of the filter probes that got past the index; the d-left index "
+                "itself holds %.2f bytes/key in memory.\n",
+                r.name.c_str(), static_cast<double>(r.index_bytes) / absl::GetFlag(FLAGS_keys));
+  }
   return 0;
 }
 

@@ -9,10 +9,12 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -81,8 +83,9 @@ class CountingPolicy final : public leveldb::FilterPolicy {
     probes_ = 0;
     positives_ = 0;
   }
+  // NaN when no probe reached the filter (e.g. an index answered every Get).
   double ProbeFpr() const {
-    return probes_ ? static_cast<double>(positives_) / probes_ : 0;
+    return probes_ ? static_cast<double>(positives_) / probes_ : std::nan("");
   }
 
  private:
@@ -90,8 +93,15 @@ class CountingPolicy final : public leveldb::FilterPolicy {
   mutable std::atomic<uint64_t> keys_{0}, bytes_{0}, nanos_{0}, probes_{0}, positives_{0};
 };
 
+// What the demo needs of a database: plain leveldb::DB or FilteredDB.
+struct Store {
+  std::function<leveldb::Status(leveldb::WriteBatch*)> write;
+  std::function<leveldb::Status(const std::string&, std::string*)> get;
+  std::function<void()> compact;
+};
+
 // Loads keys 0..n-1 in key order in batches, then compacts everything.
-inline void Load(leveldb::DB* db, int64_t n, int value_size, const std::string& label) {
+inline void Load(const Store& db, int64_t n, int value_size, const std::string& label) {
   const bool tty = isatty(STDERR_FILENO);
   std::string value(static_cast<size_t>(value_size), 'v');
   constexpr int64_t kBatch = 1000;
@@ -103,7 +113,7 @@ inline void Load(leveldb::DB* db, int64_t n, int value_size, const std::string& 
       for (size_t j = 0; j < value.size(); j += 8) value[j] = static_cast<char>('a' + (i + j) % 26);
       batch.Put(DemoKey(i, true), value);
     }
-    leveldb::Status s = db->Write(leveldb::WriteOptions(), &batch);
+    leveldb::Status s = db.write(&batch);
     if (!s.ok()) Die("write: " + s.ToString());
     const int percent = static_cast<int>(100 * std::min(n, start + kBatch) / n);
     if (percent != last_percent && (tty || percent % 25 == 0)) {
@@ -114,7 +124,7 @@ inline void Load(leveldb::DB* db, int64_t n, int value_size, const std::string& 
                    tty ? "" : "\n");
     }
   }
-  db->CompactRange(nullptr, nullptr);
+  db.compact();
   if (tty) std::fprintf(stderr, "\n");
 }
 
