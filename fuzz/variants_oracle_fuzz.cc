@@ -114,10 +114,9 @@ Filter RoundTrip(const Filter& filter, const KeySet& keys) {
 
 template <class Filter>
 void FileRoundTrip(const Filter& filter, const KeySet& keys) {
-  // A scalable filter persists its own count (duplicates included); the
-  // header must agree with it. Other structures take the caller's count.
-  uint64_t num_keys = keys.size();
-  if constexpr (std::is_same_v<Filter, ScalableBloomFilter>) num_keys = filter.num_added();
+  // The count of distinct keys; a scalable filter's header takes its own
+  // count (adds, duplicates included) instead (filter_file.h).
+  const uint64_t num_keys = keys.size();
   const std::string file = blockbloom::EncodeFilterFile(filter, num_keys, 0.01);
   auto loaded = blockbloom::DecodeFilterFile(file);
   if (!loaded.ok()) {
@@ -125,7 +124,7 @@ void FileRoundTrip(const Filter& filter, const KeySet& keys) {
     Fail("own filter file rejected", "");
   }
   CheckHolds(*loaded, keys, "false negative after a filter file round trip");
-  if (blockbloom::EncodeFilterFile(loaded->filter(), num_keys, 0.01) != file) {
+  if (blockbloom::EncodeFilterFile(loaded->filter(), loaded->info().num_keys, 0.01) != file) {
     Fail("filter file round trip changed the bytes", "");
   }
 }
