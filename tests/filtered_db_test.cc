@@ -22,8 +22,14 @@ namespace {
 using testing_keys::Key;
 using testing_keys::SplitMix64;
 
+// A directory per test and parameter: ctest runs tests in parallel processes.
 std::string DbPath(const std::string& name) {
-  const std::string path = ::testing::TempDir() + "/blockbloom_filtered_db_" + name;
+  const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string unique = std::string(info->test_suite_name()) + "_" + info->name() + "_" + name;
+  for (char& c : unique) {
+    if (c == '/') c = '_';
+  }
+  const std::string path = ::testing::TempDir() + "/blockbloom_filtered_db_" + unique;
   leveldb::DestroyDB(path, leveldb::Options());
   return path;
 }

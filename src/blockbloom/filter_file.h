@@ -97,7 +97,8 @@ class LoadedFilter {
 // The whole file's bytes. `num_keys` is recorded in the header (the blocked
 // filter does not count what it holds once deserialized); `target_fpr` in
 // [0, 1) is informational (0 = not recorded). A scalable filter records its
-// own count in its payload as well.
+// own count in its payload, and the header takes that count (num_added()):
+// `num_keys` is ignored for it, so the header can never contradict it.
 std::string EncodeFilterFile(const BlockedBloomFilter& filter, uint64_t num_keys,
                              double target_fpr = 0);
 std::string EncodeFilterFile(const StandardBloomFilter& filter, uint64_t num_keys,

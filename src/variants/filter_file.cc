@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -58,6 +59,10 @@ Params ParamsOf(const ScalableBloomFilter& f) {
 template <class F>
 std::string Encode(const F& filter, uint64_t num_keys, double target_fpr) {
   const Params params = ParamsOf(filter);
+  // A scalable filter carries its own count, and DecodePayload requires the
+  // header to agree with it: any other count would make a file that cannot
+  // be loaded.
+  if constexpr (std::is_same_v<F, ScalableBloomFilter>) num_keys = filter.num_added();
   const std::string payload = filter.Serialize();
   if (!(target_fpr >= 0 && target_fpr < 1)) target_fpr = 0;  // not recorded
   uint64_t fpr_bits;
