@@ -341,9 +341,14 @@ void SetCommonCounters(benchmark::State& state, uint64_t keys, uint64_t filter_b
 
 // Runs `probe(begin, count)` (returns how many keys answered "may contain")
 // over consecutive slices of the probe set.
+// What a probe run must answer; a violation fails the benchmark and makes the
+// binary exit non-zero (so the quick run in CI is also a correctness check).
+enum class Expect { kAnything, kAllPositive, kNoPositive };
+bool g_failed = false;
+
 template <typename Probe>
 void RunProbes(benchmark::State& state, size_t probe_count, uint64_t filter_bytes,
-               Probe&& probe) {
+               Probe&& probe, Expect expect = Expect::kAnything) {
   size_t cursor = 0;
   uint64_t positives = 0, keys = 0;
   for (auto _ : state) {
@@ -351,6 +356,12 @@ void RunProbes(benchmark::State& state, size_t probe_count, uint64_t filter_byte
     keys += kKeysPerIter;
     cursor += kKeysPerIter;
     if (cursor + kKeysPerIter > probe_count) cursor = 0;
+  }
+  if ((expect == Expect::kAllPositive && positives != keys) ||
+      (expect == Expect::kNoPositive && positives != 0)) {
+    g_failed = true;
+    state.SkipWithError(expect == Expect::kAllPositive ? "false negative: a present key was missed"
+                                                        : "exact set answered yes for an absent key");
   }
   SetCommonCounters(state, keys, filter_bytes, kKeysPerIter);
   state.counters["positive_rate"] =
@@ -402,7 +413,7 @@ void ProbeBlocked(benchmark::State& state, uint64_t bytes, bool present, Mode mo
         return CountTrue(out, count);
     }
     return 0;
-  });
+  }, present ? Expect::kAllPositive : Expect::kAnything);
 }
 
 void ProbePolicy(benchmark::State& state, uint64_t bytes, bool present,
@@ -417,7 +428,7 @@ void ProbePolicy(benchmark::State& state, uint64_t bytes, bool present,
       c += policy.KeyMayMatch(leveldb::Slice(ps.key(i), kKeyBytes), filter_slice);
     }
     return c;
-  });
+  }, present ? Expect::kAllPositive : Expect::kAnything);
 }
 
 void ProbeTextbook(benchmark::State& state, uint64_t bytes, bool present, Mode mode) {
@@ -436,7 +447,7 @@ void ProbeTextbook(benchmark::State& state, uint64_t bytes, bool present, Mode m
     for (size_t i = 0; i < count; ++i) hashes[i] = HashKey(ps.views[begin + i]);
     f.MayContainHashes(hashes.data(), count, out, kDefaultWindow);
     return CountTrue(out, count);
-  });
+  }, present ? Expect::kAllPositive : Expect::kAnything);
 }
 
 void ProbeHashSet(benchmark::State& state, uint64_t bytes, bool present, Mode mode) {
@@ -461,7 +472,7 @@ void ProbeHashSet(benchmark::State& state, uint64_t bytes, bool present, Mode mo
       c += set.contains(key_at(i));
     }
     return c;
-  });
+  }, present ? Expect::kAllPositive : Expect::kNoPositive);
 }
 
 // ---- Floors ----
@@ -792,5 +803,5 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
-  return 0;
+  return blockbloom::bench::g_failed ? 1 : 0;
 }
