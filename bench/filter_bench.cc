@@ -494,7 +494,8 @@ void FloorHash(benchmark::State& state, uint64_t bytes) {
 // chosen from the key's hash the way the blocked filter chooses its block.
 // window == 0: no prefetch (the single-probe floor). Otherwise the lines of
 // each window of keys are prefetched before any is read, as the batch probe
-// does. hash_keys: hash the keys inside the loop (the floor of batch_keys).
+// does. hash_keys: hash the keys too, as MayContainKeys does (the floor of
+// batch_keys).
 void FloorLine(benchmark::State& state, uint64_t bytes, size_t window, bool hash_keys) {
   SizeFixture& fx = Fixture(bytes);
   const uint8_t* base = fx.Blocked().data();
@@ -505,6 +506,23 @@ void FloorLine(benchmark::State& state, uint64_t bytes, size_t window, bool hash
     return base + (static_cast<uint64_t>((static_cast<unsigned __int128>(h) * lines) >> 64) << 6) +
            (h & 56);
   };
+  // hash_keys: like MayContainKeys, hash a slice of up to 1024 keys into a
+  // buffer first, then fetch their lines window by window.
+  std::vector<uint64_t> slice_hashes(hash_keys ? 1024 : 0);
+  auto fetch = [&](const uint64_t* hashes, size_t n, uint64_t* acc) {
+    for (size_t s = 0; s < n; s += window) {
+      const size_t c = std::min(window, n - s);
+      for (size_t j = 0; j < c; ++j) {
+        addr[j] = line_of(hashes[s + j]);
+        __builtin_prefetch(addr[j]);
+      }
+      for (size_t j = 0; j < c; ++j) {
+        uint64_t w;
+        std::memcpy(&w, addr[j], 8);
+        *acc += w;
+      }
+    }
+  };
   RunProbes(state, ps.size(), bytes, [&](size_t begin, size_t count) -> uint64_t {
     uint64_t acc = 0;
     if (window == 0) {
@@ -513,19 +531,13 @@ void FloorLine(benchmark::State& state, uint64_t bytes, size_t window, bool hash
         std::memcpy(&w, line_of(ps.hashes[i]), 8);
         acc += w;
       }
+    } else if (!hash_keys) {
+      fetch(ps.hashes.data() + begin, count, &acc);
     } else {
-      for (size_t s = begin; s < begin + count; s += window) {
-        const size_t c = std::min(window, begin + count - s);
-        for (size_t j = 0; j < c; ++j) {
-          const uint64_t h = hash_keys ? HashKey(ps.views[s + j]) : ps.hashes[s + j];
-          addr[j] = line_of(h);
-          __builtin_prefetch(addr[j]);
-        }
-        for (size_t j = 0; j < c; ++j) {
-          uint64_t w;
-          std::memcpy(&w, addr[j], 8);
-          acc += w;
-        }
+      for (size_t s = begin; s < begin + count; s += slice_hashes.size()) {
+        const size_t c = std::min(slice_hashes.size(), begin + count - s);
+        for (size_t j = 0; j < c; ++j) slice_hashes[j] = HashKey(ps.views[s + j]);
+        fetch(slice_hashes.data(), c, &acc);
       }
     }
     benchmark::DoNotOptimize(acc);

@@ -11,7 +11,9 @@
 // can spare the data-block read. Every file read goes through a counting Env
 // (reads_per_get counts RandomAccessFile::Read calls per Get: index and filter
 // blocks are read when a table is opened, so in steady state these are
-// data-block reads not served by the 8 MiB block cache).
+// data-block reads not served by the 8 MiB block cache), and a counting
+// wrapper around each policy gives filter probes and "may match" answers per
+// Get (for absent keys, false positives per Get).
 //
 // Databases live under $BLOCKBLOOM_BENCH_DIR (default /tmp) in a fresh
 // directory, built once per process and destroyed at exit.
@@ -19,6 +21,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cinttypes>
 #include <cstdio>
@@ -72,6 +75,30 @@ class CountingEnv final : public leveldb::EnvWrapper {
   }
 };
 
+// Forwards to a real policy and counts KeyMayMatch calls and "may match"
+// answers, so the benchmark reports filter probes and false positives per Get
+// independently of the block cache. Same overhead for both contenders.
+class CountingPolicy final : public leveldb::FilterPolicy {
+ public:
+  explicit CountingPolicy(const leveldb::FilterPolicy* base) : base_(base) {}
+  const char* Name() const override { return base_->Name(); }
+  void CreateFilter(const leveldb::Slice* keys, int n, std::string* dst) const override {
+    base_->CreateFilter(keys, n, dst);
+  }
+  bool KeyMayMatch(const leveldb::Slice& key, const leveldb::Slice& filter) const override {
+    const bool match = base_->KeyMayMatch(key, filter);
+    probes_.fetch_add(1, std::memory_order_relaxed);
+    if (match) matches_.fetch_add(1, std::memory_order_relaxed);
+    return match;
+  }
+  uint64_t probes() const { return probes_.load(); }
+  uint64_t matches() const { return matches_.load(); }
+
+ private:
+  std::unique_ptr<const leveldb::FilterPolicy> base_;
+  mutable std::atomic<uint64_t> probes_{0}, matches_{0};
+};
+
 CountingEnv* GetEnv() {
   static CountingEnv* env = new CountingEnv();
   return env;
@@ -87,7 +114,7 @@ uint64_t NumKeys() { return g_quick ? 50'000 : 1'000'000; }
 
 struct Db {
   std::string path;
-  std::unique_ptr<const leveldb::FilterPolicy> policy;
+  std::unique_ptr<CountingPolicy> policy;
   std::unique_ptr<leveldb::DB> db;
   leveldb::Options options;
   ~Db() {
@@ -110,8 +137,8 @@ std::string BaseDir() {
 std::unique_ptr<Db> BuildDb(bool builtin) {
   auto d = std::make_unique<Db>();
   d->path = BaseDir() + (builtin ? "/builtin" : "/blockbloom");
-  d->policy.reset(builtin ? leveldb::NewBloomFilterPolicy(10)
-                          : NewBlockedBloomFilterPolicy(10));
+  d->policy = std::make_unique<CountingPolicy>(builtin ? leveldb::NewBloomFilterPolicy(10)
+                                                       : NewBlockedBloomFilterPolicy(10));
   d->options.create_if_missing = true;
   d->options.error_if_exists = true;
   d->options.filter_policy = d->policy.get();
@@ -155,7 +182,9 @@ Db& GetDb(bool builtin) {
 void ReadRandom(benchmark::State& state, bool builtin, bool present) {
   Db& d = GetDb(builtin);
   const uint64_t n = NumKeys();
-  std::vector<std::string> keys(kGetsPerIter * 64);
+  // n random keys: enough that repeated keys rarely find their blocks still
+  // in the block cache.
+  std::vector<std::string> keys(std::max<size_t>(kGetsPerIter, n / kGetsPerIter * kGetsPerIter));
   for (size_t j = 0; j < keys.size(); ++j) {
     const uint64_t i = Mix64(j + (present ? 0 : 1'000'000'007ull)) % n;
     keys[j] = DecimalKey(2 * i + (present ? 0 : 1));
@@ -163,9 +192,12 @@ void ReadRandom(benchmark::State& state, bool builtin, bool present) {
   // Warm the table cache so table opens (index and filter reads) are not
   // counted as per-Get reads.
   std::string value;
-  for (size_t j = 0; j < keys.size(); ++j) d.db->Get(leveldb::ReadOptions(), keys[j], &value);
+  for (size_t j = 0; j < std::min<size_t>(keys.size(), 20'000); ++j) {
+    d.db->Get(leveldb::ReadOptions(), keys[j], &value);
+  }
   uint64_t gets = 0, found = 0;
   const uint64_t reads_before = g_reads.load();
+  const uint64_t probes_before = d.policy->probes(), matches_before = d.policy->matches();
   size_t cursor = 0;
   for (auto _ : state) {
     for (size_t j = 0; j < kGetsPerIter; ++j) {
@@ -176,6 +208,8 @@ void ReadRandom(benchmark::State& state, bool builtin, bool present) {
     if (cursor == keys.size()) cursor = 0;
   }
   const uint64_t reads = g_reads.load() - reads_before;
+  const uint64_t probes = d.policy->probes() - probes_before;
+  const uint64_t matches = d.policy->matches() - matches_before;
   if ((present && found != gets) || (!present && found != 0)) {
     g_failed = true;
     state.SkipWithError(present ? "a present key was not found" : "an absent key was found");
@@ -184,6 +218,10 @@ void ReadRandom(benchmark::State& state, bool builtin, bool present) {
       static_cast<double>(gets) * 1e-9, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
   state.counters["reads_per_get"] =
       gets == 0 ? 0.0 : static_cast<double>(reads) / static_cast<double>(gets);
+  const double g = gets == 0 ? 1.0 : static_cast<double>(gets);
+  state.counters["filter_probes_per_get"] = static_cast<double>(probes) / g;
+  // For absent keys every match is a false positive.
+  state.counters["filter_matches_per_get"] = static_cast<double>(matches) / g;
   state.counters["keys"] = static_cast<double>(n);
   state.counters["keys_per_iter"] = static_cast<double>(kGetsPerIter);
   state.SetItemsProcessed(static_cast<int64_t>(gets));
