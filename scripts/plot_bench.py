@@ -299,7 +299,7 @@ def plot_probes(r, out):
     sizes = r.sizes()
     if not sizes:
         return
-    fig, axes = plt.subplots(1, 2, figsize=(15, 6), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(15, 7), sharey=True)
     for ax, keys in zip(axes, ("present", "absent")):
         for contender, mode, label in PROBES:
             ys = [r.ns(probe_name(contender, mode, keys, s)) for s in sizes]
@@ -310,8 +310,9 @@ def plot_probes(r, out):
             ys = [r.ns(f"{fname}/{s}") for s in sizes]
             pts = [(s, y) for s, y in zip(sizes, ys) if y is not None]
             if pts:
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], linestyle="--", color="gray",
-                        alpha=0.4 + 0.15 * FLOORS.index((fname, label)), label=label)
+                style = ["-", "--", ":", "-."][FLOORS.index((fname, label))]
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], linestyle=style, color="black",
+                        linewidth=2.2, alpha=0.45, label=label)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xticks(sizes)
@@ -320,8 +321,9 @@ def plot_probes(r, out):
         ax.set_title(f"probe, {keys} keys")
         ax.grid(True, which="both", alpha=0.3)
     axes[0].set_ylabel("ns per key (median, lower is better)")
-    axes[1].legend(fontsize=8, loc="upper left")
-    fig.tight_layout()
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=8, loc="lower center", ncol=4)
+    fig.tight_layout(rect=(0, 0.14, 1, 1))
     fig.savefig(os.path.join(out, "probe_ns_per_key.png"), dpi=110)
     plt.close(fig)
 
