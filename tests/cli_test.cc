@@ -18,6 +18,7 @@
 #include "leveldb/db.h"
 #include "leveldb/filter_policy.h"
 #include "test_keys.h"
+#include "test_paths.h"
 
 namespace blockbloom {
 namespace {
@@ -36,7 +37,7 @@ std::string Slurp(const std::string& path) {
   return ss.str();
 }
 
-std::string Dir() { return ::testing::TempDir(); }
+std::string Dir() { return TestDir("cli"); }
 
 // Runs `blockbloom <args>` through the shell; stdin from `stdin_path` if set.
 ToolRun Tool(const std::string& args, const std::string& stdin_path = "/dev/null") {

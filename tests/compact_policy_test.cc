@@ -27,6 +27,7 @@
 #include "leveldb/env.h"
 #include "leveldb/filter_policy.h"
 #include "test_keys.h"
+#include "test_paths.h"
 
 namespace blockbloom {
 namespace {
@@ -382,8 +383,7 @@ class RecordingPolicy : public leveldb::FilterPolicy {
 class DbTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    path_ = ::testing::TempDir() + "/compact_policy_test_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    path_ = TestPath("db");
     leveldb::DestroyDB(path_, leveldb::Options());
   }
   void TearDown() override {

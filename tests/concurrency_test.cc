@@ -15,6 +15,7 @@
 #include "blockbloom/leveldb_filter_policy.h"
 #include "leveldb/db.h"
 #include "test_keys.h"
+#include "test_paths.h"
 
 namespace blockbloom {
 namespace {
@@ -47,7 +48,7 @@ TEST(ConcurrencyTest, ConcurrentQueriesOfOneFilter) {
 }
 
 TEST(ConcurrencyTest, PolicySharedByReadersAndCompaction) {
-  const std::string path = ::testing::TempDir() + "/blockbloom_concurrency_test";
+  const std::string path = TestPath("db");
   leveldb::DestroyDB(path, leveldb::Options());
   std::unique_ptr<const leveldb::FilterPolicy> policy(NewBlockedBloomFilterPolicy(10));
   leveldb::Options options;

@@ -12,6 +12,7 @@
 
 #include "blockbloom/hash.h"
 #include "test_keys.h"
+#include "test_paths.h"
 
 namespace blockbloom {
 namespace {
@@ -19,7 +20,7 @@ namespace {
 using testing_keys::Key;
 using testing_keys::SplitMix64;
 
-std::string TempPath(const std::string& name) { return ::testing::TempDir() + "/" + name; }
+std::string TempPath(const std::string& name) { return TestPath(name); }
 
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

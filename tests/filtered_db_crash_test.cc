@@ -19,6 +19,7 @@
 #include "blockbloom/filtered_db.h"
 #include "leveldb/write_batch.h"
 #include "test_keys.h"
+#include "test_paths.h"
 
 namespace blockbloom {
 namespace {
@@ -44,7 +45,7 @@ void ChildWriteForever(const std::string& path, std::atomic<uint64_t>* acked) {
 }
 
 TEST(FilteredDBCrashTest, KilledWriterLosesNoLiveKey) {
-  const std::string path = ::testing::TempDir() + "/blockbloom_filtered_db_crash";
+  const std::string path = TestPath("db");
   leveldb::DestroyDB(path, leveldb::Options());
   void* shared = mmap(nullptr, sizeof(std::atomic<uint64_t>), PROT_READ | PROT_WRITE,
                       MAP_SHARED | MAP_ANONYMOUS, -1, 0);

@@ -15,6 +15,7 @@
 #include "leveldb/env.h"
 #include "leveldb/write_batch.h"
 #include "test_keys.h"
+#include "test_paths.h"
 
 namespace blockbloom {
 namespace {
@@ -22,14 +23,8 @@ namespace {
 using testing_keys::Key;
 using testing_keys::SplitMix64;
 
-// A directory per test and parameter: ctest runs tests in parallel processes.
 std::string DbPath(const std::string& name) {
-  const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  std::string unique = std::string(info->test_suite_name()) + "_" + info->name() + "_" + name;
-  for (char& c : unique) {
-    if (c == '/') c = '_';
-  }
-  const std::string path = ::testing::TempDir() + "/blockbloom_filtered_db_" + unique;
+  const std::string path = TestPath(name);
   leveldb::DestroyDB(path, leveldb::Options());
   return path;
 }

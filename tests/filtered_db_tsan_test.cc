@@ -13,6 +13,7 @@
 #include "leveldb/env.h"
 #include "leveldb/write_batch.h"
 #include "test_keys.h"
+#include "test_paths.h"
 
 namespace blockbloom {
 namespace {
@@ -22,8 +23,7 @@ using testing_keys::Key;
 class FilteredDBTsanTest : public ::testing::TestWithParam<IndexKind> {};
 
 TEST_P(FilteredDBTsanTest, ReadersNeverMissCommittedKeysWhileWritersChurnAndGrow) {
-  const std::string path = ::testing::TempDir() + "/blockbloom_filtered_db_tsan_" +
-                           std::to_string(static_cast<int>(GetParam()));
+  const std::string path = TestPath("db");
   leveldb::DestroyDB(path, leveldb::Options());
   leveldb::Options options;
   options.create_if_missing = true;

@@ -13,6 +13,7 @@
 #include "leveldb/db.h"
 #include "leveldb/filter_policy.h"
 #include "test_keys.h"
+#include "test_paths.h"
 
 namespace blockbloom {
 namespace {
@@ -109,8 +110,7 @@ constexpr int kValueSize = 300;  // ~13 entries per 4 KiB block: many blocks
 class DbTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    path_ = ::testing::TempDir() + "/blockbloom_policy_test_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    path_ = TestPath("db");
     leveldb::DestroyDB(path_, leveldb::Options());
   }
   void TearDown() override { leveldb::DestroyDB(path_, leveldb::Options()); }

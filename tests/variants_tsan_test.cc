@@ -9,6 +9,7 @@
 #include "blockbloom/filter_file.h"
 #include "test_keys.h"
 #include "variant_adapters.h"
+#include "test_paths.h"
 
 namespace blockbloom {
 namespace {
@@ -40,7 +41,7 @@ TEST(VariantsThreadSafetyTest, ConcurrentQueriesAndSerializeAgreeWithSerial) {
 TEST(VariantsThreadSafetyTest, LoadedFilterAndLoadsFromManyThreads) {
   auto f = StandardBloomFilter::CreateForFpr(5000, 0.01);
   for (uint64_t i = 0; i < 5000; ++i) f->AddKey(Key(i));
-  const std::string path = ::testing::TempDir() + "/tsan.bbf";
+  const std::string path = TestPath("tsan.bbf");
   ASSERT_TRUE(SaveFilterFile(path, *f, 5000).ok());
   absl::StatusOr<LoadedFilter> shared = LoadFilterFile(path);
   ASSERT_TRUE(shared.ok());

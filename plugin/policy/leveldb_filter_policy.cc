@@ -1,5 +1,6 @@
 #include "blockbloom/leveldb_filter_policy.h"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -16,18 +17,23 @@ namespace {
 
 std::string_view View(const leveldb::Slice& s) { return {s.data(), s.size()}; }
 
-// Appends a blocked filter for keys[0, n) to *dst. Builds straight into dst:
-// the kernels need no alignment and never touch a byte past the filter.
+// Appends a blocked filter for keys[0, n) to *dst. Builds straight into dst
+// (the kernels need no alignment and never touch a byte past the filter),
+// hashing in slices small enough for the hashes to stay in L1.
 void AppendBlockedFilter(const leveldb::Slice* keys, int n, double bits_per_key,
                          int num_probes, std::string* dst) {
   const size_t count = n > 0 ? static_cast<size_t>(n) : 0;
   const uint64_t num_bytes = BlockedBloomBytes(count, bits_per_key);
-  std::vector<uint64_t> hashes(count);
-  for (size_t i = 0; i < count; ++i) hashes[i] = internal::InlineHashKey(View(keys[i]));
   const size_t start = dst->size();
   dst->resize(start + static_cast<size_t>(num_bytes), '\0');
-  simd::AddHashes(hashes.data(), count, num_bytes * 8, num_probes,
-                  reinterpret_cast<uint8_t*>(&(*dst)[start]));
+  uint8_t* bits = reinterpret_cast<uint8_t*>(&(*dst)[start]);
+  constexpr size_t kSlice = 256;
+  uint64_t hashes[kSlice];
+  for (size_t first = 0; first < count; first += kSlice) {
+    const size_t len = std::min(kSlice, count - first);
+    for (size_t i = 0; i < len; ++i) hashes[i] = internal::InlineHashKey(View(keys[first + i]));
+    simd::AddHashes(hashes, len, num_bytes * 8, num_probes, bits);
+  }
   blocked::AppendTrailer(num_probes, dst);
 }
 

@@ -19,6 +19,8 @@
 #include <string>
 #include <string_view>
 
+#include "blocked/kernel.h"
+
 namespace blockbloom {
 namespace blocked {
 
@@ -37,15 +39,37 @@ struct FilterView {
 // must already end with the filter bits. REQUIRES: 1 <= num_probes <= 16.
 void AppendTrailer(int num_probes, std::string* dst);
 
+// Trailer bytes, counted from the end of the encoding.
+inline constexpr size_t kProbesAt = 3, kVersionAt = 2, kMarkerAt = 1;
+inline constexpr uint8_t kGeometryCode = kLogBlockBits - 6;  // 3: 512-bit blocks
+inline constexpr uint8_t kVersionByte = kFormatVersion << 4 | kGeometryCode;
+
 // Returns true and fills *view if `encoded` is a well-formed version-1
-// filter. Anything else (short, foreign marker, unknown version, k or
-// geometry out of range, reserved bits set) returns false: callers answer
-// "may match".
-bool ParseFilter(std::string_view encoded, FilterView* view);
+// filter. Anything else (short, foreign marker, unknown version or geometry,
+// k out of range, reserved bits set) returns false: callers answer "may
+// match". Inline: it runs on every LevelDB filter probe.
+inline bool ParseFilter(std::string_view encoded, FilterView* view) {
+  const size_t n = encoded.size();
+  if (n < kTrailerSize) return false;
+  const auto at = [&](size_t from_end) { return static_cast<uint8_t>(encoded[n - from_end]); };
+  if (at(kMarkerAt) != kMarker || at(kVersionAt) != kVersionByte) return false;
+  const int k = at(kProbesAt);  // reserved high bits must be 0, so k == the byte
+  if (k < kMinProbes || k > kMaxProbes) return false;
+  view->bits = reinterpret_cast<const uint8_t*>(encoded.data());
+  view->num_bytes = n - kTrailerSize;
+  view->num_probes = k;
+  return true;
+}
 
 // Whether the key with this hash may be in `encoded`. Never reads outside
-// `encoded`; an unparseable filter may match everything.
-bool EncodedMayContainHash(std::string_view encoded, uint64_t hash);
+// `encoded`; an unparseable filter may match everything. Inline: it is the
+// whole of the LevelDB policy's KeyMayMatch.
+inline bool EncodedMayContainHash(std::string_view encoded, uint64_t hash) {
+  FilterView view;
+  if (!ParseFilter(encoded, &view)) return true;
+  if (view.num_bytes == 0) return false;  // the empty set
+  return MayContainHash(hash, view.num_bytes * 8, view.num_probes, view.bits);
+}
 
 // Is `encoded` ours (last byte is kMarker)? The migrating policy uses this to
 // tell a blocked filter from one in LevelDB's built-in format.
