@@ -8,6 +8,8 @@
 #   scripts/fuzz.sh run 600 && git add fuzz/corpus   # a long local session
 #
 # BUILD defaults to build/asan (cmake --preset asan && cmake --build build/asan).
+# FUZZ_ONLY="a b" restricts any mode to those targets (e.g. to run two halves
+# of a long session on two cores).
 # A crash leaves its input as fuzz/crash-*; add it to the corpus and a test.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
@@ -19,7 +21,7 @@ else
   build="${2:-$here/build/asan}"
 fi
 build="$(cd "$build" && pwd)"
-targets=$(cat "$build/fuzz_targets.txt")
+targets=${FUZZ_ONLY:-$(cat "$build/fuzz_targets.txt")}
 export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 for t in $targets; do
