@@ -5,6 +5,7 @@
 // readers, and real databases on disk: absent-key data-block reads match the
 // filters' FPR, and migration works in both directions.
 #include "blockbloom/compact_filter_policy.h"
+#include "blockbloom/read_counting_env.h"
 
 #include <gtest/gtest.h>
 
@@ -307,42 +308,6 @@ TEST(CompactPolicyTest, RandomBitFlipsNeverCrash) {
 
 // ---- LevelDB on disk. ----
 
-// Counts RandomAccessFile::Read calls: with the block cache off and tables
-// (index and filter blocks) already open, each one is a data-block read.
-class CountingEnv : public leveldb::EnvWrapper {
- public:
-  CountingEnv() : leveldb::EnvWrapper(leveldb::Env::Default()) {}
-
-  leveldb::Status NewRandomAccessFile(const std::string& name,
-                                      leveldb::RandomAccessFile** result) override {
-    leveldb::RandomAccessFile* file = nullptr;
-    leveldb::Status s = target()->NewRandomAccessFile(name, &file);
-    *result = s.ok() ? new CountingFile(file, &reads_) : nullptr;
-    return s;
-  }
-
-  uint64_t reads() const { return reads_.load(); }
-  void Reset() { reads_.store(0); }
-
- private:
-  class CountingFile : public leveldb::RandomAccessFile {
-   public:
-    CountingFile(leveldb::RandomAccessFile* file, std::atomic<uint64_t>* reads)
-        : file_(file), reads_(reads) {}
-    leveldb::Status Read(uint64_t offset, size_t n, leveldb::Slice* result,
-                         char* scratch) const override {
-      reads_->fetch_add(1);
-      return file_->Read(offset, n, result, scratch);
-    }
-
-   private:
-    std::unique_ptr<leveldb::RandomAccessFile> file_;
-    std::atomic<uint64_t>* reads_;
-  };
-
-  std::atomic<uint64_t> reads_{0};
-};
-
 // Forwards to a policy and records the exact FPR (E/U) and key count of every
 // compact filter it writes, so a test knows what read rate to expect.
 class RecordingPolicy : public leveldb::FilterPolicy {
@@ -433,12 +398,12 @@ class DbTest : public ::testing::Test {
     for (uint64_t i = 0; i < count; ++i) {
       EXPECT_TRUE(db_->Get(leveldb::ReadOptions(), Key(2 * i + 1), &value).IsNotFound());
     }
-    env_.Reset();
+    env_.ResetReads();
     for (uint64_t i = 0; i < count; ++i) (void)db_->Get(leveldb::ReadOptions(), Key(2 * i + 1), &value);
     return static_cast<double>(env_.reads()) / count;
   }
 
-  CountingEnv env_;
+  ReadCountingEnv env_;  // with the block cache off, each read is a data block
   std::unique_ptr<leveldb::Cache> cache_{leveldb::NewLRUCache(0)};  // 0: caching off
   std::string path_;
   std::unique_ptr<leveldb::DB> db_;

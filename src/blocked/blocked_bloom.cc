@@ -8,6 +8,7 @@
 #include "blockbloom/hash.h"
 #include "blockbloom/math.h"
 #include "blocked/format.h"
+#include "common/hash_slices.h"
 #include "blocked/kernel.h"
 #include "blocked_bloom_simd.h"
 
@@ -111,23 +112,8 @@ void BlockedBloomFilter::AddHashes(absl::Span<const uint64_t> hashes) {
   simd::AddHashes(hashes.data(), hashes.size(), num_bits(), num_probes_, bits_.get());
 }
 
-namespace {
-// Hashes keys in slices so a batch of any size needs bounded scratch.
-constexpr size_t kHashSlice = 1024;
-
-template <typename Fn>
-void ForEachHashSlice(absl::Span<const std::string_view> keys, Fn&& fn) {
-  uint64_t hashes[kHashSlice];
-  for (size_t start = 0; start < keys.size(); start += kHashSlice) {
-    const size_t count = std::min(kHashSlice, keys.size() - start);
-    for (size_t i = 0; i < count; ++i) hashes[i] = HashKey(keys[start + i]);
-    fn(absl::Span<const uint64_t>(hashes, count), start);
-  }
-}
-}  // namespace
-
 void BlockedBloomFilter::AddKeys(absl::Span<const std::string_view> keys) {
-  ForEachHashSlice(keys, [&](absl::Span<const uint64_t> hashes, size_t) { AddHashes(hashes); });
+  internal::ForEachHashSlice(keys, [&](absl::Span<const uint64_t> hashes, size_t) { AddHashes(hashes); });
 }
 
 bool BlockedBloomFilter::MayContainHash(uint64_t hash) const {
@@ -157,7 +143,7 @@ void BlockedBloomFilter::MayContainHashes(absl::Span<const uint64_t> hashes,
 
 void BlockedBloomFilter::MayContainKeys(absl::Span<const std::string_view> keys,
                                         absl::Span<bool> out, size_t window) const {
-  ForEachHashSlice(keys, [&](absl::Span<const uint64_t> hashes, size_t start) {
+  internal::ForEachHashSlice(keys, [&](absl::Span<const uint64_t> hashes, size_t start) {
     MayContainHashes(hashes, out.subspan(start, hashes.size()), window);
   });
 }

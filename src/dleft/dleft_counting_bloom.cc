@@ -5,6 +5,7 @@
 #include <new>
 
 #include "blockbloom/hash.h"
+#include "common/hash_slices.h"
 #include "dleft_simd.h"
 
 namespace blockbloom {
@@ -219,13 +220,9 @@ void DleftCountingBloomFilter::MayContainHashes(absl::Span<const uint64_t> hashe
 
 void DleftCountingBloomFilter::MayContainKeys(absl::Span<const std::string_view> keys,
                                               absl::Span<bool> out) const {
-  constexpr size_t kChunk = 256;
-  uint64_t hashes[kChunk];
-  for (size_t start = 0; start < keys.size(); start += kChunk) {
-    const size_t count = std::min(kChunk, keys.size() - start);
-    for (size_t j = 0; j < count; ++j) hashes[j] = HashKey(keys[start + j]);
-    MayContainHashes(absl::MakeConstSpan(hashes, count), out.subspan(start, count));
-  }
+  internal::ForEachHashSlice(keys, [&](absl::Span<const uint64_t> hashes, size_t first) {
+    MayContainHashes(hashes, out.subspan(first, hashes.size()));
+  });
 }
 
 DleftStats DleftCountingBloomFilter::stats() const {
