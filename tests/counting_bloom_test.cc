@@ -1,11 +1,14 @@
 // The blocked counting Bloom filter against an std::unordered_multiset oracle:
 // no false negatives under any insert/erase sequence, sticky saturation,
-// refusal to erase provably absent keys, FPR against the Poisson-mixture model.
+// refusal to erase provably absent keys, FPR against the Poisson-mixture model,
+// and the cached parameter search giving exactly the exhaustive search's answers.
 #include "blockbloom/counting_bloom.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -13,6 +16,7 @@
 #include <vector>
 
 #include "blockbloom/hash.h"
+#include "blockbloom/math.h"
 #include "counting/kernel.h"
 #include "test_keys.h"
 
@@ -166,6 +170,90 @@ TEST(CountingBloomTest, BadArgumentsGetStatusOrClamp) {
   (*empty)->Insert("x");
   EXPECT_TRUE((*empty)->MayContain("x"));
   EXPECT_LE(CountingBloomFilter::ModelFpr(CountingBloomFilter::CountersPerKeyForFpr(0.01)), 0.01);
+}
+
+// CountersPerKeyForFpr as it was before its model was cached: every call
+// walked c = 1, 1.25, ... and evaluated ModelFpr at each (verbatim).
+double ExhaustiveCountersPerKeyForFpr(double target_fpr) {
+  const double p = std::isnan(target_fpr) ? 0.01 : std::clamp(target_fpr, 1e-6, 0.5);
+  for (double c = CountingBloomFilter::kMinCountersPerKey;
+       c < CountingBloomFilter::kMaxCountersPerKey; c += 0.25) {
+    if (CountingBloomFilter::ModelFpr(c) <= p) return c;
+  }
+  return CountingBloomFilter::kMaxCountersPerKey;
+}
+
+TEST(CountingBloomTest, CachedSearchEqualsExhaustiveSearchOnASweep) {
+  std::vector<double> targets = {0.0, -1.0, 1e-300, 1e-9, 1e-7, 1e-6, 0.5, 0.6, 1.0, 7.0,
+                                 std::nan(""), std::numeric_limits<double>::infinity(),
+                                 -std::numeric_limits<double>::infinity()};
+  for (int i = 0; i <= 36; ++i) targets.push_back(std::pow(10.0, -0.25 * i));  // 1 .. 1e-9
+  for (double p : targets) {
+    const double expected = ExhaustiveCountersPerKeyForFpr(p);
+    // Twice: the first call may fill the cache, the second reads it.
+    EXPECT_EQ(CountingBloomFilter::CountersPerKeyForFpr(p), expected) << p;
+    EXPECT_EQ(CountingBloomFilter::CountersPerKeyForFpr(p), expected) << p;
+  }
+}
+
+TEST(CountingBloomTest, CachedSearchEqualsExhaustiveSearchAtEveryGridBoundary) {
+  // The model at every point the exhaustive search can visit, from the
+  // public (uncached) ModelFpr; the answer for p is the first c whose model
+  // is <= p, which is what the exhaustive search returns. Targets on each
+  // model value and one ulp either side of it pin every boundary.
+  std::vector<std::pair<double, double>> grid;  // (c, ModelFpr(c))
+  for (double c = CountingBloomFilter::kMinCountersPerKey;
+       c < CountingBloomFilter::kMaxCountersPerKey; c += 0.25) {
+    grid.emplace_back(c, CountingBloomFilter::ModelFpr(c));
+  }
+  ASSERT_EQ(grid.size(), 252u);
+  const auto reference = [&](double target) {
+    const double p = std::clamp(target, 1e-6, 0.5);
+    for (const auto& [c, fpr] : grid) {
+      if (fpr <= p) return c;
+    }
+    return CountingBloomFilter::kMaxCountersPerKey;
+  };
+  int checked = 0;
+  for (const auto& [c, fpr] : grid) {
+    for (double p : {std::nextafter(fpr, 0.0), fpr, std::nextafter(fpr, 1.0)}) {
+      ASSERT_EQ(CountingBloomFilter::CountersPerKeyForFpr(p), reference(p)) << "c=" << c
+                                                                            << " p=" << p;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 3 * 252);
+  // Grid points where the model is exactly the (clamped) target are found.
+  EXPECT_EQ(CountingBloomFilter::CountersPerKeyForFpr(grid[20].second), grid[20].first);
+}
+
+TEST(CountingBloomTest, CreateForFprGeometryIsUnchanged) {
+  for (uint64_t n : {uint64_t{0}, uint64_t{1}, uint64_t{1000}, uint64_t{123457}}) {
+    for (double p : {0.2, 0.01, 0.003, 1e-4, 1e-6}) {
+      const double c = ExhaustiveCountersPerKeyForFpr(p);
+      auto cached = CountingBloomFilter::CreateForFpr(n, p);
+      ASSERT_TRUE(cached.ok()) << cached.status();
+      // What the old CreateForFpr built: Create(n, c) with k = the model's best.
+      const double blocks = std::max(
+          1.0, std::ceil(std::ceil(static_cast<double>(n) * c) /
+                         CountingBloomFilter::kCountersPerBlock));
+      EXPECT_EQ((*cached)->num_blocks(), static_cast<uint64_t>(blocks)) << n << " " << p;
+      EXPECT_EQ((*cached)->num_probes(),
+                OptimalBlockedProbes(c, CountingBloomFilter::kMaxProbes,
+                                     CountingBloomFilter::kCountersPerBlock))
+          << n << " " << p;
+    }
+  }
+  // Create at any counters per key, on or off the grid, before or after the
+  // grid point was cached, uses the model's best k.
+  for (double c : {1.0, 3.0, 3.1, 9.75, 10.0, 10.01, 40.25, 63.75, 64.0}) {
+    auto f = CountingBloomFilter::Create(1000, c);
+    ASSERT_TRUE(f.ok());
+    EXPECT_EQ((*f)->num_probes(),
+              OptimalBlockedProbes(c, CountingBloomFilter::kMaxProbes,
+                                   CountingBloomFilter::kCountersPerBlock))
+        << c;
+  }
 }
 
 }  // namespace

@@ -1,9 +1,14 @@
 // Concurrency contract of CountingBloomFilter (run under ThreadSanitizer by
 // CI): readers racing with writers never see a false negative for a key whose
 // insert happened before the read, and concurrent writers lose no update.
+// The parameter search (CountersPerKeyForFpr, CreateForFpr) is safe to call
+// from many threads at once, including while its process-wide cache fills,
+// and so is the model behind it (ModelFpr; stats()).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <string>
 #include <thread>
 #include <vector>
@@ -53,6 +58,63 @@ TEST(CountingBloomTsanTest, ReadersNeverMissStableKeysWhileWritersChurn) {
   EXPECT_EQ(filter.stats().underflows, 0u);
   // Concurrent writers lost nothing: every churn key's counters are back down.
   for (int i = 0; i < kStable; ++i) ASSERT_TRUE(filter.MayContain(Key(i)));
+}
+
+TEST(CountingBloomTsanTest, ModelFprFromManyThreadsAgreesWithOneThread) {
+  // The Poisson-mixture model (BlockedBloomFpr) once used std::lgamma, which
+  // writes the global `signgam`: a data race between any two threads asking
+  // for a model FPR (two filters' stats(), two FilteredDB rebuilds).
+  std::vector<double> expected;
+  for (double c = 1.0; c <= 24.0; c += 0.5) expected.push_back(CountingBloomFilter::ModelFpr(c));
+  constexpr int kThreads = 4;
+  std::atomic<int> mismatches{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      size_t i = 0;
+      for (double c = 1.0; c <= 24.0; c += 0.5, ++i) {
+        if (CountingBloomFilter::ModelFpr(c) != expected[i]) mismatches.fetch_add(1);
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(mismatches.load(), 0);
+}
+
+TEST(CountingBloomTsanTest, ParameterSearchIsSafeWhileItsCacheFills) {
+  // Each thread asks for a different mix of targets, so the threads race to
+  // extend the cache (this process has not filled it before).
+  const std::vector<double> targets = {1e-6, 0.01, 0.3, 1e-4, 0.002, 1e-5};
+  constexpr int kThreads = 4;
+  std::vector<std::vector<double>> got(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (size_t i = 0; i < targets.size(); ++i) {
+        const double p = targets[(i + t) % targets.size()];
+        got[t].push_back(CountingBloomFilter::CountersPerKeyForFpr(p));
+        auto f = CountingBloomFilter::CreateForFpr(1000, p);
+        if (f.ok()) got[t].push_back(static_cast<double>((*f)->num_probes()));
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  // Against the exhaustive search through the uncached ModelFpr.
+  const auto exhaustive = [](double p) {
+    for (double c = CountingBloomFilter::kMinCountersPerKey;
+         c < CountingBloomFilter::kMaxCountersPerKey; c += 0.25) {
+      if (CountingBloomFilter::ModelFpr(c) <= p) return c;
+    }
+    return CountingBloomFilter::kMaxCountersPerKey;
+  };
+  for (int t = 0; t < kThreads; ++t) {
+    ASSERT_EQ(got[t].size(), 2 * targets.size()) << t;
+    for (size_t i = 0; i < targets.size(); ++i) {
+      const double p = targets[(i + t) % targets.size()];
+      EXPECT_EQ(got[t][2 * i], exhaustive(p)) << p;
+      EXPECT_GE(got[t][2 * i + 1], 1.0);
+    }
+  }
 }
 
 }  // namespace

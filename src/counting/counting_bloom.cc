@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <mutex>
 #include <new>
+#include <vector>
 
 #include "blockbloom/hash.h"
 #include "blockbloom/math.h"
@@ -24,6 +26,71 @@ double ClampCountersPerKey(double c) {
 int ProbesFor(double counters_per_key) {
   return OptimalBlockedProbes(counters_per_key, CountingBloomFilter::kMaxProbes,
                               CountingBloomFilter::kCountersPerBlock);
+}
+
+// The model on the grid CountersPerKeyForFpr searches: c_j = kMin + j/4 for
+// j = 0 .. kGridPoints-1 (1, 1.25, ..., 63.75; every c_j is exact in binary).
+// Each point costs OptimalBlockedProbes (16 Poisson-mixture sums) plus one
+// more sum, ~0.1 ms; the old search recomputed up to 252 of them on every
+// call, which dominated FilteredDB rebuilds. The grid is filled lazily, in
+// order, only as far as a search has needed, by the same functions on the
+// same arguments, so every answer is bit-for-bit what the exhaustive search
+// gave (tests/counting_bloom_test.cc compares the two over a sweep of
+// targets). At most 252 entries (~4 KiB) per process, freed at exit.
+// Thread-safe: one mutex guards the table (held while extending it).
+constexpr double kGridStep = 0.25;
+constexpr int kGridPoints = static_cast<int>(
+    (CountingBloomFilter::kMaxCountersPerKey - CountingBloomFilter::kMinCountersPerKey) /
+    kGridStep);  // 252
+static_assert(CountingBloomFilter::kMinCountersPerKey + kGridPoints * kGridStep ==
+                  CountingBloomFilter::kMaxCountersPerKey,
+              "the grid ends just below kMaxCountersPerKey");
+
+double GridPoint(int j) { return CountingBloomFilter::kMinCountersPerKey + j * kGridStep; }
+
+class ModelGrid {
+ public:
+  // The smallest grid c with model FPR <= p; kMaxCountersPerKey if none.
+  double FirstAtMost(double p) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (int j = 0; j < kGridPoints; ++j) {
+      if (EntryLocked(j).fpr <= p) return GridPoint(j);
+    }
+    return CountingBloomFilter::kMaxCountersPerKey;
+  }
+  // ProbesFor(c), from the table when c is a grid point already computed.
+  int Probes(double c) {
+    const double j = (c - CountingBloomFilter::kMinCountersPerKey) / kGridStep;
+    if (j >= 0 && j < kGridPoints && j == std::floor(j) && GridPoint(static_cast<int>(j)) == c) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (static_cast<size_t>(j) < entries_.size()) return entries_[static_cast<size_t>(j)].probes;
+    }
+    return ProbesFor(c);
+  }
+
+ private:
+  struct Entry {
+    int probes;  // ProbesFor(c_j)
+    double fpr;  // CountingBloomFilter::ModelFpr(c_j)
+  };
+  // REQUIRES: mu_ held, 0 <= j < kGridPoints.
+  const Entry& EntryLocked(int j) {
+    while (entries_.size() <= static_cast<size_t>(j)) {
+      const double c = GridPoint(static_cast<int>(entries_.size()));
+      const int k = ProbesFor(c);
+      // == ModelFpr(c): c is inside the clamp range.
+      entries_.push_back({k, BlockedBloomFpr(c, k, CountingBloomFilter::kCountersPerBlock)});
+    }
+    return entries_[static_cast<size_t>(j)];
+  }
+
+  std::mutex mu_;
+  std::vector<Entry> entries_;  // entries_[j] for c_j, filled in order
+};
+
+ModelGrid& Grid() {
+  static ModelGrid grid;  // thread-safe initialisation (C++11 function-local static)
+  return grid;
 }
 
 }  // namespace
@@ -58,7 +125,7 @@ absl::StatusOr<std::unique_ptr<CountingBloomFilter>> CountingBloomFilter::Create
   if (!(blocks <= static_cast<double>(kMaxBlocks))) {
     return absl::ResourceExhaustedError("counting bloom: too many keys");
   }
-  return CreateWithGeometry(static_cast<uint64_t>(blocks), ProbesFor(c));
+  return CreateWithGeometry(static_cast<uint64_t>(blocks), Grid().Probes(c));
 }
 
 double CountingBloomFilter::ModelFpr(double counters_per_key) {
@@ -68,10 +135,7 @@ double CountingBloomFilter::ModelFpr(double counters_per_key) {
 
 double CountingBloomFilter::CountersPerKeyForFpr(double target_fpr) {
   const double p = std::isnan(target_fpr) ? 0.01 : std::clamp(target_fpr, 1e-6, 0.5);
-  for (double c = kMinCountersPerKey; c < kMaxCountersPerKey; c += 0.25) {
-    if (ModelFpr(c) <= p) return c;
-  }
-  return kMaxCountersPerKey;
+  return Grid().FirstAtMost(p);
 }
 
 absl::StatusOr<std::unique_ptr<CountingBloomFilter>> CountingBloomFilter::CreateForFpr(

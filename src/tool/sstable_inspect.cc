@@ -5,8 +5,13 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <new>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 #include "blockbloom/blocked_bloom.h"
 #include "blockbloom/math.h"
@@ -24,10 +29,9 @@ constexpr uint8_t kNoCompression = 0, kSnappyCompression = 1;
 // blocks are ~4 KiB; filter blocks of huge tables a few MiB).
 constexpr size_t kMaxBlockBytes = size_t{1} << 30;
 
-// A failure inside the parser: carries the message up.
-struct Failure {
-  std::string what;
-};
+// Every parse failure is a DataLoss status whose message becomes
+// TableReport::error; the first one ends the parse.
+absl::Status Failure(std::string what) { return absl::DataLossError(std::move(what)); }
 
 std::array<uint32_t, 256> MakeCrcTable() {
   std::array<uint32_t, 256> t{};
@@ -81,122 +85,147 @@ struct BlockHandle {
   uint64_t size = 0;
 };
 
-BlockHandle DecodeHandle(std::string_view* in, const char* what) {
+absl::StatusOr<BlockHandle> DecodeHandle(std::string_view* in, const char* what) {
   BlockHandle h;
   if (!GetVarint(in, 64, &h.offset) || !GetVarint(in, 64, &h.size)) {
-    throw Failure{std::string("malformed block handle in ") + what};
+    return Failure(std::string("malformed block handle in ") + what);
   }
   return h;
 }
 
 // The block's contents, checksum verified and decompressed.
-std::string ReadBlock(std::string_view file, const BlockHandle& h, const char* what) {
+absl::StatusOr<std::string> ReadBlock(std::string_view file, const BlockHandle& h,
+                                      const char* what) {
   if (h.offset > file.size() || h.size > file.size() - h.offset ||
       kBlockTrailerSize > file.size() - h.offset - h.size) {
-    throw Failure{std::string(what) + " block lies outside the file"};
+    return Failure(std::string(what) + " block lies outside the file");
   }
   const char* data = file.data() + h.offset;
   const size_t n = static_cast<size_t>(h.size);
   const uint8_t type = static_cast<uint8_t>(data[n]);
   const uint32_t stored = DecodeFixed32(data + n + 1);
   if (MaskedCrc32c(data, n + 1) != stored) {
-    throw Failure{std::string(what) + " block checksum mismatch"};
+    return Failure(std::string(what) + " block checksum mismatch");
   }
   if (type == kNoCompression) return std::string(data, n);
   if (type != kSnappyCompression) {
-    throw Failure{std::string(what) + " block has unknown compression type " +
-                  std::to_string(type)};
+    return Failure(std::string(what) + " block has unknown compression type " +
+                   std::to_string(type));
   }
   size_t length = 0;
   if (!snappy::GetUncompressedLength(data, n, &length) || length > kMaxBlockBytes) {
-    throw Failure{std::string(what) + " block: corrupt snappy header"};
+    return Failure(std::string(what) + " block: corrupt snappy header");
   }
   std::string out(length, '\0');
   if (!snappy::RawUncompress(data, n, &out[0])) {
-    throw Failure{std::string(what) + " block: corrupt snappy data"};
+    return Failure(std::string(what) + " block: corrupt snappy data");
   }
   return out;
 }
 
-// Calls fn(key, value) for every entry of a block (keys rebuilt from their
-// shared prefixes).
+// Calls fn(key, value) -> absl::Status for every entry of a block (keys
+// rebuilt from their shared prefixes); stops at the first failure, the
+// block's or fn's.
 template <typename Fn>
-void ForEachEntry(std::string_view block, const char* what, Fn&& fn) {
+absl::Status ForEachEntry(std::string_view block, const char* what, Fn&& fn) {
   const auto fail = [&](const char* why) {
-    throw Failure{std::string(what) + " block: " + why};
+    return Failure(std::string(what) + " block: " + why);
   };
-  if (block.size() < 4) fail("shorter than its restart count");
+  if (block.size() < 4) return fail("shorter than its restart count");
   const uint64_t restarts = DecodeFixed32(block.data() + block.size() - 4);
-  if (restarts > (block.size() - 4) / 4) fail("restart array larger than the block");
+  if (restarts > (block.size() - 4) / 4) return fail("restart array larger than the block");
   std::string_view entries = block.substr(0, block.size() - 4 - 4 * restarts);
   std::string key;
   while (!entries.empty()) {
     uint64_t shared, non_shared, value_len;
     if (!GetVarint(&entries, 32, &shared) || !GetVarint(&entries, 32, &non_shared) ||
         !GetVarint(&entries, 32, &value_len)) {
-      fail("malformed entry header");
+      return fail("malformed entry header");
     }
-    if (shared > key.size()) fail("entry shares more than the previous key");
+    if (shared > key.size()) return fail("entry shares more than the previous key");
     if (non_shared > entries.size() || value_len > entries.size() - non_shared) {
-      fail("entry runs past the block");
+      return fail("entry runs past the block");
     }
     key.resize(static_cast<size_t>(shared));
     key.append(entries.data(), static_cast<size_t>(non_shared));
     const std::string_view value = entries.substr(static_cast<size_t>(non_shared),
                                                   static_cast<size_t>(value_len));
     entries.remove_prefix(static_cast<size_t>(non_shared + value_len));
-    fn(std::string_view(key), value);
+    if (absl::Status s = fn(std::string_view(key), value); !s.ok()) return s;
   }
+  return absl::OkStatus();
 }
 
-void Inspect(std::string_view file, TableReport* report) {
-  if (file.size() < kFooterSize) throw Failure{"file shorter than a table footer"};
+// Fills *report as far as the table can be read; the first failure is
+// returned (fields filled before it stay).
+absl::Status Inspect(std::string_view file, TableReport* report) {
+  if (file.size() < kFooterSize) return Failure("file shorter than a table footer");
   const char* footer = file.data() + file.size() - kFooterSize;
   if (DecodeFixed64(footer + 40) != kTableMagic) {
-    throw Failure{"bad table magic (not a LevelDB table, or truncated)"};
+    return Failure("bad table magic (not a LevelDB table, or truncated)");
   }
   std::string_view handles(footer, 40);
-  const BlockHandle metaindex = DecodeHandle(&handles, "footer");
-  const BlockHandle index = DecodeHandle(&handles, "footer");
+  const absl::StatusOr<BlockHandle> metaindex = DecodeHandle(&handles, "footer");
+  if (!metaindex.ok()) return metaindex.status();
+  const absl::StatusOr<BlockHandle> index = DecodeHandle(&handles, "footer");
+  if (!index.ok()) return index.status();
 
   BlockHandle filter_handle;
   bool has_filter = false;
-  const std::string meta = ReadBlock(file, metaindex, "metaindex");
-  ForEachEntry(meta, "metaindex", [&](std::string_view key, std::string_view value) {
-    constexpr std::string_view kPrefix = "filter.";
-    if (key.substr(0, kPrefix.size()) == kPrefix) {
-      report->policy_name = std::string(key.substr(kPrefix.size()));
-      filter_handle = DecodeHandle(&value, "metaindex");
-      has_filter = true;
-    }
-  });
+  const absl::StatusOr<std::string> meta = ReadBlock(file, *metaindex, "metaindex");
+  if (!meta.ok()) return meta.status();
+  absl::Status s =
+      ForEachEntry(*meta, "metaindex", [&](std::string_view key, std::string_view value) {
+        constexpr std::string_view kPrefix = "filter.";
+        if (key.substr(0, kPrefix.size()) == kPrefix) {
+          report->policy_name = std::string(key.substr(kPrefix.size()));
+          const absl::StatusOr<BlockHandle> h = DecodeHandle(&value, "metaindex");
+          if (!h.ok()) return h.status();
+          filter_handle = *h;
+          has_filter = true;
+        }
+        return absl::OkStatus();
+      });
+  if (!s.ok()) return s;
 
   // Keys per data block, keyed by the block's offset.
   std::vector<std::pair<uint64_t, uint64_t>> blocks;  // (offset, entries)
-  const std::string index_block = ReadBlock(file, index, "index");
-  ForEachEntry(index_block, "index", [&](std::string_view, std::string_view value) {
-    const BlockHandle h = DecodeHandle(&value, "index");
+  const absl::StatusOr<std::string> index_block = ReadBlock(file, *index, "index");
+  if (!index_block.ok()) return index_block.status();
+  s = ForEachEntry(*index_block, "index", [&](std::string_view, std::string_view value) {
+    const absl::StatusOr<BlockHandle> h = DecodeHandle(&value, "index");
+    if (!h.ok()) return h.status();
     uint64_t entries = 0;
-    const std::string data = ReadBlock(file, h, "data");
-    ForEachEntry(data, "data", [&](std::string_view, std::string_view) { ++entries; });
-    blocks.emplace_back(h.offset, entries);
+    const absl::StatusOr<std::string> data = ReadBlock(file, *h, "data");
+    if (!data.ok()) return data.status();
+    const absl::Status counted =
+        ForEachEntry(*data, "data", [&](std::string_view, std::string_view) {
+          ++entries;
+          return absl::OkStatus();
+        });
+    if (!counted.ok()) return counted;
+    blocks.emplace_back(h->offset, entries);
     report->num_keys += entries;
+    return absl::OkStatus();
   });
-  if (!has_filter) return;
+  if (!s.ok()) return s;
+  if (!has_filter) return absl::OkStatus();
 
-  const std::string fb = ReadBlock(file, filter_handle, "filter");
-  if (fb.size() < 5) throw Failure{"filter block shorter than its trailer"};
+  const absl::StatusOr<std::string> filter_block = ReadBlock(file, filter_handle, "filter");
+  if (!filter_block.ok()) return filter_block.status();
+  const std::string& fb = *filter_block;
+  if (fb.size() < 5) return Failure("filter block shorter than its trailer");
   report->base_lg = static_cast<uint8_t>(fb.back());
-  if (report->base_lg > 40) throw Failure{"filter block base lg out of range"};
+  if (report->base_lg > 40) return Failure("filter block base lg out of range");
   const uint64_t array_at = DecodeFixed32(fb.data() + fb.size() - 5);
-  if (array_at > fb.size() - 5) throw Failure{"filter offset array outside the filter block"};
+  if (array_at > fb.size() - 5) return Failure("filter offset array outside the filter block");
   const uint64_t num = (fb.size() - 5 - array_at) / 4;
   report->num_filters = num;
   std::vector<uint64_t> keys_per_filter(static_cast<size_t>(num), 0);
   for (const auto& [offset, entries] : blocks) {
     const uint64_t i = offset >> report->base_lg;
     // Every data block's filter must exist (LevelDB writes one per 2 KiB).
-    if (i >= num) throw Failure{"a data block has no filter slot"};
+    if (i >= num) return Failure("a data block has no filter slot");
     keys_per_filter[static_cast<size_t>(i)] += entries;
   }
   double weighted_fpr = 0;
@@ -206,7 +235,7 @@ void Inspect(std::string_view file, TableReport* report) {
     const uint64_t start = DecodeFixed32(fb.data() + array_at + 4 * i);
     const uint64_t limit = i + 1 < num ? DecodeFixed32(fb.data() + array_at + 4 * (i + 1))
                                        : array_at;
-    if (start > limit || limit > array_at) throw Failure{"filter offsets out of order"};
+    if (start > limit || limit > array_at) return Failure("filter offsets out of order");
     const std::string_view filter(fb.data() + start, static_cast<size_t>(limit - start));
     report->filter_bytes += filter.size();
     if (filter.empty()) continue;
@@ -239,6 +268,7 @@ void Inspect(std::string_view file, TableReport* report) {
     weighted_keys += keys;
   }
   report->predicted_fpr = weighted_keys == 0 ? 0.0 : weighted_fpr / weighted_keys;
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -250,10 +280,12 @@ uint32_t MaskedCrc32c(const char* data, size_t n) {
 
 TableReport InspectTable(std::string_view contents) {
   TableReport report;
+  // Parse failures come back as a Status. Only the allocator can still
+  // throw (a block or filter array as large as the file claims): that is
+  // caught here, at the tool's boundary, as before.
   try {
-    Inspect(contents, &report);
-  } catch (const Failure& f) {
-    report.error = f.what;
+    const absl::Status s = Inspect(contents, &report);
+    if (!s.ok()) report.error = std::string(s.message());
   } catch (const std::bad_alloc&) {
     report.error = "out of memory reading the table";
   }
