@@ -406,6 +406,13 @@ class DbTest : public ::testing::Test {
   ReadCountingEnv env_;  // with the block cache off, each read is a data block
   std::unique_ptr<leveldb::Cache> cache_{leveldb::NewLRUCache(0)};  // 0: caching off
   std::string path_;
+  // Policies outlive the DB (LevelDB may still call them until it closes in
+  // TearDown): tests take theirs from Own().
+  const leveldb::FilterPolicy* Own(const leveldb::FilterPolicy* policy) {
+    owned_.emplace_back(policy);
+    return policy;
+  }
+  std::vector<PolicyPtr> owned_;
   std::unique_ptr<leveldb::DB> db_;
 };
 
@@ -442,15 +449,15 @@ TEST_F(DbTest, AbsentKeyReadsMatchTheCompactFilterFpr) {
 }
 
 TEST_F(DbTest, BuiltinDatabaseReopenedWithMigratingCompactPolicy) {
-  PolicyPtr builtin(leveldb::NewBloomFilterPolicy(10));
-  PolicyPtr migrating(NewMigratingCompactFilterPolicy(10));
-  Open(builtin.get());
+  const leveldb::FilterPolicy* builtin = Own(leveldb::NewBloomFilterPolicy(10));
+  const leveldb::FilterPolicy* migrating = Own(NewMigratingCompactFilterPolicy(10));
+  Open(builtin);
   Write(0, kDbKeys / 2);
   Compact();
   const double builtin_reads = AbsentReadsPerGet(kDbKeys / 2);
 
   // Same name, so LevelDB keeps using the built-in filters.
-  Open(migrating.get());
+  Open(migrating);
   ExpectAllFound(kDbKeys / 2);
   const double migrated_reads = AbsentReadsPerGet(kDbKeys / 2);
   EXPECT_EQ(migrated_reads, builtin_reads);  // the very same answers
@@ -469,23 +476,23 @@ TEST_F(DbTest, BuiltinDatabaseReopenedWithMigratingCompactPolicy) {
 }
 
 TEST_F(DbTest, MigratingCompactDatabaseReopenedWithStockLevelDb) {
-  PolicyPtr migrating(NewMigratingCompactFilterPolicy(10));
-  PolicyPtr builtin(leveldb::NewBloomFilterPolicy(10));
-  Open(migrating.get());
+  const leveldb::FilterPolicy* migrating = Own(NewMigratingCompactFilterPolicy(10));
+  const leveldb::FilterPolicy* builtin = Own(leveldb::NewBloomFilterPolicy(10));
+  Open(migrating);
   Write(0, kDbKeys / 2);
   Compact();
   ExpectAllFound(kDbKeys / 2);
 
-  Open(builtin.get());
+  Open(builtin);
   ExpectAllFound(kDbKeys / 2);
-  // Stock LevelDB reads the compact filters as "may match": one data-block
-  // read per absent Get, as with no filter, and never a missed key.
-  EXPECT_GT(AbsentReadsPerGet(kDbKeys / 2), 0.9);
+  // Stock LevelDB reads the compact filters as "may match" (asserted filter
+  // by filter above) and never misses a key. Its read count is not asserted:
+  // LevelDB's seek-triggered compactions may rewrite tables meanwhile.
 
   // Stock LevelDB adds built-in tables; the migrating policy reads both.
   Write(kDbKeys / 2, kDbKeys / 2);
   ExpectAllFound(kDbKeys);
-  Open(migrating.get());
+  Open(migrating);
   ExpectAllFound(kDbKeys);
 }
 
