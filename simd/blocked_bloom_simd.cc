@@ -17,7 +17,6 @@
 #if HWY_ONCE
 #include "blocked/kernel.h"
 #include "hwy/cache_control.h"
-#include "hwy/targets.h"
 
 namespace blockbloom {
 namespace simd {
@@ -115,24 +114,6 @@ void MayContainHashes(const uint64_t* hashes, size_t n, uint64_t total_bits,
     }
   }
 }
-
-std::vector<int64_t> SupportedTargets() {
-  std::vector<int64_t> targets;
-  const int64_t supported = hwy::SupportedTargets();
-  for (int64_t bits = HWY_TARGETS & supported; bits != 0; bits &= bits - 1) {
-    targets.push_back(bits & -bits);  // lowest bit first = best target first
-  }
-  return targets;
-}
-
-std::string TargetName(int64_t target) { return hwy::TargetName(target); }
-
-std::string ActiveTargetName() {
-  const int64_t supported = hwy::SupportedTargets() & HWY_TARGETS;
-  return hwy::TargetName(supported & -supported);
-}
-
-void ForceTargetForTesting(int64_t target) { hwy::SetSupportedTargetsForTest(target); }
 
 }  // namespace simd
 }  // namespace blockbloom

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "targets.h"  // SupportedTargets, ForceTargetForTesting
+
 namespace blockbloom {
 namespace simd {
 
@@ -39,17 +41,6 @@ void MayContainHashes(const uint64_t* hashes, size_t n, uint64_t total_bits,
                       int num_probes, const uint8_t* data,
                       size_t readable_bytes, bool* out,
                       size_t window = kDefaultWindow);
-
-// The targets compiled into this library that this CPU supports, best first
-// (Highway target bits), and the name of one.
-std::vector<int64_t> SupportedTargets();
-std::string TargetName(int64_t target);
-// The target the next dispatched call will use.
-std::string ActiveTargetName();
-
-// For tests and benchmarks only; not thread-safe with concurrent kernels:
-// restrict dispatch to `target` (0 restores the CPU's best).
-void ForceTargetForTesting(int64_t target);
 
 }  // namespace simd
 }  // namespace blockbloom

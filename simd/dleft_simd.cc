@@ -12,7 +12,6 @@
 #include "hwy/highway.h"
 
 #if HWY_ONCE
-#include "hwy/targets.h"
 
 namespace blockbloom {
 namespace dleft_simd {
@@ -37,19 +36,6 @@ void ScanBucketsReference(const uint16_t* cells, const uint16_t* tags, size_t nu
     }
   }
 }
-
-std::vector<int64_t> SupportedTargets() {
-  std::vector<int64_t> targets;
-  const int64_t supported = hwy::SupportedTargets();
-  for (int64_t bits = HWY_TARGETS & supported; bits != 0; bits &= bits - 1) {
-    targets.push_back(bits & -bits);  // lowest bit first = best target first
-  }
-  return targets;
-}
-
-std::string TargetName(int64_t target) { return hwy::TargetName(target); }
-
-void ForceTargetForTesting(int64_t target) { hwy::SetSupportedTargetsForTest(target); }
 
 }  // namespace dleft_simd
 }  // namespace blockbloom

@@ -12,8 +12,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <string>
-#include <vector>
 
 namespace blockbloom {
 namespace dleft_simd {
@@ -30,13 +28,7 @@ void ScanBuckets(const uint16_t* cells, const uint16_t* tags, size_t num_buckets
 void ScanBucketsReference(const uint16_t* cells, const uint16_t* tags, size_t num_buckets,
                           int8_t* match, uint8_t* load);
 
-// Targets compiled into this file that the CPU supports, best first.
-std::vector<int64_t> SupportedTargets();
-std::string TargetName(int64_t target);
-// For tests and benchmarks only; not thread-safe with concurrent kernels.
-// Restricts dispatch (process-wide, Highway's switch) to `target`; 0 restores
-// the CPU's best.
-void ForceTargetForTesting(int64_t target);
+// Targets: simd::SupportedTargets() and friends in targets.h.
 
 }  // namespace dleft_simd
 }  // namespace blockbloom

@@ -8,6 +8,7 @@
 
 #include "blockbloom/dleft_counting_bloom.h"
 #include "dleft_simd.h"
+#include "targets.h"
 #include "test_keys.h"
 
 namespace blockbloom {
@@ -18,11 +19,11 @@ using testing_keys::SplitMix64;
 
 class DleftSimdTest : public ::testing::Test {
  protected:
-  void TearDown() override { dleft_simd::ForceTargetForTesting(0); }
+  void TearDown() override { simd::ForceTargetForTesting(0); }
 };
 
 TEST_F(DleftSimdTest, EveryTargetMatchesReference) {
-  const std::vector<int64_t> targets = dleft_simd::SupportedTargets();
+  const std::vector<int64_t> targets = simd::SupportedTargets();
   ASSERT_GE(targets.size(), 2u);  // at least the best one and EMU128
   SplitMix64 rng(42);
   constexpr size_t kBuckets = 5000;
@@ -41,17 +42,17 @@ TEST_F(DleftSimdTest, EveryTargetMatchesReference) {
   for (int8_t m : ref_match) hits += m >= 0;
   ASSERT_GT(hits, kBuckets / 4);
   for (int64_t target : targets) {
-    dleft_simd::ForceTargetForTesting(target);
+    simd::ForceTargetForTesting(target);
     dleft_simd::ScanBuckets(cells.data(), tags.data(), kBuckets, match.data(), load.data());
-    EXPECT_EQ(match, ref_match) << dleft_simd::TargetName(target);
-    EXPECT_EQ(load, ref_load) << dleft_simd::TargetName(target);
+    EXPECT_EQ(match, ref_match) << simd::TargetName(target);
+    EXPECT_EQ(load, ref_load) << simd::TargetName(target);
   }
 }
 
 TEST_F(DleftSimdTest, FiltersAgreeAcrossTargets) {
   std::vector<std::vector<bool>> answers;
-  for (int64_t target : dleft_simd::SupportedTargets()) {
-    dleft_simd::ForceTargetForTesting(target);
+  for (int64_t target : simd::SupportedTargets()) {
+    simd::ForceTargetForTesting(target);
     auto f = DleftCountingBloomFilter::CreateWithGeometry(6);
     ASSERT_TRUE(f.ok());
     std::vector<bool> answer;
