@@ -42,8 +42,9 @@ for t in $targets; do
           -max_len=4096 "$fresh" "$corpus" 2>&1 | grep -E "^(#[0-9]+[[:space:]]+DONE|stat::|==|SUMMARY)|ERROR" ) || true
       if [[ "$mode" == run ]]; then "$bin" -merge=1 "$corpus" "$fresh" >/dev/null 2>&1; fi
       rm -rf "$fresh"
-      if ls "$here"/fuzz/crash-* "$here"/fuzz/leak-* "$here"/fuzz/timeout-* >/dev/null 2>&1; then
-        echo "fuzzing $t found a failure: $(ls "$here"/fuzz/crash-* "$here"/fuzz/leak-* "$here"/fuzz/timeout-* 2>/dev/null)"
+      found=$(find "$here/fuzz" -maxdepth 1 \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) -print)
+      if [[ -n "$found" ]]; then
+        echo "fuzzing $t found a failure: $found"
         exit 1
       fi
       ;;

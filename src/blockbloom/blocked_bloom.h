@@ -66,6 +66,8 @@ class BlockedBloomFilter {
   BlockedBloomFilter(BlockedBloomFilter&&) noexcept = default;
   BlockedBloomFilter& operator=(BlockedBloomFilter&&) noexcept = default;
 
+  // Adding to a filter sized for 0 keys (0 bytes, the empty set) turns it into
+  // a 1-byte filter that may match every key: never a false negative.
   void AddKey(std::string_view key);
   void AddHash(uint64_t hash);
   void AddKeys(absl::Span<const std::string_view> keys);
@@ -97,6 +99,7 @@ class BlockedBloomFilter {
   };
   BlockedBloomFilter(std::unique_ptr<uint8_t[], AlignedFree> bits, uint64_t num_bytes,
                      int num_probes);
+  void MatchEverythingIfEmpty();
 
   std::unique_ptr<uint8_t[], AlignedFree> bits_;  // padded to whole blocks
   uint64_t num_bytes_ = 0;                        // unpadded

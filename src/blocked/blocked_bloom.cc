@@ -99,16 +99,27 @@ absl::StatusOr<BlockedBloomFilter> BlockedBloomFilter::Deserialize(std::string_v
   return filter;
 }
 
+void BlockedBloomFilter::MatchEverythingIfEmpty() {
+  if (num_bytes_ != 0) return;
+  // A zero-byte filter is the empty set and has no bits to set. It becomes a
+  // one-byte filter with every bit set: it answers "may match" for every key,
+  // and serializes as exactly that. (The allocation is padded to 64 bytes.)
+  num_bytes_ = 1;
+  bits_[0] = 0xFF;
+}
+
 void BlockedBloomFilter::AddHash(uint64_t hash) {
   ++num_added_;
-  if (num_bytes_ == 0) return;  // a zero-size filter holds nothing (see format)
+  MatchEverythingIfEmpty();
   blocked::AddHash(hash, num_bits(), num_probes_, bits_.get());
 }
 
 void BlockedBloomFilter::AddKey(std::string_view key) { AddHash(HashKey(key)); }
 
 void BlockedBloomFilter::AddHashes(absl::Span<const uint64_t> hashes) {
+  if (hashes.empty()) return;
   num_added_ += hashes.size();
+  MatchEverythingIfEmpty();
   simd::AddHashes(hashes.data(), hashes.size(), num_bits(), num_probes_, bits_.get());
 }
 
@@ -117,10 +128,7 @@ void BlockedBloomFilter::AddKeys(absl::Span<const std::string_view> keys) {
 }
 
 bool BlockedBloomFilter::MayContainHash(uint64_t hash) const {
-  // Zero bytes: the empty set. (A filter sized for 0 keys stays empty; adding
-  // to it is recorded in num_added_ only, and such a filter is never
-  // serialized by the LevelDB policy with keys in it.)
-  if (num_bytes_ == 0) return num_added_ != 0;
+  if (num_bytes_ == 0) return false;  // the empty set
   return blocked::MayContainHash(hash, num_bits(), num_probes_, bits_.get());
 }
 
@@ -132,7 +140,7 @@ void BlockedBloomFilter::MayContainHashes(absl::Span<const uint64_t> hashes,
                                           absl::Span<bool> out, size_t window) const {
   const size_t n = std::min(hashes.size(), out.size());
   if (num_bytes_ == 0) {
-    std::fill(out.begin(), out.begin() + n, num_added_ != 0);
+    std::fill(out.begin(), out.begin() + n, false);  // the empty set
     return;
   }
   const uint64_t padded =
@@ -149,13 +157,6 @@ void BlockedBloomFilter::MayContainKeys(absl::Span<const std::string_view> keys,
 }
 
 std::string BlockedBloomFilter::Serialize() const {
-  if (num_bytes_ == 0 && num_added_ != 0) {
-    // Keys were added to a zero-size filter: it can only say "may match".
-    // One all-ones byte encodes exactly that.
-    std::string out(1, '\xff');
-    blocked::AppendTrailer(num_probes_, &out);
-    return out;
-  }
   std::string out(reinterpret_cast<const char*>(bits_.get()),
                   static_cast<size_t>(num_bytes_));
   blocked::AppendTrailer(num_probes_, &out);
