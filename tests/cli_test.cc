@@ -14,6 +14,7 @@
 #include <string>
 
 #include "blockbloom/filter_file.h"
+#include "blockbloom/compact_filter_policy.h"
 #include "blockbloom/leveldb_filter_policy.h"
 #include "leveldb/db.h"
 #include "leveldb/filter_policy.h"
@@ -215,6 +216,25 @@ TEST(CliTest, InspectReadsBlockedAndBuiltinDatabases) {
   EXPECT_NEAR(std::stod(m[3]), 0.84, 0.35);  // (1 - e^(-6/10))^6 = 0.84%
   leveldb::DestroyDB(blocked_db, leveldb::Options());
   leveldb::DestroyDB(builtin_db, leveldb::Options());
+}
+
+TEST(CliTest, InspectReadsCompactDatabases) {
+  std::unique_ptr<const leveldb::FilterPolicy> compact(NewCompactFilterPolicy(10));
+  const std::string db = Dir() + "/db_compact";
+  MakeDb(db, compact.get(), 30000);
+  const ToolRun c = Tool("inspect " + db);
+  ASSERT_EQ(c.code, 0) << c.out << c.err;
+  EXPECT_TRUE(Has(c.out, "blockbloom.Compact.v1")) << c.out;
+  EXPECT_TRUE(Has(c.out, "blockbloom compact v1")) << c.out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      c.out, m, std::regex(R"((\d+) keys, ([0-9.]+) bits/key, predicted FPR ([0-9.]+)%)")))
+      << c.out;
+  EXPECT_EQ(m[1], "30000");
+  EXPECT_LE(std::stod(m[2]), 11.0);
+  // The compact filter's own exact FPR: ~0.3% at 10 bits/key (docs/FORMAT.md).
+  EXPECT_NEAR(std::stod(m[3]), 0.30, 0.12);
+  leveldb::DestroyDB(db, leveldb::Options());
 }
 
 TEST(CliTest, InspectReportsDamagedTablesAndBadDirectories) {

@@ -115,7 +115,8 @@ const std::vector<Command>& Commands() {
        "\n"
        "For every table (*.ldb, *.sst) of the LevelDB database in DBDIR: the filter\n"
        "policy name, number of filters, bytes, keys, bits per key, filter format\n"
-       "(blockbloom blocked vN, LevelDB built-in, unknown) and predicted FPR.\n"
+       "(blockbloom blocked vN, blockbloom compact vN, LevelDB built-in, unknown) and\n"
+       "predicted FPR.\n"
        "Files are only read, never locked or written: the database may be open.\n"
        "Exit status 3 if some tables could not be read (each is reported).\n",
        {}},
@@ -483,13 +484,17 @@ std::string FormatOf(const TableReport& r) {
   if (r.blocked_filters > 0) {
     parts.push_back(absl::StrFormat("blockbloom blocked v%d", r.blocked_version));
   }
+  if (r.compact_filters > 0) {
+    parts.push_back(absl::StrFormat("blockbloom compact v%d", r.compact_version));
+  }
   if (r.builtin_filters > 0) parts.push_back("leveldb built-in");
   if (r.unknown_filters > 0) parts.push_back("unknown");
   if (parts.empty()) return "-";
   std::string out;
   for (const std::string& p : parts) out += (out.empty() ? "" : " + ") + p;
   if (parts.size() > 1) {
-    out += absl::StrFormat(" (%d/%d/%d)", r.blocked_filters, r.builtin_filters, r.unknown_filters);
+    out += absl::StrFormat(" (%d/%d/%d/%d)", r.blocked_filters, r.compact_filters,
+                           r.builtin_filters, r.unknown_filters);
   }
   if (r.max_probes > 0) {
     out += r.min_probes == r.max_probes ? absl::StrFormat(", k=%d", r.max_probes)

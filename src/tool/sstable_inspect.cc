@@ -16,6 +16,8 @@
 #include "blockbloom/blocked_bloom.h"
 #include "blockbloom/math.h"
 #include "blocked/format.h"
+#include "blockbloom/compact_filter.h"
+#include "compact/format.h"
 
 namespace blockbloom {
 namespace tool {
@@ -249,6 +251,16 @@ absl::Status Inspect(std::string_view file, TableReport* report) {
       report->blocked_version = blocked::kFormatVersion;  // ParseFilter accepts only this
       k = view.num_probes;
       fpr = BlockedBloomPredictedFpr(keys, view.num_bytes, k);
+    } else if (compact::HasCompactMarker(filter)) {
+      // A compact filter knows its own exact FPR (stored fingerprints over
+      // the fingerprint range); one that does not parse may match anything.
+      const absl::StatusOr<CompactFilter> compact_filter = CompactFilter::Deserialize(filter);
+      ++report->compact_filters;
+      report->compact_version = compact::kFormatVersion;
+      fpr = compact_filter.ok() ? compact_filter->expected_fpr() : 1.0;
+      weighted_fpr += fpr * static_cast<double>(keys);
+      weighted_keys += keys;
+      continue;  // no k: not a Bloom filter
     } else if (static_cast<uint8_t>(filter.back()) <= 30) {
       ++report->builtin_filters;
       k = static_cast<uint8_t>(filter.back());

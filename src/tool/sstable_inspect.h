@@ -39,8 +39,9 @@ struct TableReport {
   int base_lg = 0;
   // Filters by encoding, recognised by their trailer: blockbloom's blocked
   // format (ParseFilter), LevelDB's built-in (last byte k <= 30), other.
-  uint64_t blocked_filters = 0, builtin_filters = 0, unknown_filters = 0;
+  uint64_t blocked_filters = 0, compact_filters = 0, builtin_filters = 0, unknown_filters = 0;
   int blocked_version = 0;     // trailer version of the blocked filters
+  int compact_version = 0;     // trailer version of the compact filters
   int min_probes = 0, max_probes = 0;
   // Model FPR averaged over filters, weighted by their keys (a query for an
   // absent key probes the one filter of the data block it falls in).
