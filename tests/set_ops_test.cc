@@ -106,10 +106,15 @@ TEST(SetOpsTest, ShapeMismatchIsInvalidArgument) {
 TEST(SetOpsTest, ZeroByteBlockedFiltersKeepTheirMeaning) {
   auto empty = BlockedBloomFilter::Create(0, 10);
   auto full = BlockedBloomFilter::Create(0, 10);
-  full->AddKey("x");  // a zero-byte filter with keys matches everything
-  EXPECT_TRUE(Union(*empty, *full)->MayContain("anything"));
-  EXPECT_FALSE(Intersection(*empty, *full)->MayContain("anything"));
+  full->AddKey("x");  // sized for 0 keys, given one: a 1-byte all-ones filter
+  auto also_full = BlockedBloomFilter::Create(0, 10);
+  also_full->AddKey("y");
   EXPECT_FALSE(Union(*empty, *empty)->MayContain("anything"));
+  EXPECT_FALSE(Intersection(*empty, *empty)->MayContain("anything"));
+  EXPECT_TRUE(Union(*full, *also_full)->MayContain("anything"));
+  EXPECT_TRUE(Intersection(*full, *also_full)->MayContain("anything"));
+  // The empty set and a match-everything filter differ in shape now.
+  EXPECT_EQ(Union(*empty, *full).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 // ---- The kernels: every compiled target against a scalar reference ----

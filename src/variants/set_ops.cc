@@ -30,12 +30,9 @@ absl::StatusOr<BlockedBloomFilter> CombineBlocked(Op op, const BlockedBloomFilte
         " vs ", b.num_bytes(), " bytes/k=", b.num_probes()));
   }
   if (a.num_bytes() == 0) {
-    // A zero-byte filter is the empty set unless keys were added to it, in
-    // which case it matches everything (blocked_bloom.h). Keep that meaning.
-    const bool a_all = a.num_added() != 0, b_all = b.num_added() != 0;
-    const bool all = op == Op::kOr ? (a_all || b_all) : (a_all && b_all);
-    if (!all) return BlockedBloomFilter::CreateWithGeometry(0, a.num_probes());
-    return BlockedBloomFilter::Deserialize((a_all ? a : b).Serialize());
+    // Zero bytes is the empty set (a filter sized for 0 keys that was given
+    // keys has become a 1-byte all-ones filter: blocked_bloom.h).
+    return BlockedBloomFilter::CreateWithGeometry(0, a.num_probes());
   }
   std::string bytes(static_cast<size_t>(a.num_bytes()), '\0');
   Combine(op, a.data(), b.data(), reinterpret_cast<uint8_t*>(&bytes[0]), bytes.size());
