@@ -31,9 +31,12 @@ for t in $targets; do
   case "$mode" in
     replay)
       echo "== replay $t ($(ls "$corpus" | wc -l) inputs)"
-      "$bin" -runs=0 "$corpus" 2>&1 | grep -E "^(INFO: seed|#[0-9]+[[:space:]]+(INITED|DONE)|==|SUMMARY)" || true
-      # grep hides the noise; the exit status of the fuzzer is what counts.
-      "$bin" -runs=0 "$corpus" >/dev/null 2>&1 || { echo "replay of $t FAILED"; "$bin" -runs=0 "$corpus"; exit 1; }
+      log=$(mktemp)
+      if ! "$bin" -runs=0 "$corpus" >"$log" 2>&1; then
+        cat "$log"; rm -f "$log"; echo "replay of $t FAILED"; exit 1
+      fi
+      grep -E "^(INFO: seed|#[0-9]+[[:space:]]+(INITED|DONE))" "$log" || true
+      rm -f "$log"
       ;;
     run|ci)
       echo "== fuzz $t for ${seconds}s"
