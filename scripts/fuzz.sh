@@ -10,7 +10,12 @@
 # BUILD defaults to build/asan (cmake --preset asan && cmake --build build/asan).
 # FUZZ_ONLY="a b" restricts any mode to those targets (e.g. to run two halves
 # of a long session on two cores).
-# A crash leaves its input as fuzz/crash-*; add it to the corpus and a test.
+# Artifacts (crash-*, leak-*, timeout-*, oom-*, slow-unit-*) go to
+# fuzz/artifacts/ only, whatever the working directory. Every mode fails if a
+# run leaves one, and every input, replayed or generated, must finish within
+# FUZZ_UNIT_SECONDS (default 10 s under ASan+UBSan; the slowest corpus input
+# takes well under 1 s): libFuzzer's -timeout turns a slower one into a failure.
+# A crash: add its input to the corpus and a test.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 mode="${1:?usage: fuzz.sh replay|run [SECONDS] [BUILD]}"
@@ -21,6 +26,25 @@ else
   build="${2:-$here/build/asan}"
 fi
 build="$(cd "$build" && pwd)"
+unit_seconds="${FUZZ_UNIT_SECONDS:-10}"
+artifacts="$here/fuzz/artifacts"
+mkdir -p "$artifacts"
+common=(-timeout="$unit_seconds" -report_slow_units="$unit_seconds" -artifact_prefix="$artifacts/")
+
+# Fails when any fuzz artifact exists, in fuzz/artifacts/ or anywhere else in
+# the tree (a stray one at the root was once committed by accident).
+check_artifacts() {
+  local found
+  found=$(find "$here" -path "$here/build*" -prune -o -path "$here/.git" -prune -o \
+            -path "$here/fuzz/corpus" -prune -o -type f \( -name 'crash-*' -o -name 'leak-*' \
+            -o -name 'timeout-*' -o -name 'oom-*' -o -name 'slow-unit-*' \) -print)
+  if [[ -n "$found" ]]; then
+    echo "fuzz artifacts left behind (a failure, or a unit slower than ${unit_seconds}s):"
+    echo "$found"
+    return 1
+  fi
+}
+check_artifacts || exit 1
 targets=${FUZZ_ONLY:-$(cat "$build/fuzz_targets.txt")}
 export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
@@ -32,7 +56,8 @@ for t in $targets; do
     replay)
       echo "== replay $t ($(ls "$corpus" | wc -l) inputs)"
       log=$(mktemp)
-      if ! "$bin" -runs=0 "$corpus" >"$log" 2>&1; then
+      if ! (cd "$artifacts" && "$bin" "${common[@]}" -runs=0 "$corpus") >"$log" 2>&1 ||
+         ! check_artifacts >>"$log"; then
         cat "$log"; rm -f "$log"; echo "replay of $t FAILED"; exit 1
       fi
       grep -E "^(INFO: seed|#[0-9]+[[:space:]]+(INITED|DONE))" "$log" || true
@@ -41,13 +66,14 @@ for t in $targets; do
     run|ci)
       echo "== fuzz $t for ${seconds}s"
       fresh=$(mktemp -d)
-      (cd "$here/fuzz" && "$bin" -max_total_time="$seconds" -print_final_stats=1 \
+      (cd "$artifacts" && "$bin" "${common[@]}" -max_total_time="$seconds" -print_final_stats=1 \
           -max_len=4096 "$fresh" "$corpus" 2>&1 | grep -E "^(#[0-9]+[[:space:]]+DONE|stat::|==|SUMMARY)|ERROR" ) || true
-      if [[ "$mode" == run ]]; then "$bin" -merge=1 "$corpus" "$fresh" >/dev/null 2>&1; fi
+      if [[ "$mode" == run ]]; then
+        (cd "$artifacts" && "$bin" -merge=1 "$corpus" "$fresh" >/dev/null 2>&1)
+      fi
       rm -rf "$fresh"
-      found=$(find "$here/fuzz" -maxdepth 1 \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) -print)
-      if [[ -n "$found" ]]; then
-        echo "fuzzing $t found a failure: $found"
+      if ! check_artifacts; then
+        echo "fuzzing $t found a failure"
         exit 1
       fi
       ;;

@@ -23,8 +23,19 @@ namespace blockbloom {
 // Standard Bloom filter FPR, (1 - e^(-k n / m))^k. Requires m > 0, k >= 1.
 double StandardBloomFpr(double bits_per_key, int num_probes);
 
+// Bounds on the work of BlockedBloomFpr, whatever its arguments: at most
+// kMaxModelTerms evaluations of the Poisson pmf per call.
+inline constexpr int kMaxModelTerms = 4096;
+// Above this many keys per block the model answers 1.0 (the true value is 1
+// to within 1e-300 for every k <= 64 and block size <= 2^20 bits).
+inline constexpr double kMaxModelKeysPerBlock = 1e15;
+
 // Blocked Bloom filter FPR (Poisson mixture above) for blocks of
-// `block_bits` bits. Requires bits_per_key > 0, k >= 1, block_bits >= 1.
+// `block_bits` bits. Answers in bounded time (at most kMaxModelTerms pmf
+// evaluations) for every argument: it is reachable from untrusted files.
+// bits_per_key NaN or <= 0, k < 1 or block_bits < 1: 1.0 (nothing is
+// filtered); bits_per_key = +inf: 0.0. Exact sum over the Poisson pmf up to
+// ~27,000 keys per block; a normalised fixed-node sum beyond.
 double BlockedBloomFpr(double bits_per_key, int num_probes,
                        int block_bits = 512);
 

@@ -14,29 +14,61 @@ double StandardBloomFpr(double bits_per_key, int num_probes) {
   return std::pow(1.0 - std::exp(-k / bits_per_key), k);
 }
 
+namespace {
+
+// ln Poisson(lambda)(x) for a real x >= 0 (the pmf continued through Gamma).
+double LogPoissonPmf(double lambda, double x) {
+  // lgamma_r, not std::lgamma: lgamma also stores the sign in the global
+  // `signgam`, a data race when two threads evaluate the model (ThreadSanitizer
+  // reports it; tests/counting_bloom_tsan_test.cc). Same value; Gamma(x + 1)
+  // is positive for x >= 0.
+  int sign = 0;
+  return x * std::log(lambda) - lambda - ::lgamma_r(x + 1.0, &sign);
+}
+
+}  // namespace
+
 double BlockedBloomFpr(double bits_per_key, int num_probes, int block_bits) {
+  // Domain guards: this model is reachable from untrusted input (a .bbf
+  // header or a LevelDB table may claim any key count), so every argument
+  // gets an answer in bounded time. No bits, or nonsense: everything matches.
+  if (!(bits_per_key > 0.0) || num_probes < 1 || block_bits < 1) return 1.0;
+  if (std::isinf(bits_per_key)) return 0.0;
   const double lambda = block_bits / bits_per_key;  // mean keys per block
+  if (!(lambda <= kMaxModelKeysPerBlock)) return 1.0;  // every bit set, to 1e-300
   const double k = num_probes;
   const double log_keep = std::log1p(-1.0 / block_bits);  // ln(1 - 1/B)
+  const auto fpr_at = [&](double keys) {  // FPR of a block holding `keys` keys
+    if (keys <= 0.0) return 0.0;  // (also: B = 1 makes log_keep -inf)
+    return std::pow(-std::expm1(k * keys * log_keep), k);
+  };
   // Sum the Poisson(lambda) pmf far enough into both tails that the mass
   // left out is below 1e-15. The pmf is computed in log space (lambda can be
   // several hundred, where e^-lambda underflows).
   const double spread = 12.0 * std::sqrt(lambda) + 30.0;
-  const long lo = static_cast<long>(std::max(0.0, lambda - spread));
-  const long hi = static_cast<long>(lambda + spread);
-  double fpr = 0.0;
-  for (long i = lo; i <= hi; ++i) {
-    // lgamma_r, not std::lgamma: lgamma also stores the sign in the global
-    // `signgam`, a data race when two threads evaluate the model (ThreadSanitizer
-    // reports it; tests/counting_bloom_tsan_test.cc). Same value; the sign
-    // of Gamma(i + 1) is always +1 here.
-    int sign = 0;
-    const double log_pmf =
-        i * std::log(lambda) - lambda - ::lgamma_r(static_cast<double>(i) + 1, &sign);
-    const double set_fraction = -std::expm1(k * i * log_keep);
-    fpr += std::exp(log_pmf) * std::pow(set_fraction, k);
+  const double lo = std::floor(std::max(0.0, lambda - spread));
+  const double hi = std::floor(lambda + spread);
+  if (hi - lo < kMaxModelTerms) {
+    double fpr = 0.0;
+    for (double i = lo; i <= hi; i += 1.0) {
+      fpr += std::exp(LogPoissonPmf(lambda, i)) * fpr_at(i);
+    }
+    return std::min(1.0, fpr);  // the pmf's rounding can sum past 1
   }
-  return fpr;
+  // More terms than kMaxModelTerms (lambda above ~27,000 keys per block: only
+  // absurdly overfull filters get here). The pmf is then smooth on the scale
+  // of one key (its standard deviation is sqrt(lambda) > 160), so kMaxModelTerms
+  // evenly spaced nodes, with weights normalised to sum to 1, give the same
+  // mixture to well under 1e-9 relative: bounded work for any lambda.
+  const double step = (hi - lo) / (kMaxModelTerms - 1);
+  double weighted = 0.0, total = 0.0;
+  for (int j = 0; j < kMaxModelTerms; ++j) {
+    const double x = lo + j * step;
+    const double w = std::exp(LogPoissonPmf(lambda, x));
+    weighted += w * fpr_at(x);
+    total += w;
+  }
+  return total > 0.0 ? std::min(1.0, weighted / total) : 1.0;
 }
 
 int OptimalBlockedProbes(double bits_per_key, int max_probes, int block_bits) {

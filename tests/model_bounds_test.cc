@@ -1,0 +1,163 @@
+// Every model function answers in bounded time for every argument: the
+// models are reachable from untrusted input (a .bbf header or a file given to
+// `blockbloom query` may claim any key count). Regression for
+// fuzz/corpus/decoders_bytes/99c8a660..., a 93-byte .bbf whose header claims
+// ~10^16 keys: BlockedBloomFpr once summed billions of Poisson terms for it
+// (3 min 7 s of CPU under ASan).
+//
+// The bound asserted here is deliberately loose (seconds, for thousands of
+// calls, under sanitizers on a loaded machine): it fails on the unbounded
+// behaviour, which took minutes for one call, not on a slow machine.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <string>
+
+#include "blockbloom/blocked_bloom.h"
+#include "blockbloom/compact_filter.h"
+#include "blockbloom/counting_bloom.h"
+#include "blockbloom/filter_file.h"
+#include "blockbloom/hash.h"
+#include "blockbloom/math.h"
+
+#ifndef BLOCKBLOOM_SOURCE_DIR
+#error "BLOCKBLOOM_SOURCE_DIR must name the source tree"
+#endif
+
+namespace blockbloom {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+TEST(ModelBoundsTest, BlockedFprAnswersEveryArgumentQuickly) {
+  const double bits_per_key[] = {kNaN, -kInf, -1.0, 0.0, 1e-300, 4.9e-324, 1e-16, 1e-12,
+                                 1e-9, 1e-6, 1e-3, 0.01, 0.1, 0.5, 1.0, 10.0, 64.0,
+                                 1e6, 1e300, kInf};
+  const int probes[] = {std::numeric_limits<int>::min(), -1, 0, 1, 7, 16, 64, 1000,
+                        std::numeric_limits<int>::max()};
+  const int blocks[] = {std::numeric_limits<int>::min(), 0, 1, 64, 512, 1 << 20,
+                        std::numeric_limits<int>::max()};
+  const Clock::time_point start = Clock::now();
+  for (double c : bits_per_key) {
+    for (int k : probes) {
+      for (int b : blocks) {
+        const double p = BlockedBloomFpr(c, k, b);
+        ASSERT_FALSE(std::isnan(p)) << c << " " << k << " " << b;
+        ASSERT_GE(p, 0.0) << c << " " << k << " " << b;
+        ASSERT_LE(p, 1.0) << c << " " << k << " " << b;
+      }
+    }
+  }
+  EXPECT_LT(SecondsSince(start), 20.0);
+}
+
+TEST(ModelBoundsTest, DomainGuardsAnswerAsDocumented) {
+  EXPECT_EQ(BlockedBloomFpr(kNaN, 7), 1.0);
+  EXPECT_EQ(BlockedBloomFpr(0.0, 7), 1.0);
+  EXPECT_EQ(BlockedBloomFpr(-3.0, 7), 1.0);
+  EXPECT_EQ(BlockedBloomFpr(10.0, 0), 1.0);
+  EXPECT_EQ(BlockedBloomFpr(10.0, 7, 0), 1.0);
+  EXPECT_EQ(BlockedBloomFpr(kInf, 7), 0.0);
+  // Absurdly overfull: every bit set.
+  EXPECT_EQ(BlockedBloomFpr(1e-16, 7), 1.0);
+}
+
+// Past kMaxModelTerms the sum switches to fixed nodes; the two must agree
+// where they meet, and the approximation must still be the mixture (not just
+// "some number in [0, 1]"): with 2^20-bit blocks it converges to the
+// standard filter's closed form.
+TEST(ModelBoundsTest, FixedNodeSumAgreesWithExactSumAtTheSwitch) {
+  // lambda = B / c with (24 sqrt(lambda) + 60) terms: the switch sits near
+  // lambda = 27,000. Block of 2^20 bits, c from 30 (lambda 35k, approximate)
+  // to 45 (lambda 23k, exact): the model is continuous across.
+  double previous = -1;
+  for (double c = 30.0; c <= 45.0; c += 0.25) {
+    const double p = BlockedBloomFpr(c, 8, 1 << 20);
+    const double standard = StandardBloomFpr(c, 8);
+    EXPECT_NEAR(p, standard, 1e-3 * standard) << c;
+    if (previous >= 0) EXPECT_LT(p, previous) << c;  // monotone in c
+    previous = p;
+  }
+  EXPECT_NEAR(BlockedBloomFpr(10, 7, 1 << 20), StandardBloomFpr(10, 7), 2e-5);
+}
+
+TEST(ModelBoundsTest, PredictedFprOfHugeClaimsIsBounded) {
+  const Clock::time_point start = Clock::now();
+  const uint64_t counts[] = {0, 1, 1000, uint64_t{1} << 40, uint64_t{10000000000000000},
+                             UINT64_MAX};
+  const uint64_t sizes[] = {0, 1, 3, 64, uint64_t{1} << 30, UINT64_MAX};
+  for (uint64_t n : counts) {
+    for (uint64_t bytes : sizes) {
+      for (int k : {0, 1, 7, 16, 17}) {
+        const double p = BlockedBloomPredictedFpr(n, bytes, k);
+        ASSERT_GE(p, 0.0);
+        ASSERT_LE(p, 1.0);
+      }
+    }
+    for (double c : {kNaN, -1.0, 0.0, 1.0, 10.0, 1e9}) {
+      const double p = CompactFilterPredictedFpr(n, c);
+      ASSERT_GE(p, 0.0) << n << " " << c;
+      ASSERT_LE(p, 1.0) << n << " " << c;
+    }
+  }
+  for (double c : {kNaN, -kInf, -1.0, 0.0, 1e-300, 1.0, 10.0, 1e300, kInf}) {
+    const double p = CountingBloomFilter::ModelFpr(c);
+    ASSERT_GE(p, 0.0);
+    ASSERT_LE(p, 1.0);
+  }
+  for (double p : {kNaN, -1.0, 0.0, 1e-300, 1e-9, 0.01, 0.999999, 1.0, 2.0}) {
+    (void)BlockedBitsPerKeyForFpr(p);  // a Status or a value; either is fine
+    (void)CountingBloomFilter::CountersPerKeyForFpr(p);
+  }
+  EXPECT_LT(SecondsSince(start), 20.0);
+}
+
+// The 93-byte input that found the bug, kept verbatim.
+TEST(ModelBoundsTest, HostileFileHeaderDecodesAndPredictsQuickly) {
+  const std::string path = std::string(BLOCKBLOOM_SOURCE_DIR) +
+                           "/fuzz/corpus/decoders_bytes/99c8a660bcd2fe250011541814656b445868856b";
+  std::ifstream in(path, std::ios::binary);
+  ASSERT_TRUE(in.good()) << path;
+  const std::string input((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_EQ(input.size(), 93u);
+  // The fuzzer's first byte is its mode; bit 0 (set here) repairs the
+  // framing, as fuzz/decoders_bytes_fuzz.cc does: payload size at offset 48
+  // and the XXH3 checksum at the end. The .bbf bytes follow.
+  ASSERT_EQ(static_cast<uint8_t>(input[0]) & 1, 1);
+  std::string file = input.substr(1);
+  const auto put64 = [&](size_t at, uint64_t v) {
+    for (int i = 0; i < 8; ++i) file[at + i] = static_cast<char>(v >> (8 * i));
+  };
+  const size_t framing = kFilterFileHeaderSize + kFilterFileChecksumSize;
+  ASSERT_GE(file.size(), framing);
+  put64(48, file.size() - framing);
+  put64(file.size() - kFilterFileChecksumSize,
+        HashBytes(file.data(), file.size() - kFilterFileChecksumSize));
+  const Clock::time_point start = Clock::now();
+  absl::StatusOr<LoadedFilter> loaded = DecodeFilterFile(file);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_GT(loaded->info().num_keys, uint64_t{1} << 50);  // the hostile claim
+  const double predicted = loaded->PredictedFpr();
+  EXPECT_GE(predicted, 0.0);
+  EXPECT_LE(predicted, 1.0);
+  // The claim that triggered the bug, fed to the model directly: ~10^16 keys
+  // in a 3-byte filter.
+  const double p = BlockedBloomPredictedFpr(uint64_t{0x2800000000000000} >> 8, 3, 7);
+  EXPECT_EQ(p, 1.0);
+  EXPECT_LT(SecondsSince(start), 10.0);
+}
+
+}  // namespace
+}  // namespace blockbloom
