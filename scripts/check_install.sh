@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs blockbloom into a scratch prefix and builds a consumer project with
-# find_package(blockbloom CONFIG), then again with add_subdirectory.
+# find_package(blockbloom CONFIG), with pkg-config, and with add_subdirectory.
+# Also checks that the installed package names no absolute library path and
+# that a consumer cannot include an internal header.
 #   scripts/check_install.sh [BUILD]   install from an existing build dir
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
@@ -18,6 +20,23 @@ cmake -S "$here/tests/install_consumer" -B "$scratch/consumer" \
   -DCMAKE_PREFIX_PATH="$scratch/prefix" >/dev/null
 cmake --build "$scratch/consumer" >/dev/null
 "$scratch/consumer/consumer"
+# The exported targets must not hard-code paths of this machine's libraries.
+if grep -nE '"/(usr|opt|home|root|work)[^"]*\.(so|a)' "$scratch"/prefix/lib*/cmake/blockbloom/*.cmake; then
+  echo "installed package config names an absolute library path" >&2; exit 1
+fi
+# pkg-config, as a Makefile user would: blockbloom.pc (LevelDB) and
+# blockbloom-core.pc.
+export PKG_CONFIG_PATH="$(dirname "$(find "$scratch/prefix" -name blockbloom.pc)")"
+# shellcheck disable=SC2046
+g++ -std=c++17 -o "$scratch/pc_consumer" "$here/tests/install_consumer/main.cc" \
+  $(pkg-config --cflags --libs blockbloom)
+"$scratch/pc_consumer"
+# Internal headers stay internal: installed or vendored, "common/..." and the
+# simd/ headers are not on a consumer's include path.
+printf '#include "blocked/format.h"\nint main() { return 0; }\n' > "$scratch/internal.cc"
+if g++ -std=c++17 -fsyntax-only $(pkg-config --cflags blockbloom) "$scratch/internal.cc" 2>/dev/null; then
+  echo "an internal header is visible to consumers" >&2; exit 1
+fi
 cmake -S "$here/tests/install_consumer" -B "$scratch/sub" -DUSE_SUBDIRECTORY=ON \
   -DBLOCKBLOOM_BUILD_TESTS=OFF -DBLOCKBLOOM_BUILD_BENCH=OFF \
   -DBLOCKBLOOM_SOURCE_DIR="$here" >/dev/null
