@@ -87,16 +87,25 @@ TEST(CliTest, CalcPrintsEveryStructureFromTheMath) {
   EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(blocked \(512-bit\)\s+\d+\s+\d+\s+9\.896\s+6)")))
       << r.out;
   EXPECT_TRUE(Has(r.out, "scalable, 1st stage"));
+  // The compact filter needs fewer bits per key than any Bloom filter here.
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.out, m, std::regex(R"(compact \(Rice\)\s+\d+\s+\d+\s+([0-9.]+)\s+-)")))
+      << r.out;
+  EXPECT_LT(std::stod(m[1].str()), 9.593);
+  // Every FPR is a percentage: no bare fractions in the last column.
+  EXPECT_FALSE(std::regex_search(r.out, std::regex(R"(\s\d\.\d+e-\d+\n)"))) << r.out;
 }
 
 TEST(CliTest, CalcRejectsBadInput) {
   for (const char* args : {"calc --keys 0", "calc --keys -5", "calc --fpr 0.01",
                            "calc --keys 10 --fpr 0", "calc --keys 10 --fpr 1.5",
                            "calc --keys 10 --fpr nan", "calc --keys abc", "calc --keys 10 extra",
+                           "calc --keys 1.5",
                            "calc --keys 10 -o x"}) {
     const ToolRun r = Tool(args);
     EXPECT_EQ(r.code, 1) << args;
     EXPECT_FALSE(r.err.empty()) << args;
+    EXPECT_FALSE(Has(r.err, "does not take --5")) << args;  // -5 is a value
   }
 }
 
@@ -149,6 +158,8 @@ TEST(CliTest, BuildAndQueryRejectBadInput) {
   EXPECT_EQ(Tool("build --structure cuckoo " + keys + " -o " + Dir() + "/x.bbf").code, 1);
   EXPECT_EQ(Tool("build --fpr 2 " + keys + " -o " + Dir() + "/x.bbf").code, 1);
   EXPECT_EQ(Tool("build --bits_per_key 0.5 " + keys + " -o " + Dir() + "/x.bbf").code, 1);
+  EXPECT_EQ(Tool("build --bits_per_key 0 " + keys + " -o " + Dir() + "/x.bbf").code, 1);
+  EXPECT_EQ(Tool("build --bits_per_key=0 " + keys + " -o " + Dir() + "/x.bbf").code, 1);
   EXPECT_EQ(Tool("build " + Dir() + "/missing.txt -o " + Dir() + "/x.bbf").code, 2);
   EXPECT_EQ(Tool("query").code, 1);
   EXPECT_EQ(Tool("query " + Dir() + "/missing.bbf").code, 2);
@@ -196,7 +207,7 @@ TEST(CliTest, InspectReadsBlockedAndBuiltinDatabases) {
   // model's 0.96% for 10 bits/key (per-2KiB filters are small and vary).
   std::smatch m;
   ASSERT_TRUE(std::regex_search(
-      b.out, m, std::regex(R"((\d+) keys, ([0-9.]+) bits/key, predicted FPR ([0-9.]+)%)")))
+      b.out, m, std::regex(R"((\d+) keys, ([0-9.]+) bits/key, model FPR ([0-9.]+)%)")))
       << b.out;
   EXPECT_EQ(m[1], "30000");
   // 10 bits/key plus each filter's 3-byte trailer (a filter covers 2 KiB of
@@ -210,7 +221,7 @@ TEST(CliTest, InspectReadsBlockedAndBuiltinDatabases) {
   EXPECT_TRUE(Has(l.out, "leveldb.BuiltinBloomFilter2")) << l.out;
   EXPECT_TRUE(Has(l.out, "leveldb built-in, k=6")) << l.out;
   ASSERT_TRUE(std::regex_search(
-      l.out, m, std::regex(R"((\d+) keys, ([0-9.]+) bits/key, predicted FPR ([0-9.]+)%)")))
+      l.out, m, std::regex(R"((\d+) keys, ([0-9.]+) bits/key, model FPR ([0-9.]+)%)")))
       << l.out;
   EXPECT_EQ(m[1], "30000");
   EXPECT_NEAR(std::stod(m[3]), 0.84, 0.35);  // (1 - e^(-6/10))^6 = 0.84%
@@ -228,7 +239,7 @@ TEST(CliTest, InspectReadsCompactDatabases) {
   EXPECT_TRUE(Has(c.out, "blockbloom compact v1")) << c.out;
   std::smatch m;
   ASSERT_TRUE(std::regex_search(
-      c.out, m, std::regex(R"((\d+) keys, ([0-9.]+) bits/key, predicted FPR ([0-9.]+)%)")))
+      c.out, m, std::regex(R"((\d+) keys, ([0-9.]+) bits/key, model FPR ([0-9.]+)%)")))
       << c.out;
   EXPECT_EQ(m[1], "30000");
   EXPECT_LE(std::stod(m[2]), 11.0);
@@ -271,9 +282,12 @@ TEST(CliTest, InspectReportsDamagedTablesAndBadDirectories) {
   std::remove((db + "/999990.ldb").c_str());
   leveldb::DestroyDB(db, leveldb::Options());
 
-  EXPECT_EQ(Tool("inspect " + Dir() + "/no-such-db").code, 1);
-  EXPECT_EQ(Tool("inspect " + Dir()).code, 1);  // a directory, but no CURRENT
-  EXPECT_EQ(Tool("inspect").code, 1);
+  // Run-time errors: exit 2 and a one-line message, without the usage text.
+  const ToolRun missing = Tool("inspect " + Dir() + "/no-such-db");
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_FALSE(Has(missing.err, "usage:")) << missing.err;
+  EXPECT_EQ(Tool("inspect " + Dir()).code, 2);  // a directory, but no CURRENT
+  EXPECT_EQ(Tool("inspect").code, 1);           // a usage error
 }
 
 }  // namespace
