@@ -51,6 +51,9 @@ def main():
         bars = ax.bar(range(len(rows)), values, color=colors)
         if log:
             ax.set_yscale("log")
+            positive = [v for v in values if v == v and v > 0]
+            if positive:
+                ax.set_ylim(bottom=min(positive) / 3)
         ax.set_title(title, fontsize=10)
         ax.set_xticks(range(len(rows)))
         ax.set_xticklabels(names, fontsize=7)
