@@ -1,12 +1,16 @@
 // C-callable test support for tests/c_api_test.c (see c_api_test_support.h).
 #include "c_api_test_support.h"
 
+#include <cstdio>
 #include <memory>
+#include <string>
 
 #include "../plugin/c/c_api_internal.h"
 #include "blockbloom/compact_filter_policy.h"
 #include "blockbloom/leveldb_filter_policy.h"
 #include "blockbloom/read_counting_env.h"
+#include "leveldb/cache.h"
+#include "leveldb/db.h"
 #include "leveldb/env.h"
 #include "leveldb/filter_policy.h"
 
@@ -69,6 +73,33 @@ int bbtest_fallback_filter_may_match(void) {
     }
   }
   return 1;
+}
+
+double bbtest_cpp_reads_per_absent_get(const char* path, int kind, int num_keys) {
+  std::unique_ptr<const leveldb::FilterPolicy> policy(
+      kind == 0 ? blockbloom::NewBlockedBloomFilterPolicy(10)
+                : blockbloom::NewCompactFilterPolicy(10));
+  blockbloom::ReadCountingEnv env;
+  std::unique_ptr<leveldb::Cache> cache(leveldb::NewLRUCache(0));
+  leveldb::Options options;
+  options.filter_policy = policy.get();
+  options.env = &env;
+  options.block_cache = cache.get();
+  leveldb::DB* raw = nullptr;
+  if (!leveldb::DB::Open(options, path, &raw).ok()) return -1;
+  std::unique_ptr<leveldb::DB> db(raw);
+  std::string value;
+  char key[32];
+  for (int i = 0; i < num_keys; ++i) {  // opens every table, checks every key
+    std::snprintf(key, sizeof(key), "key%010d", 2 * i);
+    if (!db->Get(leveldb::ReadOptions(), key, &value).ok()) return -1;
+  }
+  env.ResetReads();
+  for (int i = 0; i < num_keys; ++i) {
+    std::snprintf(key, sizeof(key), "key%010d", 2 * i + 1);
+    if (!db->Get(leveldb::ReadOptions(), key, &value).IsNotFound()) return -1;
+  }
+  return num_keys > 0 ? static_cast<double>(env.reads()) / num_keys : 0;
 }
 
 }  // extern "C"

@@ -30,6 +30,14 @@ void bbtest_counting_env_destroy(leveldb_env_t* env);
  * match" for the filter the C API stores when building one fails. */
 int bbtest_fallback_filter_may_match(void);
 
+/* Opens the database at `path` from C++ with the C++ policy of the same kind
+ * (0 blocked, 1 compact: blockbloom::NewBlockedBloomFilterPolicy /
+ * NewCompactFilterPolicy at 10 bits/key), no block cache, reads present keys
+ * "key%010d" of 2*i and absent ones of 2*i+1 for i in [0, num_keys), and
+ * returns the data-block reads per absent Get; -1 on an error or a wrong
+ * answer. Shows that filters written through the C API are the C++ ones. */
+double bbtest_cpp_reads_per_absent_get(const char* path, int kind, int num_keys);
+
 /* Defined in c_header_c89_check.c, compiled as C89 with -pedantic-errors. */
 int bbtest_c89_header_check(void);
 
