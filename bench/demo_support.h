@@ -1,10 +1,18 @@
 // Pieces of the demo that are not the experiment itself: a FilterPolicy
 // decorator that measures, the loader with its progress bar, latency
-// summaries, a temporary directory.
+// summaries, a temporary directory, and the cold-cache machinery (a pread
+// Env whose files the page cache can drop, posix_fadvise(DONTNEED), a
+// mincore residency check).
 #ifndef BLOCKBLOOM_BENCH_DEMO_SUPPORT_H_
 #define BLOCKBLOOM_BENCH_DEMO_SUPPORT_H_
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <algorithm>
 #include <atomic>
@@ -128,15 +136,139 @@ inline void Load(const Store& db, int64_t n, int value_size, const std::string& 
   if (tty) std::fprintf(stderr, "\n");
 }
 
+// Latencies in microseconds; NaN when nothing was measured (printed "-").
 struct LatencySummary {
-  double p50 = 0, p99 = 0;
+  double p50 = std::nan(""), p99 = std::nan(""), mean = std::nan("");
 };
 
 inline LatencySummary Summarize(std::vector<double>* micros) {
   if (micros->empty()) return {};
   std::sort(micros->begin(), micros->end());
   const auto at = [&](double q) { return (*micros)[static_cast<size_t>(q * (micros->size() - 1))]; };
-  return {at(0.50), at(0.99)};
+  double sum = 0;
+  for (double m : *micros) sum += m;
+  return {at(0.50), at(0.99), sum / static_cast<double>(micros->size())};
+}
+
+// The median of `values` (NaN if empty).
+inline double Median(std::vector<double> values) {
+  if (values.empty()) return std::nan("");
+  std::sort(values.begin(), values.end());
+  const size_t mid = values.size() / 2;
+  return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
+}
+
+// An Env whose table files are read with pread(2) instead of LevelDB's
+// default mmap (which it uses for the first 1,000 open tables on 64-bit
+// Linux, then pread). Pages a process has mapped cannot be dropped from the
+// page cache; pread'd ones can, which is what the cold-cache phase needs.
+// Each file is opened with POSIX_FADV_RANDOM (as RocksDB does by default),
+// so a cold read fetches its block, not a 128 KiB readahead window that
+// would warm the neighbouring blocks for free.
+//
+// Thread-safety: as leveldb::Env; pread has no shared file offset.
+class PreadEnv final : public leveldb::EnvWrapper {
+ public:
+  PreadEnv() : leveldb::EnvWrapper(leveldb::Env::Default()) {}
+
+  leveldb::Status NewRandomAccessFile(const std::string& name,
+                                      leveldb::RandomAccessFile** result) override {
+    *result = nullptr;
+    const int fd = ::open(name.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return leveldb::Status::IOError(name, std::strerror(errno));
+    ::posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+    *result = new File(fd, name);
+    return leveldb::Status::OK();
+  }
+
+ private:
+  class File final : public leveldb::RandomAccessFile {
+   public:
+    File(int fd, std::string name) : fd_(fd), name_(std::move(name)) {}
+    ~File() override { ::close(fd_); }
+    leveldb::Status Read(uint64_t offset, size_t n, leveldb::Slice* result,
+                         char* scratch) const override {
+      size_t done = 0;
+      while (done < n) {
+        const ssize_t r = ::pread(fd_, scratch + done, n - done, static_cast<off_t>(offset + done));
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return leveldb::Status::IOError(name_, std::strerror(errno));
+        if (r == 0) break;  // end of file: a short read, as LevelDB's own
+        done += static_cast<size_t>(r);
+      }
+      *result = leveldb::Slice(scratch, done);
+      return leveldb::Status::OK();
+    }
+
+   private:
+    const int fd_;
+    const std::string name_;
+  };
+};
+
+// The table files (*.ldb, *.sst) of the database in `dir`.
+inline std::vector<std::string> TableFiles(const std::string& dir) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string ext = entry.path().extension().string();
+    if (ext == ".ldb" || ext == ".sst") files.push_back(entry.path().string());
+  }
+  return files;
+}
+
+// Asks the kernel to drop every table file of `dir` from the page cache
+// (posix_fadvise(POSIX_FADV_DONTNEED); works without root, on clean pages
+// no process has mapped). With `drop_all` and root, also writes 3 to
+// /proc/sys/vm/drop_caches (the whole machine's page cache: off by default
+// on a shared machine). Returns false if a file could not be advised.
+inline bool DropFromPageCache(const std::string& dir, bool drop_all) {
+  bool ok = true;
+  for (const std::string& file : TableFiles(dir)) {
+    const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      ok = false;
+      continue;
+    }
+    ::fdatasync(fd);  // dirty pages cannot be dropped
+    if (::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) != 0) ok = false;
+    ::close(fd);
+  }
+  if (drop_all && ::geteuid() == 0) {
+    ::sync();
+    if (FILE* f = std::fopen("/proc/sys/vm/drop_caches", "w")) {
+      std::fputs("3\n", f);
+      std::fclose(f);
+    }
+  }
+  return ok;
+}
+
+// Share of the table files' pages of `dir` in the page cache (mincore(2)),
+// in [0, 1]; NaN if there are none or it cannot be measured.
+inline double ResidentFraction(const std::string& dir) {
+  const long page = ::sysconf(_SC_PAGESIZE);
+  uint64_t pages = 0, resident = 0;
+  for (const std::string& file : TableFiles(dir)) {
+    const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return std::nan("");
+    struct stat st;
+    if (::fstat(fd, &st) != 0 || st.st_size == 0) {
+      ::close(fd);
+      continue;
+    }
+    const size_t len = static_cast<size_t>(st.st_size);
+    void* map = ::mmap(nullptr, len, PROT_READ, MAP_SHARED, fd, 0);
+    ::close(fd);
+    if (map == MAP_FAILED) return std::nan("");
+    std::vector<unsigned char> vec((len + page - 1) / page);
+    if (::mincore(map, len, vec.data()) == 0) {
+      pages += vec.size();
+      for (unsigned char v : vec) resident += v & 1;
+    }
+    ::munmap(map, len);
+  }
+  return pages ? static_cast<double>(resident) / static_cast<double>(pages) : std::nan("");
 }
 
 // A fresh directory under $TMPDIR, removed on destruction.
