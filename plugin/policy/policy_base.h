@@ -1,0 +1,113 @@
+// What every blockbloom LevelDB policy shares: one reader for every filter
+// encoding (src/format/recognize.h; LevelDB's built-in format through
+// LevelDB's own code) and the probe counters of blockbloom/filter_stats.h.
+// A policy is then only its Name() and its CreateFilter.
+//
+// Thread-safety: immutable after construction except the counters, which
+// are relaxed atomics (see ProbeCounters).
+#ifndef BLOCKBLOOM_PLUGIN_POLICY_BASE_H_
+#define BLOCKBLOOM_PLUGIN_POLICY_BASE_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+#include "blockbloom/filter_stats.h"
+#include "blocked/format.h"
+#include "common/xxh3_inline.h"
+#include "format/recognize.h"
+#include "leveldb/filter_policy.h"
+#include "leveldb/slice.h"
+
+namespace blockbloom {
+namespace internal {
+
+inline std::string_view View(const leveldb::Slice& s) { return {s.data(), s.size()}; }
+
+// The calling thread's counter slot in [0, kProbeSlots): slots are handed
+// out to live threads and returned when a thread exits, so while a thread
+// holds slot s no other thread writes shard s of any policy. kSharedSlot
+// when more than kProbeSlots - 1 threads hold one.
+inline constexpr int kProbeSlots = 64;
+inline constexpr int kSharedSlot = kProbeSlots - 1;
+int AcquireProbeSlot();
+inline thread_local int tls_probe_slot = -1;
+inline int ProbeSlot() {
+  const int slot = tls_probe_slot;
+  return slot >= 0 ? slot : AcquireProbeSlot();
+}
+
+// Per-thread shards of (probes, negatives), one cache line each. An owned
+// shard is updated with a relaxed load and store (no locked instruction:
+// only its owner writes it); the shared slot uses fetch_add.
+class ProbeCounters {
+ public:
+  void Count(bool match) {
+    const int slot = ProbeSlot();
+    Shard& s = shards_[slot];
+    if (slot != kSharedSlot) {
+      s.probes.store(s.probes.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      s.negatives.store(s.negatives.load(std::memory_order_relaxed) + (match ? 0 : 1),
+                        std::memory_order_relaxed);
+    } else {
+      s.probes.fetch_add(1, std::memory_order_relaxed);
+      if (!match) s.negatives.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  FilterPolicyStats Snapshot() const {
+    FilterPolicyStats out;
+    out.available = true;
+    for (const Shard& s : shards_) {
+      out.probes += s.probes.load(std::memory_order_relaxed);
+      out.negatives += s.negatives.load(std::memory_order_relaxed);
+    }
+    return out;
+  }
+
+ private:
+  struct alignas(64) Shard {
+    std::atomic<uint64_t> probes{0};
+    std::atomic<uint64_t> negatives{0};
+  };
+  Shard shards_[kProbeSlots];
+};
+
+// The base of every blockbloom policy. KeyMayMatch reads every blockbloom
+// encoding: blocked filters inline (the hot path), everything else through
+// format::Recognize. LevelDB's built-in format: a migrating policy
+// (reads_builtin, it answers to the built-in's name) reads it through
+// leveldb::NewBloomFilterPolicy's own KeyMayMatch; a policy with its own
+// name is never handed one by LevelDB, so such bytes are damaged ones of
+// its own and answer "may match".
+class PolicyBase : public leveldb::FilterPolicy {
+ public:
+  explicit PolicyBase(bool reads_builtin);
+  ~PolicyBase() override;
+
+  bool KeyMayMatch(const leveldb::Slice& key, const leveldb::Slice& filter) const final {
+    const std::string_view bytes = View(filter);
+    const bool match = format::IsBlocked(bytes)
+                           ? blocked::EncodedMayContainHash(bytes, InlineHashKey(View(key)))
+                           : ReadOther(key, bytes);
+    counters_.Count(match);
+    return match;
+  }
+
+  FilterPolicyStats stats() const { return counters_.Snapshot(); }
+
+ private:
+  bool ReadOther(const leveldb::Slice& key, std::string_view filter) const;
+
+  // Reads built-in filters; its bits_per_key only matters for CreateFilter,
+  // which is never called on it.
+  // Null unless reads_builtin.
+  const std::unique_ptr<const leveldb::FilterPolicy> builtin_;
+  mutable ProbeCounters counters_;
+};
+
+}  // namespace internal
+}  // namespace blockbloom
+
+#endif  // BLOCKBLOOM_PLUGIN_POLICY_BASE_H_
