@@ -404,19 +404,19 @@ TEST(CompactFormatV1Golden, EmptySetBytes) {
 
 TEST(CompactFormatV2Golden, SixteenKeys) {
   ExpectGolden(16, 10.0,
-               {0x1fc675e1f45a519bull, 20, {623, 1643, 2831, 2921, 3347, 4795, 6483, 6517, 8771, 10441}},
+               {0xb3c38e6d87e06d95ull, 20, {137, 2311, 3207, 3241, 3471, 3575, 4383, 4789, 7491, 7613}},
                2);
 }
 TEST(CompactFormatV2Golden, HundredSixtyFourKeys) {
   ExpectGolden(164, 10.0,
-               {0xcab5abff84cbf91full, 205,
-                {1857, 2611, 4027, 5359, 5745, 10653, 10697, 10699, 11175, 11567}},
+               {0x9db94008dccd587dull, 205,
+                {2783, 3791, 4087, 5541, 5659, 6313, 9063, 9121, 9633, 9805}},
                2);
 }
 TEST(CompactFormatV2Golden, ThousandKeysSixteenBits) {
   ExpectGolden(1000, 16.0,
-               {0x8d007c146be6345dull, 2000,
-                {51601, 121181, 254145, 330487, 348987, 391463, 431371, 480843, 483041, 522847}},
+               {0xe1185d4eafe5a1a6ull, 2000,
+                {41095, 176785, 190891, 301465, 384363, 410753, 475519, 496951, 608893, 619273}},
                2);
 }
 

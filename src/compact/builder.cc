@@ -287,6 +287,87 @@ class BandedSystem {
   uint64_t* coef_ = small_coef_;
   uint32_t* result_ = small_result_;
 };
+
+// Gauss-Jordan elimination over GF(2) for at most 64 slots (every row one
+// word, start 0): rows are kept fully reduced (row p has its pivot bit p and
+// no other pivot bit), so reducing a new row is a loop of independent xors
+// (no chain of dependent loads), and with every free slot 0 the solution of
+// slot p is simply result(p): no back substitution.
+class DenseSystem {
+ public:
+  void Clear() { pivots_ = 0; }
+  bool Add(uint64_t c, uint32_t f) {
+    for (uint64_t t = c & pivots_; t != 0; t &= t - 1) {
+      const int p = __builtin_ctzll(t);
+      c ^= rows_[p];
+      f ^= result_[p];
+    }
+    if (c == 0) return f == 0;
+    const int q = __builtin_ctzll(c);
+    for (uint64_t t = pivots_; t != 0; t &= t - 1) {  // clear bit q elsewhere
+      const int p = __builtin_ctzll(t);
+      const uint64_t take = uint64_t{0} - ((rows_[p] >> q) & 1);
+      rows_[p] ^= c & take;
+      result_[p] ^= f & static_cast<uint32_t>(take);
+    }
+    rows_[q] = c;
+    result_[q] = f;
+    pivots_ |= uint64_t{1} << q;
+    return true;
+  }
+  uint64_t pivots() const { return pivots_; }
+  uint32_t result(int p) const { return result_[p]; }
+
+ private:
+  uint64_t pivots_ = 0;
+  uint64_t rows_[64];
+  uint32_t result_[64];
+};
+
+// ORs the low `bits` (<= 64) bits of `word` into out at bit offset `pos`.
+void OrBits(uint64_t word, int bits, uint64_t pos, uint8_t* out) {
+  const unsigned __int128 shifted = static_cast<unsigned __int128>(word) << (pos & 7);
+  const int bytes = static_cast<int>(((pos & 7) + static_cast<uint64_t>(bits) + 7) / 8);
+  for (int k = 0; k < bytes; ++k) out[(pos >> 3) + k] |= static_cast<uint8_t>(shifted >> (8 * k));
+}
+
+// AppendFilterV2 for m <= 64 slots (DenseSystem).
+bool AppendDenseV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_bytes, uint64_t m,
+                   std::string* dst, BuildInfo* info) {
+  const uint64_t body = total_bytes - kV2TrailerSize;
+  V2KeyBase keys[kV2WindowBits];  // m >= n
+  for (size_t i = 0; i < hashes.size(); ++i) keys[i] = V2KeyBaseFor(hashes[i], m, r);
+  DenseSystem system;
+  for (int s = 0; s < kDenseSeeds; ++s) {
+    const uint8_t seed = static_cast<uint8_t>(s);
+    system.Clear();
+    bool ok = true;
+    for (size_t i = 0; i < hashes.size() && ok; ++i) {
+      ok = system.Add(V2Coefficients(keys[i].x, seed, m), keys[i].fingerprint);
+    }
+    if (!ok) continue;
+    const size_t at = dst->size();
+    dst->resize(at + static_cast<size_t>(total_bytes), '\0');
+    uint8_t* out = reinterpret_cast<uint8_t*>(&(*dst)[at]);
+    for (int b = 0; b < r; ++b) {
+      uint64_t column = 0;
+      for (uint64_t t = system.pivots(); t != 0; t &= t - 1) {
+        const int p = __builtin_ctzll(t);
+        column |= static_cast<uint64_t>((system.result(p) >> b) & 1) << p;
+      }
+      OrBits(column, static_cast<int>(m), static_cast<uint64_t>(b) * m, out);
+    }
+    out[body] = static_cast<uint8_t>(V2Check(total_bytes, r, seed) << 4 | seed);
+    out[body + 1] = static_cast<uint8_t>(kV2MarkerBase | (r - 1));
+    info->version = 2;
+    info->num_entries = m;
+    info->fingerprint_bits = r;
+    info->seed = seed;
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 bool AppendFilterV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_bytes,
@@ -294,16 +375,22 @@ bool AppendFilterV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byt
   const uint64_t body = total_bytes - kV2TrailerSize;
   const uint64_t m = V2Slots(body, r);
   assert(r >= 1 && r <= kV2MaxFingerprintBits && m >= hashes.size());
+  if (m <= kV2WindowBits) return AppendDenseV2(hashes, r, total_bytes, m, dst, info);
   BandedSystem system(m);
   const int seeds = m <= kV2WindowBits ? kDenseSeeds : kBandedSeeds;
   static_assert(kDenseSeeds <= kV2Seeds && kBandedSeeds <= kV2Seeds, "4-bit seed");
+  // The seed-independent part of every key, once.
+  constexpr size_t kSmallKeys = 512;
+  V2KeyBase small_keys[kSmallKeys];
+  std::vector<V2KeyBase> big_keys(hashes.size() > kSmallKeys ? hashes.size() : 0);
+  V2KeyBase* keys = big_keys.empty() ? small_keys : big_keys.data();
+  for (size_t i = 0; i < hashes.size(); ++i) keys[i] = V2KeyBaseFor(hashes[i], m, r);
   for (int s = 0; s < seeds; ++s) {
     const uint8_t seed = static_cast<uint8_t>(s);
     if (s > 0) system.Clear();
     bool ok = true;
-    for (uint64_t h : hashes) {
-      const V2Probe p = V2ProbeFor(h, seed, m, r);
-      if (!system.Add(p.start, p.coefficients, p.fingerprint)) {
+    for (size_t i = 0; i < hashes.size(); ++i) {
+      if (!system.Add(keys[i].start, V2Coefficients(keys[i].x, seed, m), keys[i].fingerprint)) {
         ok = false;
         break;
       }

@@ -144,10 +144,13 @@ inline bool HasCompactMarker(std::string_view encoded) {
 // match"), and neither 0xBB (blocked) nor 0xCF (compact version 1).
 //
 // A key with hash h and the stored seed s gets (V2ProbeFor below)
-//   x = Mix64(h ^ (s + 1) * 0x9E3779B97F4A7C15)
-//   w = min(m, 64); coefficients c = (low w bits of x) | 1
-//   y = Mix64(x + 0x9E3779B97F4A7C15)
-//   start = floor(y * (m - w + 1) / 2^64); fingerprint f = low R bits of y
+//   x = Mix64(h), y = Mix64(x + 0x9E3779B97F4A7C15)
+//   w = min(m, 64); start = floor(y * (m - w + 1) / 2^64)
+//   fingerprint f = low R bits of y
+//   z = (x ^ (s + 1) * 0x9E3779B97F4A7C15) * 0xD6E8FEB86659FD93
+//   coefficients c = (low w bits of z ^ (z >> 32)) | 1
+// Only c depends on the seed, so a new seed changes the system's matrix
+// (which is what makes it solvable) and nothing else.
 // and the filter answers "may contain" iff for every column b,
 //   parity(c AND column_b[start, start + w)) == bit b of f.
 // The builder solves that linear system over GF(2) for the stored keys (one
@@ -201,18 +204,40 @@ struct V2Probe {
   uint32_t fingerprint;
 };
 
+// The seed-independent part of a key's probe: x (coefficient material),
+// start and fingerprint. The builder computes it once per key for all seeds.
+struct V2KeyBase {
+  uint64_t x;
+  uint64_t start;
+  uint32_t fingerprint;
+};
+
 // REQUIRES: slots >= 1, 1 <= fingerprint_bits <= 32.
-inline V2Probe V2ProbeFor(uint64_t hash, uint8_t seed, uint64_t slots, int fingerprint_bits) {
-  const uint64_t x = Mix64(hash ^ (kV2SeedStep * (uint64_t{seed} + 1)));
+inline V2KeyBase V2KeyBaseFor(uint64_t hash, uint64_t slots, int fingerprint_bits) {
+  const uint64_t x = Mix64(hash);
+  const uint64_t y = Mix64(x + kV2SeedStep);
+  const uint64_t w = slots < kV2WindowBits ? slots : kV2WindowBits;
+  V2KeyBase k;
+  k.x = x;
+  k.start = FastRange64(y, slots - w + 1);
+  k.fingerprint = static_cast<uint32_t>(y) &
+                  static_cast<uint32_t>((uint64_t{1} << fingerprint_bits) - 1);
+  return k;
+}
+
+// The coefficients of a key under `seed`: w = min(slots, 64) bits, bit 0 set.
+inline uint64_t V2Coefficients(uint64_t x, uint8_t seed, uint64_t slots) {
+  uint64_t c = (x ^ (kV2SeedStep * (uint64_t{seed} + 1))) * 0xD6E8FEB86659FD93ull;
+  c ^= c >> 32;
   const uint64_t w = slots < kV2WindowBits ? slots : kV2WindowBits;
   const uint64_t mask = w >= 64 ? ~uint64_t{0} : (uint64_t{1} << w) - 1;
-  const uint64_t y = Mix64(x + kV2SeedStep);
-  V2Probe p;
-  p.start = FastRange64(y, slots - w + 1);
-  p.coefficients = (x & mask) | 1;
-  p.fingerprint = static_cast<uint32_t>(y) &
-                  static_cast<uint32_t>((uint64_t{1} << fingerprint_bits) - 1);
-  return p;
+  return (c & mask) | 1;
+}
+
+// REQUIRES: slots >= 1, 1 <= fingerprint_bits <= 32.
+inline V2Probe V2ProbeFor(uint64_t hash, uint8_t seed, uint64_t slots, int fingerprint_bits) {
+  const V2KeyBase k = V2KeyBaseFor(hash, slots, fingerprint_bits);
+  return V2Probe{k.start, V2Coefficients(k.x, seed, slots), k.fingerprint};
 }
 
 // Slots for a body of `body_bytes` at R bits each.
