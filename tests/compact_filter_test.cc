@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -17,6 +18,8 @@
 
 #include "blockbloom/blocked_bloom.h"
 #include "blockbloom/compact_filter_policy.h"
+#include "blockbloom/filter_stats.h"
+#include "blockbloom/leveldb_filter_policy.h"
 #include "blockbloom/hash.h"
 #include "compact/builder.h"
 #include "compact/format.h"
@@ -448,6 +451,42 @@ TEST(CompactFilterConcurrencyTest, ConcurrentQueriesAgree) {
   for (std::thread& th : threads) th.join();
   for (int t = 1; t < 4; ++t) EXPECT_EQ(matches[t], matches[0]);
   EXPECT_GE(matches[0], 1000);
+}
+
+TEST(FilterStatsTest, ConcurrentProbesAreCountedExactly) {
+  // Run under TSan by CI (this binary is labelled tsan): probes from
+  // more threads than counter slots, and snapshots taken meanwhile.
+  const std::unique_ptr<const leveldb::FilterPolicy> policy(NewBlockedBloomFilterPolicy(10));
+  std::vector<std::string> keys;
+  for (int i = 0; i < 100; ++i) keys.push_back(Key(2 * i));
+  const std::string filter = [&] { std::vector<leveldb::Slice> sl(keys.begin(), keys.end()); std::string f; policy->CreateFilter(sl.data(), static_cast<int>(sl.size()), &f); return f; }();
+  uint64_t want_no = 0;
+  for (int i = 0; i < 500; ++i) want_no += !policy->KeyMayMatch(Key(i), filter);
+  const FilterPolicyStats before = GetFilterPolicyStats(policy.get());
+  constexpr int kThreads = 80, kRounds = 4;  // > 63 owned slots: the shared one is used
+  std::atomic<bool> stop{false};
+  std::thread reader([&] {
+    uint64_t last = 0;
+    while (!stop.load()) {
+      const FilterPolicyStats s = GetFilterPolicyStats(policy.get());
+      EXPECT_GE(s.probes, last);  // monotonic
+      last = s.probes;
+    }
+  });
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      for (int r = 0; r < kRounds; ++r) {
+        for (int i = 0; i < 500; ++i) (void)policy->KeyMayMatch(Key(i), filter);
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  stop = true;
+  reader.join();
+  const FilterPolicyStats s = GetFilterPolicyStats(policy.get());
+  EXPECT_EQ(s.probes - before.probes, uint64_t{kThreads} * kRounds * 500);
+  EXPECT_EQ(s.negatives - before.negatives, uint64_t{kThreads} * kRounds * want_no);
 }
 
 }  // namespace
