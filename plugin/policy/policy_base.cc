@@ -56,6 +56,16 @@ PolicyBase::PolicyBase(bool reads_builtin)
     : builtin_(reads_builtin ? leveldb::NewBloomFilterPolicy(10) : nullptr) {}
 PolicyBase::~PolicyBase() = default;
 
+__attribute__((flatten)) bool PolicyBase::KeyMayMatch(const leveldb::Slice& key,
+                                                      const leveldb::Slice& filter) const {
+  const std::string_view bytes = View(filter);
+  const bool match = format::IsBlocked(bytes)
+                         ? blocked::EncodedMayContainHash(bytes, InlineHashKey(View(key)))
+                         : ReadOther(key, bytes);
+  counters_.Count(match);
+  return match;
+}
+
 bool PolicyBase::ReadOther(const leveldb::Slice& key, std::string_view filter) const {
   const format::Recognized r = format::Recognize(filter);
   if (r.kind == format::FilterKind::kLevelDbBuiltin) {

@@ -86,19 +86,15 @@ class PolicyBase : public leveldb::FilterPolicy {
   explicit PolicyBase(bool reads_builtin);
   ~PolicyBase() override;
 
-  bool KeyMayMatch(const leveldb::Slice& key, const leveldb::Slice& filter) const final {
-    const std::string_view bytes = View(filter);
-    const bool match = format::IsBlocked(bytes)
-                           ? blocked::EncodedMayContainHash(bytes, InlineHashKey(View(key)))
-                           : ReadOther(key, bytes);
-    counters_.Count(match);
-    return match;
-  }
+  // The blocked format's probe (parse, hash, kernel) and the count are
+  // flattened into this one function: the hot path of every Get.
+  bool KeyMayMatch(const leveldb::Slice& key, const leveldb::Slice& filter) const final;
 
   FilterPolicyStats stats() const { return counters_.Snapshot(); }
 
  private:
-  bool ReadOther(const leveldb::Slice& key, std::string_view filter) const;
+  __attribute__((noinline)) bool ReadOther(const leveldb::Slice& key,
+                                           std::string_view filter) const;
 
   // Reads built-in filters; its bits_per_key only matters for CreateFilter,
   // which is never called on it.
