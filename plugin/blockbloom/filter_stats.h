@@ -19,16 +19,17 @@
 // (blockbloom/filtered_db.h) keeps it, or the application can (for a Get
 // that reads one table, each found key is one true positive).
 //
-// Cost: a probe adds to a counter shard owned by the calling thread (one
-// cache line per thread, up to 64 threads, then a shared line with atomic
-// adds), never to a line all threads write: bench/filter_bench.cc,
-// probe/bbpolicy, measures it.
+// Cost: a probe adds 1 to one counter in a shard owned by the calling thread
+// (one cache line per thread, up to 63 threads at a time, then a shared line
+// with atomic adds), never to a line all threads write: bench/filter_bench
+// probe/bbpolicy measures it (a few ns per probe).
 //
 // Thread-safety: GetFilterPolicyStats may run concurrently with any number
 // of probes on any threads (tested under TSan, tests/leveldb_policy_test.cc).
-// Counters are relaxed atomics: a snapshot taken during probes may see a
-// probe's `probes` increment without its `negatives` one, and counts are
-// monotonic; a snapshot taken after the probing threads are joined is exact.
+// Counters are relaxed atomics: a snapshot taken during probes may miss the
+// latest probes of other threads, never shows negatives > probes, and
+// counts are monotonic; a snapshot taken after the probing threads are
+// joined is exact.
 #ifndef BLOCKBLOOM_FILTER_STATS_H_
 #define BLOCKBLOOM_FILTER_STATS_H_
 

@@ -39,37 +39,38 @@ inline int ProbeSlot() {
   return slot >= 0 ? slot : AcquireProbeSlot();
 }
 
-// Per-thread shards of (probes, negatives), one cache line each. An owned
-// shard is updated with a relaxed load and store (no locked instruction:
-// only its owner writes it); the shared slot uses fetch_add.
+// Per-thread shards of ("may match" answers, "no" answers), one cache line
+// each; probes = their sum, so a probe touches one counter. An owned shard
+// is updated with a relaxed load and store (no locked instruction: only its
+// owner writes it); the shared slot uses fetch_add.
 class ProbeCounters {
  public:
   void Count(bool match) {
     const int slot = ProbeSlot();
-    Shard& s = shards_[slot];
+    std::atomic<uint64_t>& c = shards_[slot].by_answer[match ? 0 : 1];
     if (slot != kSharedSlot) {
-      s.probes.store(s.probes.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-      s.negatives.store(s.negatives.load(std::memory_order_relaxed) + (match ? 0 : 1),
-                        std::memory_order_relaxed);
+      c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     } else {
-      s.probes.fetch_add(1, std::memory_order_relaxed);
-      if (!match) s.negatives.fetch_add(1, std::memory_order_relaxed);
+      c.fetch_add(1, std::memory_order_relaxed);
     }
   }
   FilterPolicyStats Snapshot() const {
     FilterPolicyStats out;
     out.available = true;
     for (const Shard& s : shards_) {
-      out.probes += s.probes.load(std::memory_order_relaxed);
-      out.negatives += s.negatives.load(std::memory_order_relaxed);
+      // Negatives first: a concurrent snapshot never shows more negatives
+      // than probes.
+      const uint64_t negatives = s.by_answer[1].load(std::memory_order_relaxed);
+      const uint64_t positives = s.by_answer[0].load(std::memory_order_relaxed);
+      out.negatives += negatives;
+      out.probes += positives + negatives;
     }
     return out;
   }
 
  private:
   struct alignas(64) Shard {
-    std::atomic<uint64_t> probes{0};
-    std::atomic<uint64_t> negatives{0};
+    std::atomic<uint64_t> by_answer[2] = {};  // [0]: may match, [1]: no
   };
   Shard shards_[kProbeSlots];
 };
