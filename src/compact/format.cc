@@ -336,6 +336,12 @@ BB_ALWAYS_INLINE uint64_t Load64At(const uint8_t* data, size_t size, uint64_t po
   if (byte + 9 <= size) {
     lo = LoadLittle64(data + byte);
     hi = data[byte + 8];
+  } else if (size >= 8 && byte < size) {
+    // Near the end: the last 8 bytes, shifted down (no byte-by-byte loop:
+    // most probes of a small filter land here).
+    lo = byte + 8 <= size ? LoadLittle64(data + byte)
+                          : LoadLittle64(data + size - 8) >> (8 * (byte + 8 - size));
+    hi = byte + 8 < size ? data[byte + 8] : 0;
   } else {
     for (uint64_t i = 0; i < 8 && byte + i < size; ++i) {
       lo |= static_cast<uint64_t>(data[byte + i]) << (8 * i);
