@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -17,7 +18,10 @@
 
 #include "blockbloom/blocked_bloom.h"
 #include "blockbloom/compact_filter_policy.h"
+#include "blockbloom/filter_stats.h"
+#include "blockbloom/leveldb_filter_policy.h"
 #include "blockbloom/hash.h"
+#include "compact/builder.h"
 #include "compact/format.h"
 #include "leveldb/slice.h"
 #include "test_keys.h"
@@ -37,6 +41,21 @@ CompactFilter Build(const std::vector<std::string>& keys, double bits_per_key) {
   auto filter = CompactFilter::BuildFromKeys(Views(keys), bits_per_key);
   EXPECT_TRUE(filter.ok()) << filter.status();
   return *std::move(filter);
+}
+
+// A format-version-1 filter (the Golomb-Rice set), as older builds wrote.
+CompactFilter BuildV1FromHashes(const std::vector<uint64_t>& hashes, double bits_per_key) {
+  std::string bytes;
+  compact::AppendFilterV1(hashes, bits_per_key, &bytes);
+  auto filter = CompactFilter::Deserialize(bytes);
+  EXPECT_TRUE(filter.ok()) << filter.status();
+  EXPECT_EQ(filter->format_version(), 1);
+  return *std::move(filter);
+}
+CompactFilter BuildV1(const std::vector<std::string>& keys, double bits_per_key) {
+  std::vector<uint64_t> hashes;
+  for (const std::string& k : keys) hashes.push_back(HashKey(k));
+  return BuildV1FromHashes(hashes, bits_per_key);
 }
 
 TEST(CompactFilterTest, NoFalseNegativesForEverySizeUpTo1000) {
@@ -71,16 +90,24 @@ TEST(CompactFilterTest, DuplicateKeysAreFine) {
   for (size_t i = keys.size(); i > 1; --i) std::swap(keys[i - 1], keys[rng.Next() % i]);
   const CompactFilter filter = Build(keys, 10.0);
   for (const std::string& key : keys) ASSERT_TRUE(filter.MayContain(key));
-  EXPECT_LE(filter.num_entries(), 300u);
   EXPECT_LE(filter.size_bytes(), CompactFilterMaxBytes(keys.size(), 10.0));
+  const CompactFilter v1 = BuildV1(keys, 10.0);  // version 1 stores each once
+  for (const std::string& key : keys) ASSERT_TRUE(v1.MayContain(key));
+  EXPECT_LE(v1.num_entries(), 300u);
 
-  // One key, many times: a one-entry filter.
+  // One key, many times: version 2 sizes for the 1,000 calls and stores the
+  // consistent duplicates once (each duplicate equation is redundant).
   const std::vector<std::string> same(1000, "same key");
   const CompactFilter one = Build(same, 10.0);
+  EXPECT_EQ(one.format_version(), 2);
   EXPECT_TRUE(one.MayContain("same key"));
-  EXPECT_EQ(one.num_entries(), 1u);
   int false_positives = 0;
   for (int i = 0; i < 10000; ++i) false_positives += one.MayContain(Key(2 * i + 1));
+  EXPECT_LT(false_positives, 3 * 10000 * one.expected_fpr() + 5);
+  const CompactFilter one_v1 = BuildV1(same, 10.0);
+  EXPECT_EQ(one_v1.num_entries(), 1u);
+  false_positives = 0;
+  for (int i = 0; i < 10000; ++i) false_positives += one_v1.MayContain(Key(2 * i + 1));
   EXPECT_LT(false_positives, 10);  // E/U is tiny with 1,000 keys' budget
 }
 
@@ -123,15 +150,20 @@ TEST(CompactFilterTest, SizeBoundHoldsForEveryN) {
 }
 
 TEST(CompactFilterTest, BudgetIsSpent) {
-  // The builder turns every spare byte into fingerprint range: the filter is
-  // within a few bytes of its bound (at least 97% of it at these sizes).
-  for (size_t n : {10, 35, 100, 300, 1000}) {
+  // Version 2 is exactly ceil(n * bits_per_key / 8) bytes, trailer included.
+  // Version 1 turns every spare byte into fingerprint range: within a few
+  // bytes of its bound (at least 97% of it at these sizes).
+  for (size_t n : {10, 16, 35, 100, 164, 300, 1000}) {
     std::vector<uint64_t> hashes(n);
     SplitMix64 rng(n);
     for (uint64_t& h : hashes) h = rng.Next();
     auto filter = CompactFilter::BuildFromHashes(hashes, 10.0);
     ASSERT_TRUE(filter.ok());
-    EXPECT_GE(filter->size_bytes(), 0.97 * CompactFilterMaxBytes(n, 10.0)) << n;
+    EXPECT_EQ(filter->format_version(), 2) << n;
+    EXPECT_EQ(filter->size_bytes(), (n * 10 + 7) / 8) << n;
+    EXPECT_GE(filter->fingerprint_bits(), n == 10 ? 8 : 9) << n;
+    const CompactFilter v1 = BuildV1FromHashes(hashes, 10.0);
+    EXPECT_GE(v1.size_bytes(), 0.97 * CompactFilterMaxBytes(n, 10.0)) << n;
   }
 }
 
@@ -214,8 +246,8 @@ TEST(CompactFilterTest, AnswersAreExactlyFingerprintMembership) {
       SplitMix64 rng(n * 7 + static_cast<uint64_t>(bpk));
       std::vector<uint64_t> hashes(n);
       for (uint64_t& h : hashes) h = rng.Next();
-      auto filter = CompactFilter::BuildFromHashes(hashes, bpk);
-      ASSERT_TRUE(filter.ok());
+      const CompactFilter v1 = BuildV1FromHashes(hashes, bpk);
+      const CompactFilter* filter = &v1;
       const uint64_t range = filter->fingerprint_range();
       std::vector<uint64_t> fingerprints;
       for (uint64_t h : hashes) fingerprints.push_back(compact::FastRange64(h, range));
@@ -293,9 +325,20 @@ TEST(CompactFilterTest, DeserializeRejectsGarbage) {
   // trailer says: the trailer parses, the stream check fails.
   std::vector<std::string> keys;
   for (int i = 0; i < 200; ++i) keys.push_back(Key(2 * i));
-  std::string bytes = Build(keys, 10.0).Serialize();
+  std::string bytes = BuildV1(keys, 10.0).Serialize();
   bytes[0] = static_cast<char>(bytes[0] ^ 0x01);  // first unary bit
   EXPECT_EQ(CompactFilter::Deserialize(bytes).status().code(), absl::StatusCode::kDataLoss);
+  // Version 2 (100 keys: 123 body bytes, R = 9, m = 109, 3 padding bits):
+  // a padding bit set is DataLoss; a damaged check is InvalidArgument.
+  keys.resize(100);
+  std::string v2 = Build(keys, 10.0).Serialize();
+  ASSERT_EQ(v2.size(), 125u);
+  v2[122] = static_cast<char>(v2[122] | 0x80);
+  EXPECT_EQ(CompactFilter::Deserialize(v2).status().code(), absl::StatusCode::kDataLoss);
+  std::string bad_check = Build(keys, 10.0).Serialize();
+  bad_check[123] = static_cast<char>(bad_check[123] ^ 0x80);
+  EXPECT_EQ(CompactFilter::Deserialize(bad_check).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 // ---- Golden values: a failure here means the on-disk format changed. ----
@@ -306,10 +349,11 @@ struct Golden {
   std::vector<uint64_t> first_false_positives;  // odd i with Key(i) matching
 };
 
-Golden Compute(size_t n, double bpk) {
+Golden Compute(size_t n, double bpk, int version) {
   std::vector<std::string> keys;
   for (size_t i = 0; i < n; ++i) keys.push_back(Key(2 * i));
-  const CompactFilter filter = Build(keys, bpk);
+  const CompactFilter filter = version == 1 ? BuildV1(keys, bpk) : Build(keys, bpk);
+  EXPECT_EQ(filter.format_version(), version);
   Golden g{HashBytes(filter.Serialize().data(), filter.Serialize().size()),
            filter.size_bytes(),
            {}};
@@ -319,8 +363,8 @@ Golden Compute(size_t n, double bpk) {
   return g;
 }
 
-void ExpectGolden(size_t n, double bpk, const Golden& want) {
-  const Golden got = Compute(n, bpk);
+void ExpectGolden(size_t n, double bpk, const Golden& want, int version = 1) {
+  const Golden got = Compute(n, bpk, version);
   std::string fps;
   for (uint64_t i : got.first_false_positives) fps += std::to_string(i) + ", ";
   SCOPED_TRACE("n=" + std::to_string(n) + " got hash 0x" +
@@ -353,11 +397,30 @@ TEST(CompactFormatV1Golden, ThousandKeysSixteenBits) {
 
 TEST(CompactFormatV1Golden, EmptySetBytes) {
   // B = W = S = 0, params 0, check, version 1, marker 0xCF.
-  const std::string bytes = Build({}, 10.0).Serialize();
+  const std::string bytes = BuildV1({}, 10.0).Serialize();
+  EXPECT_EQ(Build({}, 10.0).Serialize(), bytes);  // the empty set is always version 1
   const std::string want = {0, 0, 0, 0,
                             static_cast<char>(compact::ParamsCheck(0, 0, 0, 0)), 1,
                             static_cast<char>(0xCF)};
   EXPECT_EQ(bytes, want);
+}
+
+TEST(CompactFormatV2Golden, SixteenKeys) {
+  ExpectGolden(16, 10.0,
+               {0xb3c38e6d87e06d95ull, 20, {137, 2311, 3207, 3241, 3471, 3575, 4383, 4789, 7491, 7613}},
+               2);
+}
+TEST(CompactFormatV2Golden, HundredSixtyFourKeys) {
+  ExpectGolden(164, 10.0,
+               {0x9db94008dccd587dull, 205,
+                {2783, 3791, 4087, 5541, 5659, 6313, 9063, 9121, 9633, 9805}},
+               2);
+}
+TEST(CompactFormatV2Golden, ThousandKeysSixteenBits) {
+  ExpectGolden(1000, 16.0,
+               {0xe1185d4eafe5a1a6ull, 2000,
+                {41095, 176785, 190891, 301465, 384363, 410753, 475519, 496951, 608893, 619273}},
+               2);
 }
 
 // ---- Thread-safety: concurrent const use (run under TSan by CI). ----
@@ -388,6 +451,42 @@ TEST(CompactFilterConcurrencyTest, ConcurrentQueriesAgree) {
   for (std::thread& th : threads) th.join();
   for (int t = 1; t < 4; ++t) EXPECT_EQ(matches[t], matches[0]);
   EXPECT_GE(matches[0], 1000);
+}
+
+TEST(FilterStatsTest, ConcurrentProbesAreCountedExactly) {
+  // Run under TSan by CI (this binary is labelled tsan): probes from
+  // more threads than counter slots, and snapshots taken meanwhile.
+  const std::unique_ptr<const leveldb::FilterPolicy> policy(NewBlockedBloomFilterPolicy(10));
+  std::vector<std::string> keys;
+  for (int i = 0; i < 100; ++i) keys.push_back(Key(2 * i));
+  const std::string filter = [&] { std::vector<leveldb::Slice> sl(keys.begin(), keys.end()); std::string f; policy->CreateFilter(sl.data(), static_cast<int>(sl.size()), &f); return f; }();
+  uint64_t want_no = 0;
+  for (int i = 0; i < 500; ++i) want_no += !policy->KeyMayMatch(Key(i), filter);
+  const FilterPolicyStats before = GetFilterPolicyStats(policy.get());
+  constexpr int kThreads = 80, kRounds = 4;  // > 63 owned slots: the shared one is used
+  std::atomic<bool> stop{false};
+  std::thread reader([&] {
+    uint64_t last = 0;
+    while (!stop.load()) {
+      const FilterPolicyStats s = GetFilterPolicyStats(policy.get());
+      EXPECT_GE(s.probes, last);  // monotonic
+      last = s.probes;
+    }
+  });
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      for (int r = 0; r < kRounds; ++r) {
+        for (int i = 0; i < 500; ++i) (void)policy->KeyMayMatch(Key(i), filter);
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  stop = true;
+  reader.join();
+  const FilterPolicyStats s = GetFilterPolicyStats(policy.get());
+  EXPECT_EQ(s.probes - before.probes, uint64_t{kThreads} * kRounds * 500);
+  EXPECT_EQ(s.negatives - before.negatives, uint64_t{kThreads} * kRounds * want_no);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 // The LevelDB policies, through LevelDB itself: real databases on disk.
 #include "blockbloom/leveldb_filter_policy.h"
+#include "blockbloom/compact_filter_policy.h"
+#include "blockbloom/filter_stats.h"
 #include "blockbloom/read_counting_env.h"
 
 #include <gtest/gtest.h>
@@ -8,10 +10,13 @@
 #include <memory>
 #include <string>
 #include <vector>
+#include <thread>
+#include <atomic>
 
 #include "leveldb/cache.h"
 #include "leveldb/db.h"
 #include "leveldb/filter_policy.h"
+#include "format/recognize.h"
 #include "test_keys.h"
 #include "test_paths.h"
 
@@ -69,6 +74,154 @@ TEST(PolicyTest, BadBitsPerKeyIsClampedNotFatal) {
     for (const auto& key : keys) ASSERT_TRUE(policy->KeyMayMatch(key, filter)) << bpk;
   }
 }
+
+// ---- LevelDB's conventions, edge case by edge case (issue 12). ----
+
+struct AllPolicies {
+  PolicyPtr builtin{leveldb::NewBloomFilterPolicy(10)};
+  PolicyPtr blocked{NewBlockedBloomFilterPolicy(10)};
+  PolicyPtr migrating{NewMigratingFilterPolicy(10)};
+  PolicyPtr compact{NewCompactFilterPolicy(10)};
+  PolicyPtr migrating_compact{NewMigratingCompactFilterPolicy(10)};
+  std::vector<const leveldb::FilterPolicy*> ours() const {
+    return {blocked.get(), migrating.get(), compact.get(), migrating_compact.get()};
+  }
+  std::vector<const leveldb::FilterPolicy*> migrating_ones() const {
+    return {migrating.get(), migrating_compact.get()};
+  }
+};
+
+// What every policy answers for odd filter bytes, against LevelDB 1.23's
+// util/bloom.cc (BloomFilterPolicy::KeyMayMatch):
+//   len < 2           -> false ("if (len < 2) return false")
+//   last byte k > 30  -> true (a future encoding) unless it is one of ours
+//   k <= 30           -> LevelDB's Bloom probe (k = 0: no probe, true)
+enum class Want { kNo, kYes, kAsBuiltin };
+struct EdgeCase {
+  const char* name;
+  std::string bytes;
+  Want ours;       // the non-migrating policies
+  Want migrating;  // the migrating ones (they answer to the built-in's name)
+};
+
+std::vector<EdgeCase> EdgeCases() {
+  const std::string blocked_empty_set = {1, static_cast<char>(0x13), static_cast<char>(0xBB)};
+  return {
+      {"0 bytes", "", Want::kNo, Want::kNo},
+      {"1 byte 0x00", std::string(1, '\0'), Want::kNo, Want::kNo},
+      {"1 byte 0xBB", std::string(1, '\xBB'), Want::kNo, Want::kNo},
+      {"1 byte 0xCF", std::string(1, '\xCF'), Want::kNo, Want::kNo},
+      {"1 byte 0x45", std::string(1, '\x45'), Want::kNo, Want::kNo},
+      // 2 bytes, built-in shapes: LevelDB reads them; a policy with its own
+      // name is never handed one (LevelDB matches names), so to it they are
+      // damaged bytes of its own: "may match".
+      {"2 bytes k=0", std::string("\xff\x00", 2), Want::kYes, Want::kAsBuiltin},
+      {"2 bytes k=1 bits 0", std::string("\x00\x01", 2), Want::kYes, Want::kAsBuiltin},
+      {"2 bytes k=6 bits 0xff", std::string("\xff\x06", 2), Want::kYes, Want::kAsBuiltin},
+      {"9 bytes k=30 zeros", std::string(8, '\0') + "\x1e", Want::kYes, Want::kAsBuiltin},
+      {"2 bytes k=31 (future)", std::string("\x00\x1f", 2), Want::kYes, Want::kYes},
+      {"2 bytes 0xFF", std::string("\x00\xff", 2), Want::kYes, Want::kYes},
+      // Ours, too short or damaged: "may match".
+      {"2 bytes blocked marker", std::string("\x07\xbb", 2), Want::kYes, Want::kYes},
+      {"blocked, version 15", std::string("\x07\xf3\xbb", 3), Want::kYes, Want::kYes},
+      {"blocked, k = 0", std::string("\x00\x13\xbb", 3), Want::kYes, Want::kYes},
+      {"blocked, k = 17", std::string("\x11\x13\xbb", 3), Want::kYes, Want::kYes},
+      {"blocked, reserved bit", std::string("\x27\x13\xbb", 3), Want::kYes, Want::kYes},
+      {"2 bytes compact v1 marker", std::string("\x01\xcf", 2), Want::kYes, Want::kYes},
+      {"compact v1, version 9", std::string(10, '\0') + "\x09\xcf", Want::kYes, Want::kYes},
+      {"2 bytes compact v2 marker (no body)", std::string("\x00\x48", 2), Want::kYes, Want::kYes},
+      // Ours, valid: the empty key set matches nothing.
+      {"blocked empty set (3 bytes)", blocked_empty_set, Want::kNo, Want::kNo},
+  };
+}
+
+TEST(PolicyEdgeCasesTest, EveryPolicyAnswersAsDocumented) {
+  const AllPolicies p;
+  for (const EdgeCase& c : EdgeCases()) {
+    SCOPED_TRACE(c.name);
+    for (int i = 0; i < 64; ++i) {
+      const std::string key = Key(i);
+      const bool builtin = p.builtin->KeyMayMatch(key, c.bytes);
+      const auto want = [&](Want w) { return w == Want::kAsBuiltin ? builtin : w == Want::kYes; };
+      for (const leveldb::FilterPolicy* policy : {p.blocked.get(), p.compact.get()}) {
+        ASSERT_EQ(policy->KeyMayMatch(key, c.bytes), want(c.ours)) << policy->Name() << " " << i;
+      }
+      for (const leveldb::FilterPolicy* policy : p.migrating_ones()) {
+        ASSERT_EQ(policy->KeyMayMatch(key, c.bytes), want(c.migrating)) << i;
+      }
+    }
+  }
+  // The table's LevelDB rows agree with LevelDB itself.
+  EXPECT_FALSE(p.builtin->KeyMayMatch("x", ""));
+  EXPECT_FALSE(p.builtin->KeyMayMatch("x", std::string(1, '\x05')));
+  EXPECT_TRUE(p.builtin->KeyMayMatch("x", std::string("\x00\x1f", 2)));
+}
+
+TEST(PolicyEdgeCasesTest, RecognizerKinds) {
+  using format::FilterKind;
+  EXPECT_EQ(format::Recognize("").kind, FilterKind::kEmpty);
+  EXPECT_EQ(format::Recognize("\xBB").kind, FilterKind::kEmpty);
+  EXPECT_EQ(format::Recognize(std::string("\x00\x1e", 2)).kind, FilterKind::kLevelDbBuiltin);
+  EXPECT_EQ(format::Recognize(std::string("\x00\x1e", 2)).version, 30);
+  EXPECT_EQ(format::Recognize(std::string("\x07\x13\xbb", 3)).kind, FilterKind::kBlocked);
+  EXPECT_EQ(format::Recognize(std::string("\x07\x13\xbb", 3)).version, 1);
+  EXPECT_EQ(format::Recognize(std::string("\x00\x01\xcf", 3)).kind, FilterKind::kCompact);
+  EXPECT_EQ(format::Recognize(std::string("\x00\x01\xcf", 3)).version, 1);
+  EXPECT_EQ(format::Recognize(std::string("\x00\x00\x48", 3)).version, 2);
+  EXPECT_EQ(format::Recognize(std::string("\x00\x7f", 2)).kind, FilterKind::kUnknown);
+  EXPECT_EQ(format::Recognize(std::string("\x00\x1f", 2)).kind, FilterKind::kUnknown);
+}
+
+TEST(PolicyEdgeCasesTest, EveryPolicyReadsEveryFormatExactly) {
+  // Filters written by each writer, read by every policy: a blockbloom
+  // format is read by its own reader whoever reads it (the blocked
+  // migrating policy reads compact filters too); LevelDB's built-in format
+  // by the migrating policies exactly as LevelDB.
+  const AllPolicies p;
+  for (size_t n : {1, 16, 100, 1000}) {
+    const std::vector<std::string> keys = RandomLengthKeys(n, n + 11);
+    const std::string blocked = MakeFilter(*p.blocked, keys);
+    const std::string compact = MakeFilter(*p.compact, keys);
+    const std::string builtin = MakeFilter(*p.builtin, keys);
+    for (uint64_t i = 0; i < 3000; ++i) {
+      const std::string key = i < n ? keys[i] : Key(i);
+      const bool want_blocked = p.blocked->KeyMayMatch(key, blocked);
+      const bool want_compact = p.compact->KeyMayMatch(key, compact);
+      if (i < n) ASSERT_TRUE(want_blocked && want_compact);
+      for (const leveldb::FilterPolicy* policy : p.ours()) {
+        ASSERT_EQ(policy->KeyMayMatch(key, blocked), want_blocked) << policy->Name();
+        ASSERT_EQ(policy->KeyMayMatch(key, compact), want_compact) << policy->Name();
+      }
+      for (const leveldb::FilterPolicy* policy : p.migrating_ones()) {
+        ASSERT_EQ(policy->KeyMayMatch(key, builtin), p.builtin->KeyMayMatch(key, builtin));
+      }
+    }
+  }
+}
+
+// ---- Filter statistics (blockbloom/filter_stats.h). ----
+
+TEST(FilterStatsTest, CountsProbesAndNegatives) {
+  const AllPolicies p;
+  EXPECT_FALSE(GetFilterPolicyStats(nullptr).available);
+  EXPECT_FALSE(GetFilterPolicyStats(p.builtin.get()).available);
+  for (const leveldb::FilterPolicy* policy : p.ours()) {
+    ASSERT_TRUE(GetFilterPolicyStats(policy).available);
+    EXPECT_EQ(GetFilterPolicyStats(policy).probes, 0u);
+    std::vector<std::string> keys;
+    for (int i = 0; i < 200; ++i) keys.push_back(Key(2 * i));
+    const std::string filter = MakeFilter(*policy, keys);
+    uint64_t no = 0;
+    for (int i = 0; i < 1000; ++i) no += !policy->KeyMayMatch(Key(i), filter);
+    const FilterPolicyStats s = GetFilterPolicyStats(policy);
+    EXPECT_EQ(s.probes, 1000u) << policy->Name();
+    EXPECT_EQ(s.negatives, no) << policy->Name();
+    EXPECT_GT(no, 450u);  // ~all 500 absent keys
+  }
+}
+
+// FilterStatsTest.ConcurrentProbesAreCountedExactly is in
+// tests/compact_filter_test.cc, whose binary CI runs under TSan.
 
 TEST(MigratingPolicyTest, AnswersBuiltinFiltersExactlyAsLevelDB) {
   PolicyPtr migrating(NewMigratingFilterPolicy(10));
@@ -160,11 +313,21 @@ TEST_F(DbTest, BlockedFilterSkipsDataBlockReads) {
   PolicyPtr policy(NewBlockedBloomFilterPolicy(10));
   auto db = Open(policy.get());
   Fill(db.get());
+  const FilterPolicyStats before = GetFilterPolicyStats(policy.get());
   const double reads = CheckAndMeasure(db.get());
   std::printf("blocked policy: %.4f data-block reads per absent Get\n", reads);
   // One table per absent Get after a full compaction; a read happens only on
   // a false positive (model: 0.957%). 2% leaves room for sampling noise.
   EXPECT_LT(reads, 0.02);
+  // The policy's counters see it too: every present-key probe is a "may
+  // match", and every absent-key "may match" cost exactly one block read.
+  const FilterPolicyStats after = GetFilterPolicyStats(policy.get());
+  const uint64_t probes = after.probes - before.probes;
+  const uint64_t negatives = after.negatives - before.negatives;
+  // One table per Get, except the absent key past the table's last key,
+  // which the index rejects before the filter.
+  EXPECT_EQ(probes, 2u * kNumKeys - 1);
+  EXPECT_EQ(kNumKeys - 1 - negatives, static_cast<uint64_t>(std::lround(reads * kNumKeys)));
 }
 
 TEST_F(DbTest, WithoutFilterEveryAbsentGetReadsABlock) {

@@ -1,9 +1,10 @@
 // LevelDB filter policies whose per-block filters are compact filters
-// (blockbloom/compact_filter.h): a Golomb-Rice coded fingerprint set that at
-// 10 bits/key has 0.19-0.32% FPR on LevelDB's 10..1,000-key filters. In a
-// real database that is 0.0030 data-block reads per absent-key Get against
-// 0.0107 for LevelDB's built-in filter at the same memory (docs/FORMAT.md,
-// "Compact filter", has the measurements and commands).
+// (blockbloom/compact_filter.h). They write format version 2, a retrieval
+// filter of exactly ceil(n * bits_per_key / 8) bytes per filter, trailer
+// included, with FPR 2^-R for R = floor((8 * bytes - 16) / n): 0.195% at 10
+// bits/key from 16 keys up, 0.39% at 10 keys (docs/FORMAT.md, "Compact
+// filter, version 2"). Version-1 filters (Golomb-Rice sets, written by
+// earlier builds) are still read.
 //
 //   #include "blockbloom/compact_filter_policy.h"
 //   leveldb::Options options;
@@ -12,15 +13,18 @@
 //   delete options.filter_policy;  // after the DB is closed
 //
 // Filters are built once per ~2 KB of table data (LevelDB's kFilterBaseLg)
-// and never modified, which is what a static structure needs. A filter that
+// and never modified, which is what a static structure needs. Every policy
+// reads every blockbloom format (src/format/recognize.h). A filter that
 // cannot be parsed (damaged, truncated, from a newer version) answers "may
-// match": a damaged filter costs a disk read, never a missed key. An empty
-// key set gives a filter that matches nothing.
+// match" (for a damaged version-2 trailer with probability 15/16, see
+// docs/FORMAT.md). A filter under 2 bytes matches nothing, as in LevelDB.
+// Probe counts: blockbloom/filter_stats.h.
 //
 // bits_per_key is clamped into [1, 64]; NaN means 10 (ClampBitsPerKey in
 // blockbloom/blocked_bloom.h).
 //
-// Thread-safety: the returned policies are immutable; LevelDB may call them
+// Thread-safety: the returned policies are immutable apart from their probe
+// counters (relaxed atomics, blockbloom/filter_stats.h); LevelDB may call them
 // from any number of threads at once.
 #ifndef BLOCKBLOOM_COMPACT_FILTER_POLICY_H_
 #define BLOCKBLOOM_COMPACT_FILTER_POLICY_H_
@@ -40,13 +44,12 @@ const leveldb::FilterPolicy* NewCompactFilterPolicy(double bits_per_key);
 // For databases written with LevelDB's built-in Bloom filter (or with
 // blockbloom::NewMigratingFilterPolicy). Answers to the built-in's name,
 // "leveldb.BuiltinBloomFilter2", so existing tables keep their filters. It
-// tells filters apart by their last byte:
+// tells filters apart by their last byte (format::Recognize):
 //   <= 30        LevelDB's built-in format: answered by LevelDB's own
 //                leveldb::NewBloomFilterPolicy, so exactly as stock LevelDB;
-//   0xCF         a compact filter (this policy writes these);
+//   0x40..0x5F, 0xCF  a compact filter (this policy writes version 2);
 //   0xBB         a blocked Bloom filter written by NewMigratingFilterPolicy;
-//   anything else: LevelDB's own answer (it reads a last byte above 30 as
-//                "may match").
+//   anything else: "may match", as LevelDB answers a last byte above 30.
 // Stock LevelDB reads a last byte above 30 as "may match", so a database can
 // switch to this policy and back at any time and no Get ever misses a key.
 // The caller owns the result.

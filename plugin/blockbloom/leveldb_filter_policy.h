@@ -9,13 +9,17 @@
 //
 // LevelDB calls CreateFilter once per ~2 KB of table data and KeyMayMatch on
 // every Get that reaches a table. Filters use the format of docs/FORMAT.md
-// (blocked Bloom, version 1). A filter this policy cannot parse (damaged,
-// truncated, or from a newer version) answers "may match": a damaged filter
-// costs a disk read, never a missed key.
+// (blocked Bloom). Every policy reads every blockbloom format (one
+// recognizer, src/format/recognize.h: a blocked policy reads compact filters
+// too). A filter this policy cannot parse (damaged, truncated, or from a
+// newer version) answers "may match": a damaged filter costs a disk read,
+// never a missed key. A filter under 2 bytes matches nothing, as in LevelDB
+// (util/bloom.cc). Probe counts: blockbloom/filter_stats.h.
 //
 // bits_per_key is clamped into [1, 64]; NaN means 10 (see blocked_bloom.h).
 //
-// Thread-safety: the returned policies are immutable; LevelDB may call them
+// Thread-safety: the returned policies are immutable apart from their probe
+// counters (relaxed atomics, blockbloom/filter_stats.h); LevelDB may call them
 // from any number of threads at once.
 #ifndef BLOCKBLOOM_LEVELDB_FILTER_POLICY_H_
 #define BLOCKBLOOM_LEVELDB_FILTER_POLICY_H_
@@ -37,7 +41,8 @@ const leveldb::FilterPolicy* NewBlockedBloomFilterPolicy(double bits_per_key);
 // their filters: a filter in the built-in format is answered exactly as
 // leveldb::NewBloomFilterPolicy would answer it; new tables get blocked
 // filters whose last byte (0xBB) is above 30, which stock LevelDB reads as
-// "may match". A database can therefore switch to this policy and back to
+// "may match"; compact filters (NewMigratingCompactFilterPolicy) are read
+// exactly too. A database can therefore switch to this policy and back to
 // stock LevelDB at any time and no Get ever misses a key; tables rewritten by
 // compaction get the faster, better filter. The caller owns the result.
 const leveldb::FilterPolicy* NewMigratingFilterPolicy(double bits_per_key);

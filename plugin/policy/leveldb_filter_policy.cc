@@ -1,25 +1,21 @@
 #include "blockbloom/leveldb_filter_policy.h"
 
-#include <algorithm>
-#include <memory>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "blockbloom/blocked_bloom.h"
-#include "common/xxh3_inline.h"
 #include "blocked/format.h"
 #include "blocked_bloom_simd.h"
+#include "common/hash_slices.h"
 #include "leveldb/slice.h"
+#include "policy/policy_base.h"
 
 namespace blockbloom {
 namespace {
 
-std::string_view View(const leveldb::Slice& s) { return {s.data(), s.size()}; }
-
-// Appends a blocked filter for keys[0, n) to *dst. Builds straight into dst
-// (the kernels need no alignment and never touch a byte past the filter),
-// hashing in slices small enough for the hashes to stay in L1.
+// Appends a blocked filter for keys[0, n) to *dst: the bits built straight
+// into dst (the kernels need no alignment and never touch a byte past the
+// filter) from hashes taken in L1-sized slices, then the trailer.
 void AppendBlockedFilter(const leveldb::Slice* keys, int n, double bits_per_key,
                          int num_probes, std::string* dst) {
   const size_t count = n > 0 ? static_cast<size_t>(n) : 0;
@@ -27,74 +23,47 @@ void AppendBlockedFilter(const leveldb::Slice* keys, int n, double bits_per_key,
   const size_t start = dst->size();
   dst->resize(start + static_cast<size_t>(num_bytes), '\0');
   uint8_t* bits = reinterpret_cast<uint8_t*>(&(*dst)[start]);
-  constexpr size_t kSlice = 256;
-  uint64_t hashes[kSlice];
-  for (size_t first = 0; first < count; first += kSlice) {
-    const size_t len = std::min(kSlice, count - first);
-    for (size_t i = 0; i < len; ++i) hashes[i] = internal::InlineHashKey(View(keys[first + i]));
-    simd::AddHashes(hashes, len, num_bytes * 8, num_probes, bits);
-  }
+  internal::ForEachHashSlice(
+      count, [&](size_t i) { return internal::View(keys[i]); },
+      [&](absl::Span<const uint64_t> hashes, size_t) {
+        simd::AddHashes(hashes.data(), hashes.size(), num_bytes * 8, num_probes, bits);
+      });
   blocked::AppendTrailer(num_probes, dst);
 }
 
-class BlockedBloomPolicy final : public leveldb::FilterPolicy {
+// The blocked policy and the blocked migrating policy: the same filters,
+// the same reader; only the name differs.
+class BlockedPolicy final : public internal::PolicyBase {
  public:
-  explicit BlockedBloomPolicy(double bits_per_key)
-      : bits_per_key_(ClampBitsPerKey(bits_per_key)),
+  BlockedPolicy(double bits_per_key, const char* name, bool migrating)
+      : PolicyBase(migrating),
+        name_(name),
+        bits_per_key_(ClampBitsPerKey(bits_per_key)),
         num_probes_(BlockedBloomProbes(bits_per_key_)) {}
 
-  const char* Name() const override { return kBlockedBloomPolicyName; }
+  const char* Name() const override { return name_; }
 
   void CreateFilter(const leveldb::Slice* keys, int n, std::string* dst) const override {
     AppendBlockedFilter(keys, n, bits_per_key_, num_probes_, dst);
   }
 
-  bool KeyMayMatch(const leveldb::Slice& key, const leveldb::Slice& filter) const override {
-    return blocked::EncodedMayContainHash(View(filter), internal::InlineHashKey(View(key)));
-  }
-
  private:
+  const char* const name_;
   const double bits_per_key_;
   const int num_probes_;
 };
 
-class MigratingPolicy final : public leveldb::FilterPolicy {
- public:
-  explicit MigratingPolicy(double bits_per_key)
-      : bits_per_key_(ClampBitsPerKey(bits_per_key)),
-        num_probes_(BlockedBloomProbes(bits_per_key_)),
-        // Reads of built-in filters are delegated to LevelDB's own code, so
-        // they are answered exactly as stock LevelDB answers them. Its
-        // bits_per_key only matters for CreateFilter, which we never call.
-        builtin_(leveldb::NewBloomFilterPolicy(10)) {}
-
-  const char* Name() const override { return builtin_->Name(); }
-
-  void CreateFilter(const leveldb::Slice* keys, int n, std::string* dst) const override {
-    AppendBlockedFilter(keys, n, bits_per_key_, num_probes_, dst);
-  }
-
-  bool KeyMayMatch(const leveldb::Slice& key, const leveldb::Slice& filter) const override {
-    if (blocked::HasBlockedMarker(View(filter))) {
-      return blocked::EncodedMayContainHash(View(filter), internal::InlineHashKey(View(key)));
-    }
-    return builtin_->KeyMayMatch(key, filter);
-  }
-
- private:
-  const double bits_per_key_;
-  const int num_probes_;
-  const std::unique_ptr<const leveldb::FilterPolicy> builtin_;
-};
+// LevelDB's built-in policy's name (leveldb::NewBloomFilterPolicy).
+constexpr char kBuiltinName[] = "leveldb.BuiltinBloomFilter2";
 
 }  // namespace
 
 const leveldb::FilterPolicy* NewBlockedBloomFilterPolicy(double bits_per_key) {
-  return new BlockedBloomPolicy(bits_per_key);
+  return new BlockedPolicy(bits_per_key, kBlockedBloomPolicyName, false);
 }
 
 const leveldb::FilterPolicy* NewMigratingFilterPolicy(double bits_per_key) {
-  return new MigratingPolicy(bits_per_key);
+  return new BlockedPolicy(bits_per_key, kBuiltinName, true);
 }
 
 }  // namespace blockbloom

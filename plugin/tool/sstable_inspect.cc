@@ -18,6 +18,7 @@
 #include "blocked/format.h"
 #include "blockbloom/compact_filter.h"
 #include "compact/format.h"
+#include "format/recognize.h"
 
 namespace blockbloom {
 namespace tool {
@@ -245,31 +246,42 @@ absl::Status Inspect(std::string_view file, TableReport* report) {
     const uint64_t keys = keys_per_filter[static_cast<size_t>(i)];
     double fpr = 1.0;
     int k = 0;
+    // One recognizer for every encoding (src/format/recognize.h), the same
+    // the LevelDB policies read through.
+    const format::Recognized kind = format::Recognize(filter);
     blocked::FilterView view;
-    if (blocked::ParseFilter(filter, &view)) {
+    if (kind.kind == format::FilterKind::kBlocked && blocked::ParseFilter(filter, &view)) {
       ++report->blocked_filters;
-      report->blocked_version = blocked::kFormatVersion;  // ParseFilter accepts only this
+      report->blocked_version = kind.version;
       k = view.num_probes;
       fpr = BlockedBloomPredictedFpr(keys, view.num_bytes, k);
-    } else if (compact::HasCompactMarker(filter)) {
+    } else if (kind.kind == format::FilterKind::kCompact) {
       // A compact filter knows its own exact FPR (stored fingerprints over
-      // the fingerprint range); one that does not parse may match anything.
+      // the fingerprint range, or 2^-R); one that does not parse may match
+      // anything.
       const absl::StatusOr<CompactFilter> compact_filter = CompactFilter::Deserialize(filter);
       ++report->compact_filters;
-      report->compact_version = compact::kFormatVersion;
+      report->compact_version = std::max(report->compact_version, kind.version);
       fpr = compact_filter.ok() ? compact_filter->expected_fpr() : 1.0;
       weighted_fpr += fpr * static_cast<double>(keys);
       weighted_keys += keys;
       continue;  // no k: not a Bloom filter
-    } else if (static_cast<uint8_t>(filter.back()) <= 30) {
+    } else if (kind.kind == format::FilterKind::kLevelDbBuiltin) {
       ++report->builtin_filters;
-      k = static_cast<uint8_t>(filter.back());
+      k = kind.version;
       const double bits = 8.0 * static_cast<double>(filter.size() - 1);
-      // LevelDB reads k = 0 or a 1-byte filter as "may match"; so do we.
+      // LevelDB reads k = 0 as "may match"; so do we.
       fpr = (k == 0 || bits == 0) ? 1.0
             : keys == 0           ? 0.0
                                   : StandardBloomFpr(bits / static_cast<double>(keys), k);
+    } else if (kind.kind == format::FilterKind::kEmpty) {
+      // Under 2 bytes: LevelDB (and every blockbloom policy) answers "no".
+      fpr = 0.0;
+      weighted_keys += keys;
+      continue;
     } else {
+      // Unknown encodings, and blocked filters of a version this build does
+      // not read: "may match".
       ++report->unknown_filters;
       report->fpr_known = false;
       continue;

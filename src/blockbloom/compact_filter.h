@@ -8,7 +8,14 @@
 //   filter->MayContain("apple");   // true for every key built in
 //   filter->MayContain("pear");    // false, except ~0.3% of the time
 //
-// Why this structure (docs/FORMAT.md, "Compact filter", has the numbers and
+// Up to 65,536 keys the builder writes format version 2, a retrieval filter
+// (a GF(2) linear system solved for R-bit fingerprints, R = floor of the
+// bits per key left after a 2-byte trailer): exactly ceil(n * bits_per_key
+// / 8) bytes, FPR 2^-R (0.195% at 10 bits/key for 16..1,000 keys). Beyond
+// that, or where version 2 does not apply, it writes version 1, the
+// Golomb-Rice set described next (docs/FORMAT.md has both).
+//
+// Version 1 (docs/FORMAT.md, "Compact filter", has the numbers and
 // commands): at 10 bits/key it measures 0.19-0.32% FPR on 10..1,000-key
 // filters (0.28% averaged), about 3x below a Bloom filter's 0.82-0.96%.
 // Elias-Fano coding of the same fingerprints costs ~0.45 bits/key more
@@ -57,9 +64,10 @@ class CompactFilter {
   // the filter to answer MayContain(key_i).
   static absl::StatusOr<CompactFilter> BuildFromHashes(absl::Span<const uint64_t> hashes,
                                                        double bits_per_key);
-  // Parses and fully validates an encoding (Serialize() or a compact policy's
-  // filter) into an owned copy. InvalidArgument for an unknown marker,
-  // version or trailer; DataLoss for a stream that breaks the format's rules.
+  // Parses and fully validates an encoding of either version (Serialize() or
+  // a compact policy's filter) into an owned copy. InvalidArgument for an
+  // unknown marker, version or trailer; DataLoss for a stream (version 1) or
+  // padding (version 2) that breaks the format's rules.
   static absl::StatusOr<CompactFilter> Deserialize(std::string_view encoded);
 
   CompactFilter(CompactFilter&&) noexcept = default;
@@ -72,13 +80,20 @@ class CompactFilter {
   // write for the same keys and bits_per_key (docs/FORMAT.md).
   const std::string& Serialize() const { return encoded_; }
 
-  // Distinct fingerprints stored (E) and their range (U = buckets * width):
-  // a random absent key is a false positive with probability exactly E/U.
+  // Format version of the encoding: 2 (a retrieval filter of R-bit
+  // fingerprints, the builder's choice for up to 65,536 keys) or 1 (a
+  // Golomb-Rice coded fingerprint set). docs/FORMAT.md has both.
+  int format_version() const { return version_; }
+  // Version 1: distinct fingerprints stored (E) and their range (U =
+  // buckets * width). Version 2: slots (m) and m * 2^R. Either way a random
+  // absent key is a false positive with probability exactly E/U
+  // (= 2^-R for version 2).
   uint64_t num_entries() const { return num_entries_; }
-  uint64_t fingerprint_range() const { return num_buckets_ * bucket_width_; }
+  uint64_t fingerprint_range() const;
   double expected_fpr() const;
-  uint64_t num_buckets() const { return num_buckets_; }
-  int rice_bits() const { return rice_bits_; }
+  uint64_t num_buckets() const { return num_buckets_; }  // version 1; else 0
+  int rice_bits() const { return rice_bits_; }           // version 1; else 0
+  int fingerprint_bits() const { return fingerprint_bits_; }  // version 2; else 0
   size_t size_bytes() const { return encoded_.size(); }
 
  private:
@@ -87,6 +102,8 @@ class CompactFilter {
   void CacheTrailer();
 
   std::string encoded_;
+  int version_ = 1;
+  int fingerprint_bits_ = 0;
   uint64_t num_entries_ = 0;
   uint64_t num_buckets_ = 0;
   uint64_t bucket_width_ = 0;

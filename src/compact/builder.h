@@ -38,12 +38,31 @@ namespace compact {
 uint64_t MaxEncodedSize(uint64_t num_keys, double bits_per_key);
 
 struct BuildInfo {
-  Params params;
-  uint64_t num_entries = 0;  // distinct fingerprints stored (E)
+  int version = 1;
+  Params params;             // version 1
+  uint64_t num_entries = 0;  // version 1: distinct fingerprints stored (E);
+                             // version 2: slots (m)
+  int fingerprint_bits = 0;  // version 2: R
+  uint8_t seed = 0;          // version 2
 };
 
+// Version 2 sizing. For n keys at bits_per_key (clamped) the filter is
+// exactly ceil(n * bits_per_key / 8) bytes, trailer included ("all-in"):
+// D = that - 2 body bytes, R = min(32, floor(8D / n)) fingerprint bits and
+// m = floor(8D / R) >= n slots. fingerprint_bits is 0 where version 2 does
+// not apply (no keys, R < 1, more than kV2MaxKeys keys); the builder then
+// writes version 1.
+inline constexpr uint64_t kV2MaxKeys = uint64_t{1} << 16;
+struct V2Choice {
+  int fingerprint_bits = 0;  // R; 0: version 2 does not apply
+  uint64_t total_bytes = 0;
+};
+V2Choice ChooseV2(uint64_t num_keys, double bits_per_key);
+
 // Appends the encoding of the set of `hashes` (any order; duplicates allowed)
-// to *dst, using at most MaxEncodedSize(hashes.size(), bits_per_key) bytes.
+// to *dst: version 2 (ChooseV2) when it applies and a seed solves the
+// system (with R, else with R - 1), else version 1. At most
+// MaxEncodedSize(hashes.size(), bits_per_key) bytes either way.
 BuildInfo AppendFilter(absl::Span<const uint64_t> hashes, double bits_per_key,
                        std::string* dst);
 
@@ -52,9 +71,24 @@ BuildInfo AppendFilter(absl::Span<const uint64_t> hashes, double bits_per_key,
 BuildInfo AppendFilterConsuming(std::vector<uint64_t>* hashes, double bits_per_key,
                                 std::string* dst);
 
-// The model's FPR for n distinct keys at bits_per_key (clamped): the builder's
-// first guess of U, with E[E]/U = 1 - (1 - 1/U)^n.
+// Version 1 only (the Golomb-Rice set; its sizing and model below). Kept so
+// version-1 filters can still be written for tests and goldens.
+BuildInfo AppendFilterV1(absl::Span<const uint64_t> hashes, double bits_per_key,
+                         std::string* dst);
+BuildInfo AppendFilterV1Consuming(std::vector<uint64_t>* hashes, double bits_per_key,
+                                  std::string* dst);
+
+// Version 2 with exactly R fingerprint bits in total_bytes bytes. Returns
+// false (dst unchanged) if no seed solves the system. REQUIRES:
+// 1 <= R <= 32, total_bytes > 2, V2Slots(total_bytes - 2, R) >= hashes.size().
+bool AppendFilterV2(absl::Span<const uint64_t> hashes, int fingerprint_bits,
+                    uint64_t total_bytes, std::string* dst, BuildInfo* info);
+
+// The model's FPR for n distinct keys at bits_per_key (clamped): 2^-R where
+// version 2 applies (ChooseV2), else version 1's: the builder's first guess
+// of U, with E[E]/U = 1 - (1 - 1/U)^n.
 double PredictedFpr(uint64_t num_keys, double bits_per_key);
+double PredictedFprV1(uint64_t num_keys, double bits_per_key);
 
 }  // namespace compact
 }  // namespace blockbloom

@@ -1,6 +1,7 @@
 #include "blockbloom/compact_filter.h"
 
 #include <cassert>
+#include <cmath>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -47,10 +48,23 @@ absl::StatusOr<CompactFilter> CompactFilter::BuildFromKeys(
 }
 
 absl::StatusOr<CompactFilter> CompactFilter::Deserialize(std::string_view encoded) {
+  if (compact::TrailerVersion(encoded) == 2) {
+    compact::V2View v2;
+    if (!compact::ParseV2(encoded, &v2)) {
+      return absl::InvalidArgumentError("CompactFilter: malformed version-2 trailer");
+    }
+    if (!compact::ValidateV2(v2)) return absl::DataLossError("CompactFilter: nonzero padding");
+    CompactFilter filter;
+    filter.encoded_.assign(encoded.data(), encoded.size());
+    filter.num_entries_ = v2.slots;
+    filter.CacheTrailer();
+    return filter;
+  }
   compact::FilterView view;
   if (!compact::ParseFilter(encoded, &view)) {
     return absl::InvalidArgumentError(
-        "CompactFilter: not a version-1 compact filter (marker, version or trailer)");
+        "CompactFilter: not a version-1 or version-2 compact filter (marker, version or "
+        "trailer)");
   }
   const int64_t entries = compact::ValidateStream(view);
   if (entries < 0) return absl::DataLossError("CompactFilter: corrupt Rice stream or index");
@@ -66,10 +80,20 @@ bool CompactFilter::MayContain(std::string_view key) const {
 }
 
 void CompactFilter::CacheTrailer() {
+  if (compact::TrailerVersion(encoded_) == 2) {
+    compact::V2View v2;
+    const bool ok = compact::ParseV2(encoded_, &v2);
+    assert(ok);
+    (void)ok;
+    version_ = 2;
+    fingerprint_bits_ = v2.fingerprint_bits;
+    return;
+  }
   compact::FilterView view;
   const bool ok = compact::ParseFilter(encoded_, &view);
   assert(ok);
   (void)ok;
+  version_ = 1;
   num_buckets_ = view.params.num_buckets;
   bucket_width_ = view.params.bucket_width;
   rice_bits_ = view.params.rice_bits;
@@ -79,6 +103,11 @@ void CompactFilter::CacheTrailer() {
 }
 
 bool CompactFilter::MayContainHash(uint64_t hash) const {
+  if (version_ == 2) {
+    compact::V2View v2;
+    compact::ParseV2(encoded_, &v2);  // cheap: two trailer bytes
+    return compact::V2MayContainHash(v2, hash);
+  }
   compact::FilterView view;
   view.params = {num_buckets_, bucket_width_, stream_bits_, rice_bits_};
   view.data = reinterpret_cast<const uint8_t*>(encoded_.data());
@@ -88,7 +117,13 @@ bool CompactFilter::MayContainHash(uint64_t hash) const {
   return compact::MayContainHash(view, hash);
 }
 
+uint64_t CompactFilter::fingerprint_range() const {
+  if (version_ == 2) return num_entries_ << fingerprint_bits_;
+  return num_buckets_ * bucket_width_;
+}
+
 double CompactFilter::expected_fpr() const {
+  if (version_ == 2) return std::ldexp(1.0, -fingerprint_bits_);
   const uint64_t range = fingerprint_range();
   return range == 0 ? 0.0 : static_cast<double>(num_entries_) / static_cast<double>(range);
 }

@@ -285,9 +285,92 @@ bool MayContainHash(const FilterView& view, uint64_t hash) {
 }
 
 bool EncodedMayContainHash(std::string_view encoded, uint64_t hash) {
+  if (!encoded.empty() &&
+      (static_cast<uint8_t>(encoded.back()) & kV2MarkerMask) == kV2MarkerBase) {
+    V2View v2;
+    if (!ParseV2(encoded, &v2)) return true;
+    return V2MayContainHash(v2, hash);
+  }
   FilterView view;
   if (!ParseFilter(encoded, &view)) return true;
   return MayContainHash(view, hash);
+}
+
+int TrailerVersion(std::string_view encoded) {
+  const size_t n = encoded.size();
+  if (n == 0) return -1;
+  const uint8_t last = static_cast<uint8_t>(encoded[n - 1]);
+  if ((last & kV2MarkerMask) == kV2MarkerBase) return 2;
+  if (last == kMarker) return n >= 2 ? static_cast<uint8_t>(encoded[n - 2]) : 0;
+  return -1;
+}
+
+bool ParseV2(std::string_view encoded, V2View* view) {
+  const size_t n = encoded.size();
+  if (n < kV2TrailerSize + 1) return false;  // at least one body byte
+  const auto* data = reinterpret_cast<const uint8_t*>(encoded.data());
+  const uint8_t last = data[n - 1];
+  if ((last & kV2MarkerMask) != kV2MarkerBase) return false;
+  const int r = (last & ~kV2MarkerMask) + 1;  // 1..32
+  const size_t body = n - kV2TrailerSize;
+  const uint64_t slots = V2Slots(body, r);
+  if (slots == 0) return false;
+  view->data = data;
+  view->size = n;
+  view->body_bytes = body;
+  view->slots = slots;
+  view->fingerprint_bits = r;
+  const uint8_t seed = data[n - 2] & 0x0F;
+  if ((data[n - 2] >> 4) != V2Check(n, r, seed)) return false;
+  view->seed = seed;
+  return true;
+}
+
+namespace {
+// The 64 bits starting at bit `pos` of data[0, size) (bytes past `size`
+// read as zero).
+BB_ALWAYS_INLINE uint64_t Load64At(const uint8_t* data, size_t size, uint64_t pos) {
+  const uint64_t byte = pos >> 3;
+  const int shift = static_cast<int>(pos & 7);
+  uint64_t lo = 0, hi = 0;
+  if (byte + 9 <= size) {
+    lo = LoadLittle64(data + byte);
+    hi = data[byte + 8];
+  } else if (size >= 8 && byte < size) {
+    // Near the end: the last 8 bytes, shifted down (no byte-by-byte loop:
+    // most probes of a small filter land here).
+    lo = byte + 8 <= size ? LoadLittle64(data + byte)
+                          : LoadLittle64(data + size - 8) >> (8 * (byte + 8 - size));
+    hi = byte + 8 < size ? data[byte + 8] : 0;
+  } else {
+    for (uint64_t i = 0; i < 8 && byte + i < size; ++i) {
+      lo |= static_cast<uint64_t>(data[byte + i]) << (8 * i);
+    }
+    if (byte + 8 < size) hi = data[byte + 8];
+  }
+  return shift == 0 ? lo : (lo >> shift) | (hi << (64 - shift));
+}
+}  // namespace
+
+bool V2MayContainHash(const V2View& view, uint64_t hash) {
+  const V2Probe p = V2ProbeFor(hash, view.seed, view.slots, view.fingerprint_bits);
+  // Bits [b*m + start, b*m + start + w) all lie in the body: start + w <= m.
+  uint32_t got = 0;
+  uint64_t pos = p.start;
+  for (int b = 0; b < view.fingerprint_bits; ++b, pos += view.slots) {
+    const uint64_t word = Load64At(view.data, view.size, pos) & p.coefficients;
+    got |= static_cast<uint32_t>(__builtin_parityll(word)) << b;
+  }
+  return got == p.fingerprint;
+}
+
+bool ValidateV2(const V2View& view) {
+  const uint64_t used = view.slots * static_cast<uint64_t>(view.fingerprint_bits);
+  const uint64_t total = 8 * static_cast<uint64_t>(view.body_bytes);
+  for (uint64_t bit = used; bit < total; ++bit) {
+    if ((view.data[bit >> 3] >> (bit & 7)) & 1) return false;
+  }
+  return true;
 }
 
 int64_t ValidateStream(const FilterView& view) {

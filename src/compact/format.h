@@ -118,7 +118,8 @@ bool ParseFilter(std::string_view encoded, FilterView* view);
 // true. REQUIRES: ParseFilter succeeded.
 bool MayContainHash(const FilterView& view, uint64_t hash);
 
-// ParseFilter + MayContainHash; unparseable bytes answer true.
+// Either version: ParseFilter / ParseV2 and the matching probe;
+// unparseable bytes answer true.
 bool EncodedMayContainHash(std::string_view encoded, uint64_t hash);
 
 // Decodes every bucket and checks every rule of the format (offsets
@@ -129,6 +130,135 @@ int64_t ValidateStream(const FilterView& view);
 inline bool HasCompactMarker(std::string_view encoded) {
   return !encoded.empty() && static_cast<uint8_t>(encoded.back()) == kMarker;
 }
+
+// ---------------------------------------------------------------------------
+// Format version 2: a retrieval filter for small key sets (docs/FORMAT.md,
+// "Compact filter, version 2").
+//
+//   [ R columns of m bits each, column-major; zero padding to D bytes ]
+//   [ check:4 | seed:4 ][ 0x40 | (R - 1) ]
+//    <------ 2-byte trailer ------>
+//
+// R = fingerprint bits (1..32), D = body bytes, m = floor(8D / R) slots.
+// The last byte is in 0x40..0x5F: above 30 (stock LevelDB reads "may
+// match"), and neither 0xBB (blocked) nor 0xCF (compact version 1).
+//
+// A key with hash h and the stored seed s gets (V2ProbeFor below)
+//   x = Mix64(h), y = Mix64(x + 0x9E3779B97F4A7C15)
+//   w = min(m, 64); start = floor(y * (m - w + 1) / 2^64)
+//   fingerprint f = low R bits of y
+//   z = (x ^ (s + 1) * 0x9E3779B97F4A7C15) * 0xD6E8FEB86659FD93
+//   coefficients c = (low w bits of z ^ (z >> 32)) | 1
+// Only c depends on the seed, so a new seed changes the system's matrix
+// (which is what makes it solvable) and nothing else.
+// and the filter answers "may contain" iff for every column b,
+//   parity(c AND column_b[start, start + w)) == bit b of f.
+// The builder solves that linear system over GF(2) for the stored keys (one
+// equation per key and column; Gaussian elimination on the band, as in
+// Dillinger & Walzer 2021, "Ribbon filter: practically smaller than Bloom
+// and Xor", section 4), trying seeds until it is solvable. A key not in the
+// set matches with probability exactly 2^-R: f is independent of (c, start)
+// and of the solution. This is a static function, not a set of
+// fingerprints, so it is not bound by the log2(e) bits/key a fingerprint set
+// pays: R bits/key give 2^-R where a Golomb-Rice set needs ~R + 1.47.
+// check = V2Check(total size, R, seed): a damaged trailer or a truncated
+// filter is caught (read as "may match") w.p. 15/16; version 1's check
+// byte catches 255/256, but a byte is half a bit per key at 16 keys. Damage
+// to the body, as in any Bloom filter, can change answers either way.
+inline constexpr uint8_t kV2MarkerBase = 0x40;
+inline constexpr uint8_t kV2MarkerMask = 0xE0;  // top 3 bits 010
+inline constexpr size_t kV2TrailerSize = 2;
+inline constexpr int kV2MaxFingerprintBits = 32;
+inline constexpr uint32_t kV2WindowBits = 64;
+inline constexpr uint64_t kV2SeedStep = 0x9E3779B97F4A7C15ull;
+inline constexpr int kV2Seeds = 16;  // 4 bits
+
+// A bijective 64-bit mixer (xor-shift / multiply rounds).
+inline uint64_t Mix64(uint64_t x) {
+  x ^= x >> 32;
+  x *= 0xD6E8FEB86659FD93ull;
+  x ^= x >> 32;
+  x *= 0xD6E8FEB86659FD93ull;
+  x ^= x >> 32;
+  return x;
+}
+
+// The trailer's 4-bit check of (total encoded bytes, R, seed).
+inline uint8_t V2Check(uint64_t total_bytes, int fingerprint_bits, uint8_t seed) {
+  return static_cast<uint8_t>(
+      Mix64(total_bytes * 0xC2B2AE3D27D4EB4Full ^ (uint64_t(fingerprint_bits) << 8 | seed)) >> 60);
+}
+
+struct V2View {
+  const uint8_t* data = nullptr;  // the encoding; the body is its first body_bytes
+  size_t size = 0;                // bytes of the whole encoding
+  size_t body_bytes = 0;          // D
+  uint64_t slots = 0;             // m
+  int fingerprint_bits = 0;       // R
+  uint8_t seed = 0;
+};
+
+struct V2Probe {
+  uint64_t start;
+  uint64_t coefficients;  // bit j: slot start + j; bit 0 always set
+  uint32_t fingerprint;
+};
+
+// The seed-independent part of a key's probe: x (coefficient material),
+// start and fingerprint. The builder computes it once per key for all seeds.
+struct V2KeyBase {
+  uint64_t x;
+  uint64_t start;
+  uint32_t fingerprint;
+};
+
+// REQUIRES: slots >= 1, 1 <= fingerprint_bits <= 32.
+inline V2KeyBase V2KeyBaseFor(uint64_t hash, uint64_t slots, int fingerprint_bits) {
+  const uint64_t x = Mix64(hash);
+  const uint64_t y = Mix64(x + kV2SeedStep);
+  const uint64_t w = slots < kV2WindowBits ? slots : kV2WindowBits;
+  V2KeyBase k;
+  k.x = x;
+  k.start = FastRange64(y, slots - w + 1);
+  k.fingerprint = static_cast<uint32_t>(y) &
+                  static_cast<uint32_t>((uint64_t{1} << fingerprint_bits) - 1);
+  return k;
+}
+
+// The coefficients of a key under `seed`: w = min(slots, 64) bits, bit 0 set.
+inline uint64_t V2Coefficients(uint64_t x, uint8_t seed, uint64_t slots) {
+  uint64_t c = (x ^ (kV2SeedStep * (uint64_t{seed} + 1))) * 0xD6E8FEB86659FD93ull;
+  c ^= c >> 32;
+  const uint64_t w = slots < kV2WindowBits ? slots : kV2WindowBits;
+  const uint64_t mask = w >= 64 ? ~uint64_t{0} : (uint64_t{1} << w) - 1;
+  return (c & mask) | 1;
+}
+
+// REQUIRES: slots >= 1, 1 <= fingerprint_bits <= 32.
+inline V2Probe V2ProbeFor(uint64_t hash, uint8_t seed, uint64_t slots, int fingerprint_bits) {
+  const V2KeyBase k = V2KeyBaseFor(hash, slots, fingerprint_bits);
+  return V2Probe{k.start, V2Coefficients(k.x, seed, slots), k.fingerprint};
+}
+
+// Slots for a body of `body_bytes` at R bits each.
+inline uint64_t V2Slots(uint64_t body_bytes, int fingerprint_bits) {
+  return 8 * body_bytes / static_cast<uint64_t>(fingerprint_bits);
+}
+
+// True and *view filled for a well-formed version-2 trailer (at least one
+// slot). Does not check the padding (ValidateV2 does).
+bool ParseV2(std::string_view encoded, V2View* view);
+
+// REQUIRES: ParseV2 succeeded. Never reads outside the encoding.
+bool V2MayContainHash(const V2View& view, uint64_t hash);
+
+// Padding bits after the R columns must be zero.
+bool ValidateV2(const V2View& view);
+
+// The trailer version `encoded` states: the version byte of a version-1
+// trailer (marker 0xCF), 2 for a last byte in 0x40..0x5F, -1 if the bytes
+// are not a compact filter at all. Says nothing about whether they parse.
+int TrailerVersion(std::string_view encoded);
 
 }  // namespace compact
 }  // namespace blockbloom

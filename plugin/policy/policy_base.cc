@@ -1,0 +1,85 @@
+#include "policy/policy_base.h"
+
+#include <mutex>
+#include <vector>
+
+namespace blockbloom {
+namespace internal {
+namespace {
+
+// Slots 0..kSharedSlot-1 are owned by live threads; free ones are reused.
+struct SlotPool {
+  std::mutex mu;
+  std::vector<int> free_slots;
+  int next = 0;
+};
+SlotPool& Pool() {
+  static SlotPool* pool = new SlotPool();  // never destroyed: threads may exit late
+  return *pool;
+}
+
+// Returns the thread's slot to the pool when the thread exits.
+struct SlotHolder {
+  int slot = -1;
+  ~SlotHolder() {
+    if (slot < 0 || slot == kSharedSlot) return;
+    SlotPool& pool = Pool();
+    std::lock_guard<std::mutex> lock(pool.mu);
+    pool.free_slots.push_back(slot);
+    tls_probe_slot = -1;
+  }
+};
+thread_local SlotHolder slot_holder;
+
+}  // namespace
+
+int AcquireProbeSlot() {
+  SlotPool& pool = Pool();
+  int slot;
+  {
+    std::lock_guard<std::mutex> lock(pool.mu);
+    if (!pool.free_slots.empty()) {
+      slot = pool.free_slots.back();
+      pool.free_slots.pop_back();
+    } else if (pool.next < kSharedSlot) {
+      slot = pool.next++;
+    } else {
+      slot = kSharedSlot;
+    }
+  }
+  slot_holder.slot = slot;
+  tls_probe_slot = slot;
+  return slot;
+}
+
+PolicyBase::PolicyBase(bool reads_builtin)
+    : builtin_(reads_builtin ? leveldb::NewBloomFilterPolicy(10) : nullptr) {}
+PolicyBase::~PolicyBase() = default;
+
+__attribute__((flatten)) bool PolicyBase::KeyMayMatch(const leveldb::Slice& key,
+                                                      const leveldb::Slice& filter) const {
+  const std::string_view bytes = View(filter);
+  const bool match = format::IsBlocked(bytes)
+                         ? blocked::EncodedMayContainHash(bytes, InlineHashKey(View(key)))
+                         : ReadOther(key, bytes);
+  counters_.Count(match);
+  return match;
+}
+
+bool PolicyBase::ReadOther(const leveldb::Slice& key, std::string_view filter) const {
+  const format::Recognized r = format::Recognize(filter);
+  if (r.kind == format::FilterKind::kLevelDbBuiltin) {
+    return builtin_ == nullptr ||
+           builtin_->KeyMayMatch(key, leveldb::Slice(filter.data(), filter.size()));
+  }
+  return r.read(filter, InlineHashKey(View(key)));
+}
+
+}  // namespace internal
+
+FilterPolicyStats GetFilterPolicyStats(const leveldb::FilterPolicy* policy) {
+  const auto* ours = dynamic_cast<const internal::PolicyBase*>(policy);
+  return ours != nullptr ? ours->stats() : FilterPolicyStats();
+}
+
+}  // namespace blockbloom

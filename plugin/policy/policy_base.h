@@ -1,0 +1,110 @@
+// What every blockbloom LevelDB policy shares: one reader for every filter
+// encoding (src/format/recognize.h; LevelDB's built-in format through
+// LevelDB's own code) and the probe counters of blockbloom/filter_stats.h.
+// A policy is then only its Name() and its CreateFilter.
+//
+// Thread-safety: immutable after construction except the counters, which
+// are relaxed atomics (see ProbeCounters).
+#ifndef BLOCKBLOOM_PLUGIN_POLICY_BASE_H_
+#define BLOCKBLOOM_PLUGIN_POLICY_BASE_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+#include "blockbloom/filter_stats.h"
+#include "blocked/format.h"
+#include "common/xxh3_inline.h"
+#include "format/recognize.h"
+#include "leveldb/filter_policy.h"
+#include "leveldb/slice.h"
+
+namespace blockbloom {
+namespace internal {
+
+inline std::string_view View(const leveldb::Slice& s) { return {s.data(), s.size()}; }
+
+// The calling thread's counter slot in [0, kProbeSlots): slots are handed
+// out to live threads and returned when a thread exits, so while a thread
+// holds slot s no other thread writes shard s of any policy. kSharedSlot
+// when more than kProbeSlots - 1 threads hold one.
+inline constexpr int kProbeSlots = 64;
+inline constexpr int kSharedSlot = kProbeSlots - 1;
+int AcquireProbeSlot();
+inline thread_local int tls_probe_slot = -1;
+inline int ProbeSlot() {
+  const int slot = tls_probe_slot;
+  return slot >= 0 ? slot : AcquireProbeSlot();
+}
+
+// Per-thread shards of ("may match" answers, "no" answers), one cache line
+// each; probes = their sum, so a probe touches one counter. An owned shard
+// is updated with a relaxed load and store (no locked instruction: only its
+// owner writes it); the shared slot uses fetch_add.
+class ProbeCounters {
+ public:
+  void Count(bool match) {
+    const int slot = ProbeSlot();
+    std::atomic<uint64_t>& c = shards_[slot].by_answer[match ? 0 : 1];
+    if (slot != kSharedSlot) {
+      c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    } else {
+      c.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  FilterPolicyStats Snapshot() const {
+    FilterPolicyStats out;
+    out.available = true;
+    for (const Shard& s : shards_) {
+      // Negatives first: a concurrent snapshot never shows more negatives
+      // than probes.
+      const uint64_t negatives = s.by_answer[1].load(std::memory_order_relaxed);
+      const uint64_t positives = s.by_answer[0].load(std::memory_order_relaxed);
+      out.negatives += negatives;
+      out.probes += positives + negatives;
+    }
+    return out;
+  }
+
+ private:
+  struct alignas(64) Shard {
+    std::atomic<uint64_t> by_answer[2] = {};  // [0]: may match, [1]: no
+  };
+  Shard shards_[kProbeSlots];
+};
+
+// The base of every blockbloom policy. KeyMayMatch reads every blockbloom
+// encoding: blocked filters inline (the hot path), everything else through
+// format::Recognize. LevelDB's built-in format: a migrating policy
+// (reads_builtin, it answers to the built-in's name) reads it through
+// leveldb::NewBloomFilterPolicy's own KeyMayMatch; a policy with its own
+// name is never handed one by LevelDB, so such bytes are damaged ones of
+// its own and answer "may match".
+class PolicyBase : public leveldb::FilterPolicy {
+ public:
+  explicit PolicyBase(bool reads_builtin);
+  ~PolicyBase() override;
+
+  // The blocked format's probe (parse, hash, kernel) and the count are
+  // flattened into this one function: the hot path of every Get.
+  bool KeyMayMatch(const leveldb::Slice& key, const leveldb::Slice& filter) const final;
+
+  FilterPolicyStats stats() const { return counters_.Snapshot(); }
+
+ private:
+  __attribute__((noinline)) bool ReadOther(const leveldb::Slice& key,
+                                           std::string_view filter) const;
+
+  // Reads built-in filters; its bits_per_key only matters for CreateFilter,
+  // which is never called on it.
+  // Null unless reads_builtin.
+  const std::unique_ptr<const leveldb::FilterPolicy> builtin_;
+  mutable ProbeCounters counters_;
+};
+
+}  // namespace internal
+}  // namespace blockbloom
+
+#endif  // BLOCKBLOOM_PLUGIN_POLICY_BASE_H_
