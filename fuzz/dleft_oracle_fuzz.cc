@@ -16,11 +16,13 @@
 
 #include "blockbloom/dleft_counting_bloom.h"
 #include "fuzz_input.h"
+#include "oracle_checks.h"
 
 using blockbloom::DleftCountingBloomFilter;
 using blockbloom::DleftStats;
 using blockbloom::fuzz::Fail;
 using blockbloom::fuzz::FuzzInput;
+using blockbloom::fuzz::Oracle;
 
 namespace {
 
@@ -51,14 +53,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!created.ok()) Fail("Create failed for a small filter", "");
   DleftCountingBloomFilter& filter = **created;
 
-  std::unordered_multiset<std::string> oracle;
+  Oracle oracle;
   std::vector<std::string> held;  // the oracle's keys with multiplicity, for picking
   uint64_t refusals = 0;
 
   const auto check_all = [&](const char* what) {
-    for (const std::string& key : held) {
-      if (!filter.MayContain(key)) Fail(what, key);
-    }
+    blockbloom::fuzz::CheckHeldKeys(filter, held, what);
     const DleftStats stats = filter.stats();
     if (stats.keys != oracle.size()) Fail("key count differs from the oracle", "");
     if (stats.full_bucket_failures + stats.counter_overflows != refusals) {
@@ -103,11 +103,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
       case 2: {  // erase a key the oracle holds (Erase's precondition)
         if (held.empty()) break;
-        const size_t i = in.U16() % held.size();
-        const std::string key = held[i];
-        held[i] = std::move(held.back());
-        held.pop_back();
-        oracle.erase(oracle.find(key));
+        const std::string key = blockbloom::fuzz::TakeHeldKey(in, &held, &oracle);
         const uint32_t count_before = filter.Count(key);
         if (!filter.Erase(key).ok()) Fail("Erase of a held key refused (false negative)", key);
         if (filter.Count(key) != count_before - 1) Fail("Erase did not take one from the key's cell", key);
@@ -122,8 +118,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         break;
       }
       case 4: {  // single query, of an input key or a held one
-        const bool pick_held = (in.Byte() & 1) != 0 && !held.empty();
-        const std::string key = pick_held ? held[in.U16() % held.size()] : in.Key();
+        const std::string key = blockbloom::fuzz::PickKey(in, held);
         const size_t count = oracle.count(key);
         if (count != 0 && !filter.MayContain(key)) Fail("false negative (single)", key);
         // Keys sharing a whole fingerprint share a cell: the count is at least ours.
@@ -131,18 +126,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if ((filter.Count(key) != 0) != filter.MayContain(key)) Fail("Count and MayContain disagree", key);
         break;
       }
-      case 5: {  // batch query: every held key plus some others
-        std::vector<std::string> keys(held.begin(), held.end());
-        for (int i = in.Byte() % 16; i > 0; --i) keys.push_back(in.Key());
-        std::vector<std::string_view> views(keys.begin(), keys.end());
-        auto out = std::make_unique<bool[]>(keys.size() + 1);
-        filter.MayContainKeys(views, absl::MakeSpan(out.get(), keys.size()));
-        for (size_t i = 0; i < keys.size(); ++i) {
-          if (out[i] != filter.MayContain(keys[i])) Fail("batch and single answers differ", keys[i]);
-          if (oracle.count(keys[i]) != 0 && !out[i]) Fail("false negative (batch)", keys[i]);
-        }
+      case 5:  // batch query: every held key plus some others
+        blockbloom::fuzz::CheckBatchQuery(in, filter, held, oracle);
         break;
-      }
       case 6:
         check_all("false negative (full check)");
         break;

@@ -145,7 +145,7 @@ TEST(CountingBloomTest, BatchAgreesWithSingle) {
   for (int i = 0; i < 9000; ++i) keys.push_back(Key(i));
   for (int i = 0; i < 5000; ++i) filter->Insert(keys[i]);
   std::vector<std::string_view> views(keys.begin(), keys.end());
-  std::unique_ptr<bool[]> out(new bool[views.size()]);
+  auto out = std::make_unique<bool[]>(views.size());
   filter->MayContainKeys(views, absl::MakeSpan(out.get(), views.size()));
   for (size_t i = 0; i < views.size(); ++i) ASSERT_EQ(out[i], filter->MayContain(views[i])) << i;
 }

@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "blockbloom/hash.h"
 
 namespace blockbloom {
 
@@ -51,7 +52,49 @@ const char* HashSchemeName(HashScheme scheme);
 // bits-per-key this library accepts (<= 64) gains anything.
 inline constexpr int kMaxStandardProbes = 64;
 
-class StandardBloomFilter {
+namespace internal {
+
+// What the standard and partitioned filters share: a bit array of
+// ceil(num_bits / 8) bytes, k, and the count of keys added, with the methods
+// that depend on nothing else. `Derived` provides AddHash(uint64_t) and
+// MayContainHash(uint64_t) const. Not meant to be used on its own.
+// Thread-safety: as for the derived filters.
+template <class Derived>
+class BitArrayFilter {
+ public:
+  void AddKey(std::string_view key) { self().AddHash(HashKey(key)); }
+  bool MayContain(std::string_view key) const { return self().MayContainHash(HashKey(key)); }
+
+  uint64_t num_bytes() const { return bytes_.size(); }
+  int num_probes() const { return num_probes_; }
+  // Keys added through this object (saturating); Deserialize gives 0,
+  // Union/Intersection (blockbloom/set_ops.h) an upper bound.
+  uint64_t num_added() const { return num_added_; }
+  void set_num_added(uint64_t n) { num_added_ = n; }
+  // ceil(num_bits / 8) bytes; bits past num_bits are always 0.
+  const uint8_t* data() const { return bytes_.data(); }
+  uint8_t* mutable_data() { return bytes_.data(); }
+
+ protected:
+  BitArrayFilter(uint64_t num_bits, int num_probes)
+      : bytes_(static_cast<size_t>((num_bits + 7) / 8), 0), num_probes_(num_probes) {}
+  // One more key added (saturating: the count never wraps).
+  void CountAdded() { num_added_ += num_added_ != UINT64_MAX ? 1 : 0; }
+
+  std::vector<uint8_t> bytes_;
+  int num_probes_ = 1;
+  uint64_t num_added_ = 0;
+
+ private:
+  const Derived& self() const { return static_cast<const Derived&>(*this); }
+  Derived& self() { return static_cast<Derived&>(*this); }
+};
+
+}  // namespace internal
+
+// AddKey, MayContain, num_bytes, num_probes, num_added, set_num_added, data
+// and mutable_data come from internal::BitArrayFilter above.
+class StandardBloomFilter : public internal::BitArrayFilter<StandardBloomFilter> {
  public:
   // Sized for `expected_keys` at `bits_per_key` (clamped like every
   // bits-per-key in this library: [1, 64], NaN means 10), with the k that
@@ -79,36 +122,22 @@ class StandardBloomFilter {
   // malformed (size, parameters, set padding bits, unknown version/scheme).
   static absl::StatusOr<StandardBloomFilter> Deserialize(std::string_view encoded);
 
-  void AddKey(std::string_view key);
   void AddHash(uint64_t hash);
-  bool MayContain(std::string_view key) const;
   bool MayContainHash(uint64_t hash) const;
 
   // Bits, then a 12-byte trailer (docs/FORMAT.md "Standard Bloom filter").
   std::string Serialize() const;
 
   uint64_t num_bits() const { return num_bits_; }
-  uint64_t num_bytes() const { return bytes_.size(); }
-  int num_probes() const { return num_probes_; }
   HashScheme scheme() const { return scheme_; }
-  // Keys added through this object (saturating); Deserialize gives 0,
-  // Union/Intersection (blockbloom/set_ops.h) an upper bound.
-  uint64_t num_added() const { return num_added_; }
-  void set_num_added(uint64_t n) { num_added_ = n; }
-  // ceil(num_bits / 8) bytes; bits past num_bits are always 0.
-  const uint8_t* data() const { return bytes_.data(); }
-  uint8_t* mutable_data() { return bytes_.data(); }
   // Predicted FPR with num_added() keys, formula (1) of blockbloom/math.h.
   double PredictedFpr() const;
 
  private:
   StandardBloomFilter(uint64_t num_bits, int num_probes, HashScheme scheme);
 
-  std::vector<uint8_t> bytes_;
   uint64_t num_bits_ = 0;
-  int num_probes_ = 1;
   HashScheme scheme_ = HashScheme::kEnhancedDoubleHashing;
-  uint64_t num_added_ = 0;
 };
 
 }  // namespace blockbloom

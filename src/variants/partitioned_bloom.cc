@@ -10,26 +10,28 @@
 #include "blockbloom/hash.h"
 #include "blockbloom/math.h"
 #include "blockbloom/standard_bloom.h"
-#include "blocked/kernel.h"
 #include "variants/probes.h"
 
 namespace blockbloom {
 namespace {
 
-// Trailer: [slice bits: u64 LE][k: u8][reserved: u8 = 0][version: u8][marker: u8].
-constexpr size_t kTrailerSize = 12;
+// Trailer (variants/probes.h): [slice bits: u64 LE][k: u8][reserved: u8 = 0][version: u8][marker: u8].
 constexpr uint8_t kMarker = 0xB6;
 constexpr uint8_t kVersion = 1;
 constexpr uint64_t kMaxBits = uint64_t{1} << 48;  // as for the standard filter
 constexpr uint64_t kMinBits = 64;
 
+// The probe positions of a key in `f` (variants/probes.h).
+variants::ProbeWalk Walk(const PartitionedBloomFilter& f) {
+  return {HashScheme::kEnhancedDoubleHashing, f.num_probes(), f.slice_bits(),
+          /*stride=*/f.slice_bits()};
+}
 
 }  // namespace
 
 PartitionedBloomFilter::PartitionedBloomFilter(uint64_t slice_bits, int num_probes)
-    : bytes_(static_cast<size_t>((slice_bits * static_cast<uint64_t>(num_probes) + 7) / 8), 0),
-      slice_bits_(slice_bits),
-      num_probes_(num_probes) {}
+    : BitArrayFilter(slice_bits * static_cast<uint64_t>(num_probes), num_probes),
+      slice_bits_(slice_bits) {}
 
 absl::StatusOr<PartitionedBloomFilter> PartitionedBloomFilter::CreateWithGeometry(
     uint64_t slice_bits, int num_probes) {
@@ -91,29 +93,12 @@ absl::StatusOr<PartitionedBloomFilter> PartitionedBloomFilter::CreateForFpr(
 }
 
 void PartitionedBloomFilter::AddHash(uint64_t hash) {
-  num_added_ = variants::SaturatingAdd(num_added_, 1);
-  variants::ProbeSequence seq(hash, HashScheme::kEnhancedDoubleHashing, slice_bits_);
-  uint64_t base = 0;
-  for (int i = 0; i < num_probes_; ++i, base += slice_bits_) {
-    variants::SetBit(bytes_.data(), base + blocked::FastRange64(seq.Next(), slice_bits_));
-  }
+  CountAdded();
+  Walk(*this).Set(bytes_.data(), hash);
 }
 
 bool PartitionedBloomFilter::MayContainHash(uint64_t hash) const {
-  variants::ProbeSequence seq(hash, HashScheme::kEnhancedDoubleHashing, slice_bits_);
-  uint64_t base = 0;
-  for (int i = 0; i < num_probes_; ++i, base += slice_bits_) {
-    if (!variants::GetBit(bytes_.data(), base + blocked::FastRange64(seq.Next(), slice_bits_))) {
-      return false;
-    }
-  }
-  return true;
-}
-
-void PartitionedBloomFilter::AddKey(std::string_view key) { AddHash(HashKey(key)); }
-
-bool PartitionedBloomFilter::MayContain(std::string_view key) const {
-  return MayContainHash(HashKey(key));
+  return Walk(*this).AllSet(bytes_.data(), hash);
 }
 
 double PartitionedBloomFilter::PredictedFpr() const {
@@ -122,48 +107,28 @@ double PartitionedBloomFilter::PredictedFpr() const {
 }
 
 std::string PartitionedBloomFilter::Serialize() const {
-  std::string out(reinterpret_cast<const char*>(bytes_.data()), bytes_.size());
-  variants::PutFixed64(&out, slice_bits_);
-  out.push_back(static_cast<char>(num_probes_));
-  out.push_back(0);
-  out.push_back(static_cast<char>(kVersion));
-  out.push_back(static_cast<char>(kMarker));
-  return out;
+  return variants::EncodeWithTrailer(bytes_, {slice_bits_, num_probes_, /*reserved=*/0},
+                                     kVersion, kMarker);
 }
 
 absl::StatusOr<PartitionedBloomFilter> PartitionedBloomFilter::Deserialize(
     std::string_view encoded) {
-  const size_t n = encoded.size();
-  if (n < kTrailerSize) {
-    return absl::DataLossError("partitioned filter: shorter than its trailer");
-  }
-  const char* t = encoded.data() + n - kTrailerSize;
-  if (static_cast<uint8_t>(t[11]) != kMarker) {
-    return absl::DataLossError("partitioned filter: wrong marker byte");
-  }
-  if (static_cast<uint8_t>(t[10]) != kVersion) {
-    return absl::DataLossError(
-        absl::StrCat("partitioned filter: unknown version ", static_cast<uint8_t>(t[10])));
-  }
-  if (t[9] != 0) return absl::DataLossError("partitioned filter: reserved byte set");
-  const int k = static_cast<uint8_t>(t[8]);
-  const uint64_t slice = variants::GetFixed64(t);
+  constexpr const char* kWhat = "partitioned filter";
+  absl::StatusOr<variants::Trailer> t =
+      variants::DecodeTrailer(encoded, kWhat, kVersion, kMarker);
+  if (!t.ok()) return t.status();
+  if (t->byte9 != 0) return absl::DataLossError("partitioned filter: reserved byte set");
+  const int k = t->num_probes;
+  const uint64_t slice = t->word;
   if (k < 1 || k > kMaxStandardProbes || slice < 1 ||
       slice > kMaxBits / static_cast<uint64_t>(k)) {
     return absl::DataLossError("partitioned filter: parameters out of range");
   }
   const uint64_t m = slice * static_cast<uint64_t>(k);
-  const uint64_t data_bytes = n - kTrailerSize;
-  if ((m + 7) / 8 != data_bytes) {
-    return absl::DataLossError(
-        absl::StrCat("partitioned filter: ", data_bytes, " bytes of bits for m=", m));
-  }
-  if (m % 8 != 0 && (static_cast<uint8_t>(encoded[data_bytes - 1]) >> (m % 8)) != 0) {
-    return absl::DataLossError("partitioned filter: bits set past m");
-  }
+  if (absl::Status s = variants::CheckBitArray(encoded, m, kWhat); !s.ok()) return s;
   absl::StatusOr<PartitionedBloomFilter> filter = CreateWithGeometry(slice, k);
   if (filter.ok()) {
-    std::copy(encoded.begin(), encoded.begin() + data_bytes, filter->bytes_.begin());
+    std::copy(encoded.begin(), encoded.end() - variants::kTrailerSize, filter->bytes_.begin());
   }
   return filter;
 }

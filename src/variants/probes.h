@@ -1,14 +1,22 @@
-// Probe sequences shared by the standard and partitioned filters. The
-// formulas are specified in blockbloom/standard_bloom.h and are part of the
-// serialized formats (docs/FORMAT.md).
+// Probe sequences, the probe walk and the 12-byte trailer shared by the
+// standard and partitioned filters. The formulas are specified in
+// blockbloom/standard_bloom.h and are part of the serialized formats
+// (docs/FORMAT.md).
 #ifndef BLOCKBLOOM_VARIANTS_PROBES_H_
 #define BLOCKBLOOM_VARIANTS_PROBES_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "blockbloom/standard_bloom.h"
-#include "blocked/kernel.h"
+#include "common/coding.h"
+#include "common/fast_range.h"
 
 namespace blockbloom {
 namespace variants {
@@ -74,14 +82,90 @@ inline uint64_t SaturatingAdd(uint64_t a, uint64_t b) {
   return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
-// Little-endian fixed-width encoding for the variants' trailers.
-inline void PutFixed64(std::string* dst, uint64_t v) {
-  for (int i = 0; i < 8; ++i) dst->push_back(static_cast<char>(v >> (8 * i)));
+// The k probe positions of one key in a bit array: probe i is bit
+// i * stride + FastRange64(g_i, range), g_i from ProbeSequence(hash, scheme,
+// range). The standard filter has stride 0 and range m (k probes anywhere);
+// the partitioned filter stride = range = slice bits (probe i in slice i).
+struct ProbeWalk {
+  HashScheme scheme;
+  int num_probes;
+  uint64_t range;
+  uint64_t stride;
+
+  void Set(uint8_t* data, uint64_t hash) const {
+    ProbeSequence seq(hash, scheme, range);
+    uint64_t base = 0;
+    for (int i = 0; i < num_probes; ++i, base += stride) {
+      SetBit(data, base + internal::FastRange64(seq.Next(), range));
+    }
+  }
+  bool AllSet(const uint8_t* data, uint64_t hash) const {
+    ProbeSequence seq(hash, scheme, range);
+    uint64_t base = 0;
+    for (int i = 0; i < num_probes; ++i, base += stride) {
+      if (!GetBit(data, base + internal::FastRange64(seq.Next(), range))) return false;
+    }
+    return true;
+  }
+};
+
+// The 12-byte trailer of the standard and partitioned formats:
+//   [word: u64 LE][k: u8][byte9: u8][version: u8][marker: u8]
+// (word: m or slice bits; byte9: hash scheme or reserved 0).
+inline constexpr size_t kTrailerSize = 12;
+
+struct Trailer {
+  uint64_t word;
+  int num_probes;
+  uint8_t byte9;
+};
+
+// `bits` (the filter's bytes), then the trailer.
+inline std::string EncodeWithTrailer(const std::vector<uint8_t>& bits, const Trailer& t,
+                                     uint8_t version, uint8_t marker) {
+  std::string out(reinterpret_cast<const char*>(bits.data()), bits.size());
+  internal::PutFixed64(&out, t.word);
+  out.push_back(static_cast<char>(t.num_probes));
+  out.push_back(static_cast<char>(t.byte9));
+  out.push_back(static_cast<char>(version));
+  out.push_back(static_cast<char>(marker));
+  return out;
 }
-inline uint64_t GetFixed64(const char* p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(p[i]);
-  return v;
+
+// Reads the trailer at the end of `encoded`; DataLoss, with messages starting
+// with `what`, when it is too short or its marker or version differ.
+inline absl::StatusOr<Trailer> DecodeTrailer(std::string_view encoded, const char* what,
+                                             uint8_t version, uint8_t marker) {
+  if (encoded.size() < kTrailerSize) {
+    return absl::DataLossError(absl::StrCat(what, ": shorter than its trailer"));
+  }
+  const char* t = encoded.data() + encoded.size() - kTrailerSize;
+  if (static_cast<uint8_t>(t[11]) != marker) {
+    return absl::DataLossError(absl::StrCat(what, ": wrong marker byte"));
+  }
+  if (static_cast<uint8_t>(t[10]) != version) {
+    return absl::DataLossError(
+        absl::StrCat(what, ": unknown version ", static_cast<uint8_t>(t[10])));
+  }
+  return Trailer{internal::DecodeFixed64(t), static_cast<uint8_t>(t[8]),
+                 static_cast<uint8_t>(t[9])};
+}
+
+// OK when the bytes before the trailer are exactly ceil(num_bits / 8) and no
+// bit at or past num_bits is set; DataLoss (messages start with `what`)
+// otherwise.
+inline absl::Status CheckBitArray(std::string_view encoded, uint64_t num_bits,
+                                  const char* what) {
+  const uint64_t data_bytes = encoded.size() - kTrailerSize;
+  if ((num_bits + 7) / 8 != data_bytes) {
+    return absl::DataLossError(
+        absl::StrCat(what, ": ", data_bytes, " bytes of bits for m=", num_bits));
+  }
+  if (num_bits % 8 != 0 &&
+      (static_cast<uint8_t>(encoded[data_bytes - 1]) >> (num_bits % 8)) != 0) {
+    return absl::DataLossError(absl::StrCat(what, ": bits set past m"));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace variants

@@ -9,20 +9,23 @@
 #include "blockbloom/blocked_bloom.h"
 #include "blockbloom/hash.h"
 #include "blockbloom/math.h"
-#include "blocked/kernel.h"
 #include "variants/probes.h"
 
 namespace blockbloom {
 namespace {
 
-// Trailer: [m: u64 LE][k: u8][scheme: u8][version: u8][marker: u8].
-constexpr size_t kTrailerSize = 12;
+// Trailer (variants/probes.h): [m: u64 LE][k: u8][scheme: u8][version: u8][marker: u8].
 constexpr uint8_t kMarker = 0xB5;
 constexpr uint8_t kVersion = 1;
 // 2^48 bits = 32 TiB: beyond any machine this runs on; refusing early gives a
 // clear error instead of an allocation failure deep inside.
 constexpr uint64_t kMaxBits = uint64_t{1} << 48;
 constexpr uint64_t kMinBits = 64;
+
+// The probe positions of a key in `f` (variants/probes.h).
+variants::ProbeWalk Walk(const StandardBloomFilter& f) {
+  return {f.scheme(), f.num_probes(), f.num_bits(), /*stride=*/0};
+}
 
 }  // namespace
 
@@ -37,10 +40,7 @@ const char* HashSchemeName(HashScheme scheme) {
 }
 
 StandardBloomFilter::StandardBloomFilter(uint64_t num_bits, int num_probes, HashScheme scheme)
-    : bytes_(static_cast<size_t>((num_bits + 7) / 8), 0),
-      num_bits_(num_bits),
-      num_probes_(num_probes),
-      scheme_(scheme) {}
+    : BitArrayFilter(num_bits, num_probes), num_bits_(num_bits), scheme_(scheme) {}
 
 absl::StatusOr<StandardBloomFilter> StandardBloomFilter::CreateWithGeometry(
     uint64_t num_bits, int num_probes, HashScheme scheme) {
@@ -105,27 +105,12 @@ absl::StatusOr<StandardBloomFilter> StandardBloomFilter::CreateForFpr(uint64_t e
 }
 
 void StandardBloomFilter::AddHash(uint64_t hash) {
-  num_added_ = variants::SaturatingAdd(num_added_, 1);
-  variants::ProbeSequence seq(hash, scheme_, num_bits_);
-  for (int i = 0; i < num_probes_; ++i) {
-    variants::SetBit(bytes_.data(), blocked::FastRange64(seq.Next(), num_bits_));
-  }
+  CountAdded();
+  Walk(*this).Set(bytes_.data(), hash);
 }
 
 bool StandardBloomFilter::MayContainHash(uint64_t hash) const {
-  variants::ProbeSequence seq(hash, scheme_, num_bits_);
-  for (int i = 0; i < num_probes_; ++i) {
-    if (!variants::GetBit(bytes_.data(), blocked::FastRange64(seq.Next(), num_bits_))) {
-      return false;
-    }
-  }
-  return true;
-}
-
-void StandardBloomFilter::AddKey(std::string_view key) { AddHash(HashKey(key)); }
-
-bool StandardBloomFilter::MayContain(std::string_view key) const {
-  return MayContainHash(HashKey(key));
+  return Walk(*this).AllSet(bytes_.data(), hash);
 }
 
 double StandardBloomFilter::PredictedFpr() const {
@@ -134,48 +119,28 @@ double StandardBloomFilter::PredictedFpr() const {
 }
 
 std::string StandardBloomFilter::Serialize() const {
-  std::string out(reinterpret_cast<const char*>(bytes_.data()), bytes_.size());
-  variants::PutFixed64(&out, num_bits_);
-  out.push_back(static_cast<char>(num_probes_));
-  out.push_back(static_cast<char>(scheme_));
-  out.push_back(static_cast<char>(kVersion));
-  out.push_back(static_cast<char>(kMarker));
-  return out;
+  return variants::EncodeWithTrailer(
+      bytes_, {num_bits_, num_probes_, static_cast<uint8_t>(scheme_)}, kVersion, kMarker);
 }
 
 absl::StatusOr<StandardBloomFilter> StandardBloomFilter::Deserialize(std::string_view encoded) {
-  const size_t n = encoded.size();
-  if (n < kTrailerSize) return absl::DataLossError("standard filter: shorter than its trailer");
-  const char* t = encoded.data() + n - kTrailerSize;
-  if (static_cast<uint8_t>(t[11]) != kMarker) {
-    return absl::DataLossError("standard filter: wrong marker byte");
-  }
-  if (static_cast<uint8_t>(t[10]) != kVersion) {
-    return absl::DataLossError(
-        absl::StrCat("standard filter: unknown version ", static_cast<uint8_t>(t[10])));
-  }
-  const uint8_t scheme = static_cast<uint8_t>(t[9]);
-  if (!variants::IsKnownScheme(scheme)) {
+  constexpr const char* kWhat = "standard filter";
+  absl::StatusOr<variants::Trailer> t =
+      variants::DecodeTrailer(encoded, kWhat, kVersion, kMarker);
+  if (!t.ok()) return t.status();
+  if (!variants::IsKnownScheme(t->byte9)) {
     return absl::DataLossError("standard filter: unknown hash scheme");
   }
-  const int k = static_cast<uint8_t>(t[8]);
-  const uint64_t m = variants::GetFixed64(t);
+  const int k = t->num_probes;
+  const uint64_t m = t->word;
   if (k < 1 || k > kMaxStandardProbes || m < 1 || m > kMaxBits) {
     return absl::DataLossError("standard filter: parameters out of range");
   }
-  const uint64_t data_bytes = n - kTrailerSize;
-  if ((m + 7) / 8 != data_bytes) {
-    return absl::DataLossError(absl::StrCat("standard filter: ", data_bytes,
-                                            " bytes of bits for m=", m));
-  }
-  if (m % 8 != 0 &&
-      (static_cast<uint8_t>(encoded[data_bytes - 1]) >> (m % 8)) != 0) {
-    return absl::DataLossError("standard filter: bits set past m");
-  }
+  if (absl::Status s = variants::CheckBitArray(encoded, m, kWhat); !s.ok()) return s;
   absl::StatusOr<StandardBloomFilter> filter =
-      CreateWithGeometry(m, k, static_cast<HashScheme>(scheme));
+      CreateWithGeometry(m, k, static_cast<HashScheme>(t->byte9));
   if (filter.ok()) {
-    std::copy(encoded.begin(), encoded.begin() + data_bytes, filter->bytes_.begin());
+    std::copy(encoded.begin(), encoded.end() - variants::kTrailerSize, filter->bytes_.begin());
   }
   return filter;
 }
