@@ -21,9 +21,7 @@
 
 using blockbloom::CountingBloomFilter;
 using blockbloom::CountingBloomStats;
-using blockbloom::fuzz::Fail;
-using blockbloom::fuzz::FuzzInput;
-using blockbloom::fuzz::Oracle;
+using namespace blockbloom::fuzz;  // NOLINT: FuzzInput, Fail and the oracle steps
 
 namespace {
 
@@ -60,14 +58,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<std::string> held;  // the oracle's keys with multiplicity, for picking
 
   const auto check_all = [&](const char* what) {
-    blockbloom::fuzz::CheckHeldKeys(filter, held, what);
+    CheckHeldKeys(filter, held, what);
     const CountingBloomStats stats = filter.stats();
     if (stats.keys != oracle.size()) Fail("key count differs from the oracle", "");
     if (stats.underflows != 0) Fail("counter underflow with only held keys erased", "");
   };
 
-  while (!in.empty()) {
-    switch (in.Byte() % 7) {
+  RunOperations(in, filter, held, oracle, [&](int code) {
+    switch (code) {
       case 0: {  // insert
         std::string key = in.Key();
         filter.Insert(key);
@@ -86,7 +84,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
       case 2: {  // erase a key the oracle holds (Erase's precondition)
         if (held.empty()) break;
-        const std::string key = blockbloom::fuzz::TakeHeldKey(in, &held, &oracle);
+        const std::string key = TakeHeldKey(in, &held, &oracle);
         if (!filter.Erase(key).ok()) Fail("Erase of a held key refused (false negative)", key);
         break;
       }
@@ -102,9 +100,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         break;
       }
       case 4: {  // single query, of an input key or a held one
-        const std::string key = blockbloom::fuzz::PickKey(in, held);
-        const size_t count = oracle.count(key);
-        if (count != 0 && !filter.MayContain(key)) Fail("false negative (single)", key);
+        size_t count = 0;
+        const std::string key = CheckSingleQuery(in, filter, held, oracle, &count);
         // The smallest counter bounds the multiplicity (15 = saturated / at least 15).
         const uint32_t bound = filter.CountUpperBound(key);
         if (bound < std::min<size_t>(count, CountingBloomFilter::kMaxCount)) {
@@ -112,14 +109,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         }
         break;
       }
-      case 5:  // batch query: every held key plus some others
-        blockbloom::fuzz::CheckBatchQuery(in, filter, held, oracle);
-        break;
-      case 6:
-        check_all("false negative (full check)");
-        break;
+      // 5: batch query of every held key plus some others; 6: check every
+      // held key (RunOperations).
     }
-  }
-  check_all("false negative (final check)");
+  }, check_all);
   return 0;
 }

@@ -20,9 +20,7 @@
 
 using blockbloom::DleftCountingBloomFilter;
 using blockbloom::DleftStats;
-using blockbloom::fuzz::Fail;
-using blockbloom::fuzz::FuzzInput;
-using blockbloom::fuzz::Oracle;
+using namespace blockbloom::fuzz;  // NOLINT: FuzzInput, Fail and the oracle steps
 
 namespace {
 
@@ -58,7 +56,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   uint64_t refusals = 0;
 
   const auto check_all = [&](const char* what) {
-    blockbloom::fuzz::CheckHeldKeys(filter, held, what);
+    CheckHeldKeys(filter, held, what);
     const DleftStats stats = filter.stats();
     if (stats.keys != oracle.size()) Fail("key count differs from the oracle", "");
     if (stats.full_bucket_failures + stats.counter_overflows != refusals) {
@@ -91,8 +89,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   };
 
-  while (!in.empty()) {
-    switch (in.Byte() % 7) {
+  RunOperations(in, filter, held, oracle, [&](int code) {
+    switch (code) {
       case 0:
         insert(in.Key());
         break;
@@ -103,7 +101,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
       case 2: {  // erase a key the oracle holds (Erase's precondition)
         if (held.empty()) break;
-        const std::string key = blockbloom::fuzz::TakeHeldKey(in, &held, &oracle);
+        const std::string key = TakeHeldKey(in, &held, &oracle);
         const uint32_t count_before = filter.Count(key);
         if (!filter.Erase(key).ok()) Fail("Erase of a held key refused (false negative)", key);
         if (filter.Count(key) != count_before - 1) Fail("Erase did not take one from the key's cell", key);
@@ -118,22 +116,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         break;
       }
       case 4: {  // single query, of an input key or a held one
-        const std::string key = blockbloom::fuzz::PickKey(in, held);
-        const size_t count = oracle.count(key);
-        if (count != 0 && !filter.MayContain(key)) Fail("false negative (single)", key);
+        size_t count = 0;
+        const std::string key = CheckSingleQuery(in, filter, held, oracle, &count);
         // Keys sharing a whole fingerprint share a cell: the count is at least ours.
         if (filter.Count(key) < count) Fail("Count below the true count", key);
         if ((filter.Count(key) != 0) != filter.MayContain(key)) Fail("Count and MayContain disagree", key);
         break;
       }
-      case 5:  // batch query: every held key plus some others
-        blockbloom::fuzz::CheckBatchQuery(in, filter, held, oracle);
-        break;
-      case 6:
-        check_all("false negative (full check)");
-        break;
+      // 5: batch query of every held key plus some others; 6: check every
+      // held key (RunOperations).
     }
-  }
-  check_all("false negative (final check)");
+  }, check_all);
   return 0;
 }

@@ -38,6 +38,18 @@ inline std::string PickKey(FuzzInput& in, const std::vector<std::string>& held) 
   return pick_held ? held[in.U16() % held.size()] : in.Key();
 }
 
+// Single query of a key PickKey chooses: aborts on a false negative. Returns
+// the key; *count is how many times the oracle holds it.
+template <typename Filter>
+std::string CheckSingleQuery(FuzzInput& in, const Filter& filter,
+                             const std::vector<std::string>& held, const Oracle& oracle,
+                             size_t* count) {
+  std::string key = PickKey(in, held);
+  *count = oracle.count(key);
+  if (*count != 0 && !filter.MayContain(key)) Fail("false negative (single)", key);
+  return key;
+}
+
 // Aborts unless the filter answers "may contain" for every held key.
 template <typename Filter>
 void CheckHeldKeys(const Filter& filter, const std::vector<std::string>& held, const char* what) {
@@ -61,6 +73,26 @@ void CheckBatchQuery(FuzzInput& in, const Filter& filter, const std::vector<std:
     if (out[i] != filter.MayContain(keys[i])) Fail("batch and single answers differ", keys[i]);
     if (oracle.count(keys[i]) != 0 && !out[i]) Fail("false negative (batch)", keys[i]);
   }
+}
+
+// The operation loop both oracles run: until the input ends, one byte picks
+// one of 7 operations; 5 (CheckBatchQuery) and 6 (check_all) are the same
+// for both and run here, 0..4 run as filter_op(code). check_all(what) runs
+// once more at the end.
+template <typename Filter, typename FilterOp, typename CheckAll>
+void RunOperations(FuzzInput& in, const Filter& filter, const std::vector<std::string>& held,
+                   const Oracle& oracle, FilterOp filter_op, CheckAll check_all) {
+  while (!in.empty()) {
+    const int code = in.Byte() % 7;
+    if (code == 5) {
+      CheckBatchQuery(in, filter, held, oracle);
+    } else if (code == 6) {
+      check_all("false negative (full check)");
+    } else {
+      filter_op(code);
+    }
+  }
+  check_all("false negative (final check)");
 }
 
 }  // namespace fuzz

@@ -27,10 +27,11 @@
 
 namespace blockbloom {
 
-// AddKey, MayContain, num_bytes, num_probes, num_added (saturating;
-// Deserialize gives 0, Union an upper bound), set_num_added, data and
-// mutable_data come from internal::BitArrayFilter (blockbloom/standard_bloom.h).
-class PartitionedBloomFilter : public internal::BitArrayFilter<PartitionedBloomFilter> {
+// AddKey, AddHash, MayContain, MayContainHash, num_bytes, num_probes,
+// num_added (saturating; Deserialize gives 0, Union an upper bound),
+// set_num_added, data and mutable_data come from internal::BitArrayFilter
+// (blockbloom/standard_bloom.h).
+class PartitionedBloomFilter : public internal::BitArrayFilter {
  public:
   // Sized for `expected_keys` at `bits_per_key` (clamped to [1, 64], NaN
   // means 10); k = round(bits_per_key * ln 2), slices of ceil(m / k) bits.
@@ -51,20 +52,15 @@ class PartitionedBloomFilter : public internal::BitArrayFilter<PartitionedBloomF
   // Parses Serialize() output; DataLoss on anything malformed.
   static absl::StatusOr<PartitionedBloomFilter> Deserialize(std::string_view encoded);
 
-  void AddHash(uint64_t hash);
-  bool MayContainHash(uint64_t hash) const;
-
   // Bits, then a 12-byte trailer (docs/FORMAT.md "Partitioned Bloom filter").
   std::string Serialize() const;
 
-  uint64_t slice_bits() const { return slice_bits_; }
-  uint64_t num_bits() const { return slice_bits_ * static_cast<uint64_t>(num_probes_); }
+  uint64_t slice_bits() const { return range_; }
+  uint64_t num_bits() const { return range_ * static_cast<uint64_t>(num_probes()); }
   double PredictedFpr() const;
 
  private:
   PartitionedBloomFilter(uint64_t slice_bits, int num_probes);
-
-  uint64_t slice_bits_ = 1;
 };
 
 }  // namespace blockbloom

@@ -55,15 +55,18 @@ inline constexpr int kMaxStandardProbes = 64;
 namespace internal {
 
 // What the standard and partitioned filters share: a bit array of
-// ceil(num_bits / 8) bytes, k, and the count of keys added, with the methods
-// that depend on nothing else. `Derived` provides AddHash(uint64_t) and
-// MayContainHash(uint64_t) const. Not meant to be used on its own.
-// Thread-safety: as for the derived filters.
-template <class Derived>
+// ceil(num_bits / 8) bytes, the key count, and the probe walk: probe i of a
+// key is bit i * stride + floor(g_i * range / 2^64), g_i from the key's probe
+// sequence under `scheme` (see above). The standard filter has range = m and
+// stride 0, the partitioned filter range = stride = bits per slice.
+// Thread-safety: as for the filters (const methods concurrently; the others
+// exclusive).
 class BitArrayFilter {
  public:
-  void AddKey(std::string_view key) { self().AddHash(HashKey(key)); }
-  bool MayContain(std::string_view key) const { return self().MayContainHash(HashKey(key)); }
+  void AddKey(std::string_view key) { AddHash(HashKey(key)); }
+  void AddHash(uint64_t hash);
+  bool MayContain(std::string_view key) const { return MayContainHash(HashKey(key)); }
+  bool MayContainHash(uint64_t hash) const;
 
   uint64_t num_bytes() const { return bytes_.size(); }
   int num_probes() const { return num_probes_; }
@@ -76,25 +79,26 @@ class BitArrayFilter {
   uint8_t* mutable_data() { return bytes_.data(); }
 
  protected:
-  BitArrayFilter(uint64_t num_bits, int num_probes)
-      : bytes_(static_cast<size_t>((num_bits + 7) / 8), 0), num_probes_(num_probes) {}
-  // One more key added (saturating: the count never wraps).
-  void CountAdded() { num_added_ += num_added_ != UINT64_MAX ? 1 : 0; }
+  // REQUIRES: num_bits = range if stride == 0, else num_probes * stride.
+  BitArrayFilter(uint64_t num_bits, int num_probes, HashScheme scheme, uint64_t range,
+                 uint64_t stride);
 
-  std::vector<uint8_t> bytes_;
-  int num_probes_ = 1;
-  uint64_t num_added_ = 0;
+  HashScheme scheme_;
+  uint64_t range_;
+  uint64_t stride_;
 
  private:
-  const Derived& self() const { return static_cast<const Derived&>(*this); }
-  Derived& self() { return static_cast<Derived&>(*this); }
+  std::vector<uint8_t> bytes_;
+  int num_probes_;
+  uint64_t num_added_ = 0;
 };
 
 }  // namespace internal
 
-// AddKey, MayContain, num_bytes, num_probes, num_added, set_num_added, data
-// and mutable_data come from internal::BitArrayFilter above.
-class StandardBloomFilter : public internal::BitArrayFilter<StandardBloomFilter> {
+// AddKey, AddHash, MayContain, MayContainHash, num_bytes, num_probes,
+// num_added, set_num_added, data and mutable_data come from
+// internal::BitArrayFilter above.
+class StandardBloomFilter : public internal::BitArrayFilter {
  public:
   // Sized for `expected_keys` at `bits_per_key` (clamped like every
   // bits-per-key in this library: [1, 64], NaN means 10), with the k that
@@ -122,22 +126,16 @@ class StandardBloomFilter : public internal::BitArrayFilter<StandardBloomFilter>
   // malformed (size, parameters, set padding bits, unknown version/scheme).
   static absl::StatusOr<StandardBloomFilter> Deserialize(std::string_view encoded);
 
-  void AddHash(uint64_t hash);
-  bool MayContainHash(uint64_t hash) const;
-
   // Bits, then a 12-byte trailer (docs/FORMAT.md "Standard Bloom filter").
   std::string Serialize() const;
 
-  uint64_t num_bits() const { return num_bits_; }
+  uint64_t num_bits() const { return range_; }
   HashScheme scheme() const { return scheme_; }
   // Predicted FPR with num_added() keys, formula (1) of blockbloom/math.h.
   double PredictedFpr() const;
 
  private:
   StandardBloomFilter(uint64_t num_bits, int num_probes, HashScheme scheme);
-
-  uint64_t num_bits_ = 0;
-  HashScheme scheme_ = HashScheme::kEnhancedDoubleHashing;
 };
 
 }  // namespace blockbloom

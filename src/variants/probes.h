@@ -5,21 +5,29 @@
 #ifndef BLOCKBLOOM_VARIANTS_PROBES_H_
 #define BLOCKBLOOM_VARIANTS_PROBES_H_
 
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "blockbloom/blocked_bloom.h"  // ClampBitsPerKey
+#include "blockbloom/math.h"
 #include "blockbloom/standard_bloom.h"
 #include "common/coding.h"
 #include "common/fast_range.h"
 
 namespace blockbloom {
 namespace variants {
+
+// 2^48 bits = 32 TiB: beyond any machine this runs on; refusing early gives a
+// clear error instead of an allocation failure deep inside.
+inline constexpr uint64_t kMaxBits = uint64_t{1} << 48;
+inline constexpr uint64_t kMinBits = 64;
 
 // murmur3's fmix64 (Appleby): a bijection of 64-bit values with full
 // avalanche, so h2 is independent-looking of h1 even though both come from
@@ -109,6 +117,41 @@ struct ProbeWalk {
   }
 };
 
+// A bit count and k for a bit-array filter (standard or partitioned).
+struct Sizing {
+  uint64_t num_bits;
+  int num_probes;
+};
+
+// For `expected_keys` at `bits_per_key` (clamped by ClampBitsPerKey):
+// m = max(kMinBits, ceil(n * bpk)) and the k minimising formula (1) of
+// blockbloom/math.h, at most kMaxStandardProbes. ResourceExhausted when m
+// exceeds kMaxBits.
+inline absl::StatusOr<Sizing> SizeForBitsPerKey(uint64_t expected_keys, double bits_per_key) {
+  const double bpk = ClampBitsPerKey(bits_per_key);
+  const double bits = std::ceil(static_cast<double>(expected_keys) * bpk);
+  if (!(bits <= static_cast<double>(kMaxBits))) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(expected_keys, " keys at ", bpk, " bits/key do not fit in memory"));
+  }
+  return Sizing{std::max(kMinBits, static_cast<uint64_t>(bits)),
+                std::min(kMaxStandardProbes, *StandardOptimalProbes(bpk, 1.0))};
+}
+
+// For n (>= 1) keys at `fpr`: m from the closed form (2) of blockbloom/math.h
+// and the k minimising (1) for it, at most kMaxStandardProbes. The callers
+// then raise m for the integer k. InvalidArgument for a bad fpr;
+// ResourceExhausted when m does not fit.
+inline absl::StatusOr<Sizing> SizeForFpr(double n, double fpr) {
+  absl::StatusOr<uint64_t> bits = StandardBitsForFpr(n, fpr);
+  if (!bits.ok()) {
+    if (bits.status().code() != absl::StatusCode::kOutOfRange) return bits.status();
+    return absl::ResourceExhaustedError(bits.status().message());
+  }
+  return Sizing{*bits, std::min(kMaxStandardProbes,
+                                *StandardOptimalProbes(static_cast<double>(*bits), n))};
+}
+
 // The 12-byte trailer of the standard and partitioned formats:
 //   [word: u64 LE][k: u8][byte9: u8][version: u8][marker: u8]
 // (word: m or slice bits; byte9: hash scheme or reserved 0).
@@ -120,10 +163,10 @@ struct Trailer {
   uint8_t byte9;
 };
 
-// `bits` (the filter's bytes), then the trailer.
-inline std::string EncodeWithTrailer(const std::vector<uint8_t>& bits, const Trailer& t,
+// The filter's bytes, then the trailer.
+inline std::string EncodeWithTrailer(const uint8_t* bits, size_t num_bytes, const Trailer& t,
                                      uint8_t version, uint8_t marker) {
-  std::string out(reinterpret_cast<const char*>(bits.data()), bits.size());
+  std::string out(reinterpret_cast<const char*>(bits), num_bytes);
   internal::PutFixed64(&out, t.word);
   out.push_back(static_cast<char>(t.num_probes));
   out.push_back(static_cast<char>(t.byte9));
@@ -166,6 +209,27 @@ inline absl::Status CheckBitArray(std::string_view encoded, uint64_t num_bits,
     return absl::DataLossError(absl::StrCat(what, ": bits set past m"));
   }
   return absl::OkStatus();
+}
+
+// Deserialize of a filter F encoded as its bit array then the trailer:
+// decodes the trailer, `num_bits(trailer)` validates the parameters and
+// returns the bit count (DataLoss when out of range), the bit array is checked
+// against it (CheckBitArray), `create(trailer)` makes the empty filter (a
+// StatusOr<F>) and the bits are copied in.
+template <class F, class NumBits, class Create>
+absl::StatusOr<F> DecodeBitArrayFilter(std::string_view encoded, const char* what,
+                                       uint8_t version, uint8_t marker, NumBits num_bits,
+                                       Create create) {
+  absl::StatusOr<Trailer> t = DecodeTrailer(encoded, what, version, marker);
+  if (!t.ok()) return t.status();
+  absl::StatusOr<uint64_t> m = num_bits(*t);
+  if (!m.ok()) return m.status();
+  if (absl::Status s = CheckBitArray(encoded, *m, what); !s.ok()) return s;
+  absl::StatusOr<F> filter = create(*t);
+  if (filter.ok()) {
+    std::copy(encoded.begin(), encoded.end() - kTrailerSize, filter->mutable_data());
+  }
+  return filter;
 }
 
 }  // namespace variants
