@@ -1,7 +1,10 @@
-// Probe sequences, the probe walk and the 12-byte trailer shared by the
-// standard and partitioned filters. The formulas are specified in
-// blockbloom/standard_bloom.h and are part of the serialized formats
-// (docs/FORMAT.md).
+// What the standard and partitioned filters share: the probe sequence and
+// walk, the sizing from bits per key or FPR, and the 12-byte trailer with its
+// encoder and decoder. The probe formulas are specified in
+// blockbloom/standard_bloom.h; they and the trailer are part of the serialized
+// formats (docs/FORMAT.md).
+//
+// Thread-safety: pure functions and value types, safe from any thread.
 #ifndef BLOCKBLOOM_VARIANTS_PROBES_H_
 #define BLOCKBLOOM_VARIANTS_PROBES_H_
 
