@@ -25,20 +25,12 @@
 #include <cstdint>
 
 #include "blockbloom/counting_bloom.h"
+#include "counting_reference.h"  // tests/: the search before the cache
 
 namespace {
 
 using blockbloom::CountingBloomFilter;
-
-// The search as CountersPerKeyForFpr did it before the cache (verbatim).
-double ExhaustiveCountersPerKeyForFpr(double target_fpr) {
-  const double p = std::isnan(target_fpr) ? 0.01 : std::clamp(target_fpr, 1e-6, 0.5);
-  for (double c = CountingBloomFilter::kMinCountersPerKey;
-       c < CountingBloomFilter::kMaxCountersPerKey; c += 0.25) {
-    if (CountingBloomFilter::ModelFpr(c) <= p) return c;
-  }
-  return CountingBloomFilter::kMaxCountersPerKey;
-}
+using blockbloom::testing_counting::ExhaustiveCountersPerKeyForFpr;
 
 void BM_SearchExhaustive(benchmark::State& state) {
   const double p = std::pow(10.0, -static_cast<double>(state.range(0)));

@@ -17,11 +17,11 @@
 
 #include "blockbloom/counting_bloom.h"
 #include "fuzz_input.h"
+#include "oracle_checks.h"
 
 using blockbloom::CountingBloomFilter;
 using blockbloom::CountingBloomStats;
-using blockbloom::fuzz::Fail;
-using blockbloom::fuzz::FuzzInput;
+using namespace blockbloom::fuzz;  // NOLINT: FuzzInput, Fail and the oracle steps
 
 namespace {
 
@@ -54,20 +54,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!created.ok()) Fail("Create failed for a small filter", "");
   CountingBloomFilter& filter = **created;
 
-  std::unordered_multiset<std::string> oracle;
+  Oracle oracle;
   std::vector<std::string> held;  // the oracle's keys with multiplicity, for picking
 
   const auto check_all = [&](const char* what) {
-    for (const std::string& key : held) {
-      if (!filter.MayContain(key)) Fail(what, key);
-    }
+    CheckHeldKeys(filter, held, what);
     const CountingBloomStats stats = filter.stats();
     if (stats.keys != oracle.size()) Fail("key count differs from the oracle", "");
     if (stats.underflows != 0) Fail("counter underflow with only held keys erased", "");
   };
 
-  while (!in.empty()) {
-    switch (in.Byte() % 7) {
+  RunOperations(in, filter, held, oracle, [&](int code) {
+    switch (code) {
       case 0: {  // insert
         std::string key = in.Key();
         filter.Insert(key);
@@ -86,11 +84,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
       case 2: {  // erase a key the oracle holds (Erase's precondition)
         if (held.empty()) break;
-        const size_t i = in.U16() % held.size();
-        const std::string key = held[i];
-        held[i] = std::move(held.back());
-        held.pop_back();
-        oracle.erase(oracle.find(key));
+        const std::string key = TakeHeldKey(in, &held, &oracle);
         if (!filter.Erase(key).ok()) Fail("Erase of a held key refused (false negative)", key);
         break;
       }
@@ -106,10 +100,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         break;
       }
       case 4: {  // single query, of an input key or a held one
-        const bool pick_held = (in.Byte() & 1) != 0 && !held.empty();
-        const std::string key = pick_held ? held[in.U16() % held.size()] : in.Key();
-        const size_t count = oracle.count(key);
-        if (count != 0 && !filter.MayContain(key)) Fail("false negative (single)", key);
+        size_t count = 0;
+        const std::string key = CheckSingleQuery(in, filter, held, oracle, &count);
         // The smallest counter bounds the multiplicity (15 = saturated / at least 15).
         const uint32_t bound = filter.CountUpperBound(key);
         if (bound < std::min<size_t>(count, CountingBloomFilter::kMaxCount)) {
@@ -117,23 +109,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         }
         break;
       }
-      case 5: {  // batch query: every held key plus some others
-        std::vector<std::string> keys(held.begin(), held.end());
-        for (int i = in.Byte() % 16; i > 0; --i) keys.push_back(in.Key());
-        std::vector<std::string_view> views(keys.begin(), keys.end());
-        auto out = std::make_unique<bool[]>(keys.size() + 1);
-        filter.MayContainKeys(views, absl::MakeSpan(out.get(), keys.size()));
-        for (size_t i = 0; i < keys.size(); ++i) {
-          if (out[i] != filter.MayContain(keys[i])) Fail("batch and single answers differ", keys[i]);
-          if (oracle.count(keys[i]) != 0 && !out[i]) Fail("false negative (batch)", keys[i]);
-        }
-        break;
-      }
-      case 6:
-        check_all("false negative (full check)");
-        break;
+      // 5: batch query of every held key plus some others; 6: check every
+      // held key (RunOperations).
     }
-  }
-  check_all("false negative (final check)");
+  }, check_all);
   return 0;
 }

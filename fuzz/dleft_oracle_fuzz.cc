@@ -16,11 +16,11 @@
 
 #include "blockbloom/dleft_counting_bloom.h"
 #include "fuzz_input.h"
+#include "oracle_checks.h"
 
 using blockbloom::DleftCountingBloomFilter;
 using blockbloom::DleftStats;
-using blockbloom::fuzz::Fail;
-using blockbloom::fuzz::FuzzInput;
+using namespace blockbloom::fuzz;  // NOLINT: FuzzInput, Fail and the oracle steps
 
 namespace {
 
@@ -51,14 +51,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!created.ok()) Fail("Create failed for a small filter", "");
   DleftCountingBloomFilter& filter = **created;
 
-  std::unordered_multiset<std::string> oracle;
+  Oracle oracle;
   std::vector<std::string> held;  // the oracle's keys with multiplicity, for picking
   uint64_t refusals = 0;
 
   const auto check_all = [&](const char* what) {
-    for (const std::string& key : held) {
-      if (!filter.MayContain(key)) Fail(what, key);
-    }
+    CheckHeldKeys(filter, held, what);
     const DleftStats stats = filter.stats();
     if (stats.keys != oracle.size()) Fail("key count differs from the oracle", "");
     if (stats.full_bucket_failures + stats.counter_overflows != refusals) {
@@ -91,8 +89,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   };
 
-  while (!in.empty()) {
-    switch (in.Byte() % 7) {
+  RunOperations(in, filter, held, oracle, [&](int code) {
+    switch (code) {
       case 0:
         insert(in.Key());
         break;
@@ -103,11 +101,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
       case 2: {  // erase a key the oracle holds (Erase's precondition)
         if (held.empty()) break;
-        const size_t i = in.U16() % held.size();
-        const std::string key = held[i];
-        held[i] = std::move(held.back());
-        held.pop_back();
-        oracle.erase(oracle.find(key));
+        const std::string key = TakeHeldKey(in, &held, &oracle);
         const uint32_t count_before = filter.Count(key);
         if (!filter.Erase(key).ok()) Fail("Erase of a held key refused (false negative)", key);
         if (filter.Count(key) != count_before - 1) Fail("Erase did not take one from the key's cell", key);
@@ -122,32 +116,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         break;
       }
       case 4: {  // single query, of an input key or a held one
-        const bool pick_held = (in.Byte() & 1) != 0 && !held.empty();
-        const std::string key = pick_held ? held[in.U16() % held.size()] : in.Key();
-        const size_t count = oracle.count(key);
-        if (count != 0 && !filter.MayContain(key)) Fail("false negative (single)", key);
+        size_t count = 0;
+        const std::string key = CheckSingleQuery(in, filter, held, oracle, &count);
         // Keys sharing a whole fingerprint share a cell: the count is at least ours.
         if (filter.Count(key) < count) Fail("Count below the true count", key);
         if ((filter.Count(key) != 0) != filter.MayContain(key)) Fail("Count and MayContain disagree", key);
         break;
       }
-      case 5: {  // batch query: every held key plus some others
-        std::vector<std::string> keys(held.begin(), held.end());
-        for (int i = in.Byte() % 16; i > 0; --i) keys.push_back(in.Key());
-        std::vector<std::string_view> views(keys.begin(), keys.end());
-        auto out = std::make_unique<bool[]>(keys.size() + 1);
-        filter.MayContainKeys(views, absl::MakeSpan(out.get(), keys.size()));
-        for (size_t i = 0; i < keys.size(); ++i) {
-          if (out[i] != filter.MayContain(keys[i])) Fail("batch and single answers differ", keys[i]);
-          if (oracle.count(keys[i]) != 0 && !out[i]) Fail("false negative (batch)", keys[i]);
-        }
-        break;
-      }
-      case 6:
-        check_all("false negative (full check)");
-        break;
+      // 5: batch query of every held key plus some others; 6: check every
+      // held key (RunOperations).
     }
-  }
-  check_all("false negative (final check)");
+  }, check_all);
   return 0;
 }

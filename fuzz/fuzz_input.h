@@ -18,8 +18,19 @@ class FuzzInput {
 
   bool empty() const { return pos_ >= size_; }
   uint8_t Byte() { return pos_ < size_ ? data_[pos_++] : 0; }
-  uint16_t U16() { return static_cast<uint16_t>(Byte() | (Byte() << 8)); }
-  uint32_t U32() { return static_cast<uint32_t>(U16()) | (static_cast<uint32_t>(U16()) << 16); }
+  // Little-endian: the first byte read is the low one. Each read is its own
+  // statement: the operands of `|` are unsequenced, so `Byte() | (Byte() << 8)`
+  // may read in either order and decode a corpus differently per compiler.
+  uint16_t U16() {
+    const uint16_t lo = Byte();
+    const uint16_t hi = Byte();
+    return static_cast<uint16_t>(lo | (hi << 8));
+  }
+  uint32_t U32() {
+    const uint32_t lo = U16();
+    const uint32_t hi = U16();
+    return lo | (hi << 16);
+  }
   // A key: a length byte (0..63) and that many bytes. Short keys collide on
   // purpose, so duplicates and re-inserts are exercised.
   std::string Key() {

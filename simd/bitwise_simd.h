@@ -1,7 +1,7 @@
 // Runtime-dispatched byte-wise OR / AND (HWY_DYNAMIC_DISPATCH over every
 // compiled target, EMU128 included). All targets give identical bytes;
 // tests/set_ops_test.cc checks each one (simd::ForceTargetForTesting in
-// blocked_bloom_simd.h selects it).
+// simd/targets.h selects it).
 //
 // Thread-safety: pure functions over caller-owned memory; concurrent calls
 // are safe when they do not write the same bytes.

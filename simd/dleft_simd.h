@@ -5,8 +5,9 @@
 // EMU128 (portable scalar) included. tests/dleft_simd_test.cc runs each one
 // against a scalar reference.
 //
-// Thread-safety: pure functions over caller-owned memory. ForceTargetForTesting
-// is the exception (global, see below).
+// Thread-safety: pure functions over caller-owned memory. The target they run
+// on can be forced for tests with simd::ForceTargetForTesting (simd/targets.h),
+// a global setting: see there.
 #ifndef BLOCKBLOOM_SIMD_DLEFT_SIMD_H_
 #define BLOCKBLOOM_SIMD_DLEFT_SIMD_H_
 

@@ -196,8 +196,8 @@ TEST(CliTest, InspectReadsBlockedAndBuiltinDatabases) {
   std::unique_ptr<const leveldb::FilterPolicy> blocked(NewBlockedBloomFilterPolicy(10));
   std::unique_ptr<const leveldb::FilterPolicy> builtin(leveldb::NewBloomFilterPolicy(10));
   const std::string blocked_db = Dir() + "/db_blocked", builtin_db = Dir() + "/db_builtin";
-  MakeDb(blocked_db, blocked.get(), 30000);
-  MakeDb(builtin_db, builtin.get(), 30000);
+  ASSERT_NO_FATAL_FAILURE(MakeDb(blocked_db, blocked.get(), 30000));
+  ASSERT_NO_FATAL_FAILURE(MakeDb(builtin_db, builtin.get(), 30000));
 
   const ToolRun b = Tool("inspect " + blocked_db);
   ASSERT_EQ(b.code, 0) << b.out << b.err;
@@ -232,7 +232,7 @@ TEST(CliTest, InspectReadsBlockedAndBuiltinDatabases) {
 TEST(CliTest, InspectReadsCompactDatabases) {
   std::unique_ptr<const leveldb::FilterPolicy> compact(NewCompactFilterPolicy(10));
   const std::string db = Dir() + "/db_compact";
-  MakeDb(db, compact.get(), 30000);
+  ASSERT_NO_FATAL_FAILURE(MakeDb(db, compact.get(), 30000));
   const ToolRun c = Tool("inspect " + db);
   ASSERT_EQ(c.code, 0) << c.out << c.err;
   EXPECT_TRUE(Has(c.out, "blockbloom.Compact.v1")) << c.out;
@@ -252,7 +252,7 @@ TEST(CliTest, InspectReadsCompactDatabases) {
 TEST(CliTest, InspectReportsDamagedTablesAndBadDirectories) {
   std::unique_ptr<const leveldb::FilterPolicy> blocked(NewBlockedBloomFilterPolicy(10));
   const std::string db = Dir() + "/db_damaged";
-  MakeDb(db, blocked.get(), 5000);
+  ASSERT_NO_FATAL_FAILURE(MakeDb(db, blocked.get(), 5000));
   // Damage copies of a real table in every way that matters: truncations at
   // many lengths and single-byte flips across the file.
   std::string table_name;

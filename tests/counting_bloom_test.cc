@@ -18,11 +18,13 @@
 #include "blockbloom/hash.h"
 #include "blockbloom/math.h"
 #include "counting/kernel.h"
+#include "counting_reference.h"
 #include "test_keys.h"
 
 namespace blockbloom {
 namespace {
 
+using testing_counting::ExhaustiveCountersPerKeyForFpr;
 using testing_keys::Key;
 using testing_keys::SplitMix64;
 
@@ -145,7 +147,7 @@ TEST(CountingBloomTest, BatchAgreesWithSingle) {
   for (int i = 0; i < 9000; ++i) keys.push_back(Key(i));
   for (int i = 0; i < 5000; ++i) filter->Insert(keys[i]);
   std::vector<std::string_view> views(keys.begin(), keys.end());
-  std::unique_ptr<bool[]> out(new bool[views.size()]);
+  auto out = std::make_unique<bool[]>(views.size());
   filter->MayContainKeys(views, absl::MakeSpan(out.get(), views.size()));
   for (size_t i = 0; i < views.size(); ++i) ASSERT_EQ(out[i], filter->MayContain(views[i])) << i;
 }
@@ -170,17 +172,6 @@ TEST(CountingBloomTest, BadArgumentsGetStatusOrClamp) {
   (*empty)->Insert("x");
   EXPECT_TRUE((*empty)->MayContain("x"));
   EXPECT_LE(CountingBloomFilter::ModelFpr(CountingBloomFilter::CountersPerKeyForFpr(0.01)), 0.01);
-}
-
-// CountersPerKeyForFpr as it was before its model was cached: every call
-// walked c = 1, 1.25, ... and evaluated ModelFpr at each (verbatim).
-double ExhaustiveCountersPerKeyForFpr(double target_fpr) {
-  const double p = std::isnan(target_fpr) ? 0.01 : std::clamp(target_fpr, 1e-6, 0.5);
-  for (double c = CountingBloomFilter::kMinCountersPerKey;
-       c < CountingBloomFilter::kMaxCountersPerKey; c += 0.25) {
-    if (CountingBloomFilter::ModelFpr(c) <= p) return c;
-  }
-  return CountingBloomFilter::kMaxCountersPerKey;
 }
 
 TEST(CountingBloomTest, CachedSearchEqualsExhaustiveSearchOnASweep) {

@@ -148,7 +148,7 @@ TEST(DleftCountingBloomTest, BatchAgreesWithSingle) {
   for (int i = 0; i < 12000; ++i) keys.push_back(Key(i));
   for (int i = 0; i < 6000; ++i) ASSERT_TRUE(filter->Insert(keys[i]).ok());
   std::vector<std::string_view> views(keys.begin(), keys.end());
-  std::unique_ptr<bool[]> out(new bool[views.size()]);
+  auto out = std::make_unique<bool[]>(views.size());
   filter->MayContainKeys(views, absl::MakeSpan(out.get(), views.size()));
   for (size_t i = 0; i < views.size(); ++i) ASSERT_EQ(out[i], filter->MayContain(views[i])) << i;
 }

@@ -54,22 +54,24 @@ void CheckSemantics(absl::StatusOr<F> a, absl::StatusOr<F> b, absl::StatusOr<F> 
 }
 
 TEST(SetOpsTest, BlockedUnionAndIntersection) {
-  CheckSemantics(BlockedBloomFilter::Create(10000, 10), BlockedBloomFilter::Create(10000, 10),
-                 BlockedBloomFilter::Create(10000, 10));
+  ASSERT_NO_FATAL_FAILURE(CheckSemantics(BlockedBloomFilter::Create(10000, 10),
+                                         BlockedBloomFilter::Create(10000, 10),
+                                         BlockedBloomFilter::Create(10000, 10)));
 }
 
 TEST(SetOpsTest, StandardUnionAndIntersection) {
   for (HashScheme s : {HashScheme::kDoubleHashing, HashScheme::kEnhancedDoubleHashing}) {
-    CheckSemantics(StandardBloomFilter::CreateForFpr(10000, 0.01, s),
-                   StandardBloomFilter::CreateForFpr(10000, 0.01, s),
-                   StandardBloomFilter::CreateForFpr(10000, 0.01, s));
+    ASSERT_NO_FATAL_FAILURE(CheckSemantics(StandardBloomFilter::CreateForFpr(10000, 0.01, s),
+                                           StandardBloomFilter::CreateForFpr(10000, 0.01, s),
+                                           StandardBloomFilter::CreateForFpr(10000, 0.01, s)))
+        << HashSchemeName(s);
   }
 }
 
 TEST(SetOpsTest, PartitionedUnionAndIntersection) {
-  CheckSemantics(PartitionedBloomFilter::CreateForFpr(10000, 0.01),
-                 PartitionedBloomFilter::CreateForFpr(10000, 0.01),
-                 PartitionedBloomFilter::CreateForFpr(10000, 0.01));
+  ASSERT_NO_FATAL_FAILURE(CheckSemantics(PartitionedBloomFilter::CreateForFpr(10000, 0.01),
+                                         PartitionedBloomFilter::CreateForFpr(10000, 0.01),
+                                         PartitionedBloomFilter::CreateForFpr(10000, 0.01)));
 }
 
 TEST(SetOpsTest, KeyCountsAreBounds) {

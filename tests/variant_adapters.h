@@ -74,6 +74,19 @@ std::unique_ptr<AnyFilter> Wrap(absl::StatusOr<F> f) {
   return std::make_unique<Adapter<F>>(*std::move(f));
 }
 
+// Scalable filters starting at n / 16 + 1 keys, so n keys fill several stages.
+inline std::function<std::unique_ptr<AnyFilter>(uint64_t, double)> ScalableFrom(
+    double tightening, double growth) {
+  return [tightening, growth](uint64_t n, double fpr) {
+    ScalableBloomOptions o;
+    o.initial_capacity = n / 16 + 1;
+    o.fpr = fpr;
+    o.tightening = tightening;
+    o.growth = growth;
+    return Wrap(ScalableBloomFilter::Create(o));
+  };
+}
+
 inline std::vector<Variant> AllVariants() {
   return {
       {"Blocked",
@@ -95,25 +108,8 @@ inline std::vector<Variant> AllVariants() {
       {"Partitioned",
        [](uint64_t n, double fpr) { return Wrap(PartitionedBloomFilter::CreateForFpr(n, fpr)); },
        true},
-      {"ScalableR08",
-       [](uint64_t n, double fpr) {
-         ScalableBloomOptions o;
-         o.initial_capacity = n / 16 + 1;
-         o.fpr = fpr;
-         o.tightening = 0.8;
-         return Wrap(ScalableBloomFilter::Create(o));
-       },
-       true},
-      {"ScalableR05Growth4",
-       [](uint64_t n, double fpr) {
-         ScalableBloomOptions o;
-         o.initial_capacity = n / 16 + 1;
-         o.fpr = fpr;
-         o.tightening = 0.5;
-         o.growth = 4;
-         return Wrap(ScalableBloomFilter::Create(o));
-       },
-       true},
+      {"ScalableR08", ScalableFrom(/*tightening=*/0.8, /*growth=*/2), true},
+      {"ScalableR05Growth4", ScalableFrom(/*tightening=*/0.5, /*growth=*/4), true},
   };
 }
 

@@ -16,6 +16,7 @@
 #include "blockbloom/blocked_bloom.h"
 #include "blockbloom/math.h"
 #include "blocked/format.h"
+#include "common/coding.h"
 #include "blockbloom/compact_filter.h"
 #include "compact/format.h"
 #include "format/recognize.h"
@@ -55,17 +56,9 @@ uint32_t Crc32c(const char* data, size_t n, uint32_t crc = 0) {
   return ~crc;
 }
 
-uint32_t DecodeFixed32(const char* p) {
-  uint32_t v = 0;
-  for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(p[i]);
-  return v;
-}
+using internal::DecodeFixed32;
 
-uint64_t DecodeFixed64(const char* p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(p[i]);
-  return v;
-}
+using internal::DecodeFixed64;
 
 // Reads a varint (LevelDB's: 7 bits per byte, little-endian groups) of at
 // most `max_bits` from *in, advancing it. False if malformed or cut short.

@@ -151,10 +151,13 @@ class DleftCountingBloomFilter {
   };
   // Up to 64 keys' buckets copied out of the atomics for the vector scan.
   struct Scan;
+  // One key's d buckets, copied out and scanned.
+  struct KeyScan;
 
   explicit DleftCountingBloomFilter(int log2_buckets);
   Candidates Locate(uint64_t hash) const;
   void Copy(const Candidates& c, uint16_t* cells) const;
+  KeyScan ScanKey(const Candidates& c) const;
   void SetCell(uint64_t bucket, int cell, uint16_t value);
 
   const int log2_buckets_;

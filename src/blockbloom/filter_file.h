@@ -25,8 +25,9 @@
 // end raises SIGBUS; the read path reports a size mismatch).
 //
 // Thread-safety: the functions are safe from any thread on distinct paths.
-// LoadedFilter is immutable after loading: its const methods may run
-// concurrently.
+// LoadedFilter's const methods may run concurrently with each other;
+// mutable_filter() (e.g. to add keys to a loaded filter) and anything done
+// through it need exclusive access, as for the structure itself.
 #ifndef BLOCKBLOOM_FILTER_FILE_H_
 #define BLOCKBLOOM_FILTER_FILE_H_
 
@@ -86,6 +87,8 @@ class LoadedFilter {
   double PredictedFpr() const;
 
   const AnyFilter& filter() const { return filter_; }
+  // The loaded structure, to add keys to it (then SaveFilterFile it again).
+  // Not thread-safe against any other call on this object.
   AnyFilter& mutable_filter() { return filter_; }
   const FilterFileInfo& info() const { return info_; }
 

@@ -23,10 +23,15 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "blockbloom/standard_bloom.h"  // internal::BitArrayFilter
 
 namespace blockbloom {
 
-class PartitionedBloomFilter {
+// AddKey, AddHash, MayContain, MayContainHash, num_bytes, num_probes,
+// num_added (saturating; Deserialize gives 0, Union an upper bound),
+// set_num_added, data and mutable_data come from internal::BitArrayFilter
+// (blockbloom/standard_bloom.h).
+class PartitionedBloomFilter : public internal::BitArrayFilter {
  public:
   // Sized for `expected_keys` at `bits_per_key` (clamped to [1, 64], NaN
   // means 10); k = round(bits_per_key * ln 2), slices of ceil(m / k) bits.
@@ -47,33 +52,15 @@ class PartitionedBloomFilter {
   // Parses Serialize() output; DataLoss on anything malformed.
   static absl::StatusOr<PartitionedBloomFilter> Deserialize(std::string_view encoded);
 
-  void AddKey(std::string_view key);
-  void AddHash(uint64_t hash);
-  bool MayContain(std::string_view key) const;
-  bool MayContainHash(uint64_t hash) const;
-
   // Bits, then a 12-byte trailer (docs/FORMAT.md "Partitioned Bloom filter").
   std::string Serialize() const;
 
-  uint64_t slice_bits() const { return slice_bits_; }
-  uint64_t num_bits() const { return slice_bits_ * static_cast<uint64_t>(num_probes_); }
-  uint64_t num_bytes() const { return bytes_.size(); }
-  int num_probes() const { return num_probes_; }
-  // Keys added (saturating); Deserialize gives 0, Union an upper bound.
-  uint64_t num_added() const { return num_added_; }
-  void set_num_added(uint64_t n) { num_added_ = n; }
-  // ceil(num_bits / 8) bytes; bits past num_bits are always 0.
-  const uint8_t* data() const { return bytes_.data(); }
-  uint8_t* mutable_data() { return bytes_.data(); }
+  uint64_t slice_bits() const { return range_; }
+  uint64_t num_bits() const { return range_ * static_cast<uint64_t>(num_probes()); }
   double PredictedFpr() const;
 
  private:
   PartitionedBloomFilter(uint64_t slice_bits, int num_probes);
-
-  std::vector<uint8_t> bytes_;
-  uint64_t slice_bits_ = 1;
-  int num_probes_ = 1;
-  uint64_t num_added_ = 0;
 };
 
 }  // namespace blockbloom

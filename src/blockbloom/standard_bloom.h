@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "blockbloom/hash.h"
 
 namespace blockbloom {
 
@@ -51,7 +52,53 @@ const char* HashSchemeName(HashScheme scheme);
 // bits-per-key this library accepts (<= 64) gains anything.
 inline constexpr int kMaxStandardProbes = 64;
 
-class StandardBloomFilter {
+namespace internal {
+
+// What the standard and partitioned filters share: a bit array of
+// ceil(num_bits / 8) bytes, the key count, and the probe walk: probe i of a
+// key is bit i * stride + floor(g_i * range / 2^64), g_i from the key's probe
+// sequence under `scheme` (see above). The standard filter has range = m and
+// stride 0, the partitioned filter range = stride = bits per slice.
+// Thread-safety: as for the filters (const methods concurrently; the others
+// exclusive).
+class BitArrayFilter {
+ public:
+  void AddKey(std::string_view key) { AddHash(HashKey(key)); }
+  void AddHash(uint64_t hash);
+  bool MayContain(std::string_view key) const { return MayContainHash(HashKey(key)); }
+  bool MayContainHash(uint64_t hash) const;
+
+  uint64_t num_bytes() const { return bytes_.size(); }
+  int num_probes() const { return num_probes_; }
+  // Keys added through this object (saturating); Deserialize gives 0,
+  // Union/Intersection (blockbloom/set_ops.h) an upper bound.
+  uint64_t num_added() const { return num_added_; }
+  void set_num_added(uint64_t n) { num_added_ = n; }
+  // ceil(num_bits / 8) bytes; bits past num_bits are always 0.
+  const uint8_t* data() const { return bytes_.data(); }
+  uint8_t* mutable_data() { return bytes_.data(); }
+
+ protected:
+  // REQUIRES: num_bits = range if stride == 0, else num_probes * stride.
+  BitArrayFilter(uint64_t num_bits, int num_probes, HashScheme scheme, uint64_t range,
+                 uint64_t stride);
+
+  HashScheme scheme_;
+  uint64_t range_;
+  uint64_t stride_;
+
+ private:
+  std::vector<uint8_t> bytes_;
+  int num_probes_;
+  uint64_t num_added_ = 0;
+};
+
+}  // namespace internal
+
+// AddKey, AddHash, MayContain, MayContainHash, num_bytes, num_probes,
+// num_added, set_num_added, data and mutable_data come from
+// internal::BitArrayFilter above.
+class StandardBloomFilter : public internal::BitArrayFilter {
  public:
   // Sized for `expected_keys` at `bits_per_key` (clamped like every
   // bits-per-key in this library: [1, 64], NaN means 10), with the k that
@@ -79,36 +126,16 @@ class StandardBloomFilter {
   // malformed (size, parameters, set padding bits, unknown version/scheme).
   static absl::StatusOr<StandardBloomFilter> Deserialize(std::string_view encoded);
 
-  void AddKey(std::string_view key);
-  void AddHash(uint64_t hash);
-  bool MayContain(std::string_view key) const;
-  bool MayContainHash(uint64_t hash) const;
-
   // Bits, then a 12-byte trailer (docs/FORMAT.md "Standard Bloom filter").
   std::string Serialize() const;
 
-  uint64_t num_bits() const { return num_bits_; }
-  uint64_t num_bytes() const { return bytes_.size(); }
-  int num_probes() const { return num_probes_; }
+  uint64_t num_bits() const { return range_; }
   HashScheme scheme() const { return scheme_; }
-  // Keys added through this object (saturating); Deserialize gives 0,
-  // Union/Intersection (blockbloom/set_ops.h) an upper bound.
-  uint64_t num_added() const { return num_added_; }
-  void set_num_added(uint64_t n) { num_added_ = n; }
-  // ceil(num_bits / 8) bytes; bits past num_bits are always 0.
-  const uint8_t* data() const { return bytes_.data(); }
-  uint8_t* mutable_data() { return bytes_.data(); }
   // Predicted FPR with num_added() keys, formula (1) of blockbloom/math.h.
   double PredictedFpr() const;
 
  private:
   StandardBloomFilter(uint64_t num_bits, int num_probes, HashScheme scheme);
-
-  std::vector<uint8_t> bytes_;
-  uint64_t num_bits_ = 0;
-  int num_probes_ = 1;
-  HashScheme scheme_ = HashScheme::kEnhancedDoubleHashing;
-  uint64_t num_added_ = 0;
 };
 
 }  // namespace blockbloom

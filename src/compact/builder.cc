@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "blockbloom/blocked_bloom.h"  // ClampBitsPerKey
+#include "common/coding.h"
 
 namespace blockbloom {
 namespace compact {
@@ -156,8 +157,7 @@ class BitWriter {
 uint64_t MaxEncodedSize(uint64_t num_keys, double bits_per_key) {
   const double bytes =
       std::ceil(static_cast<double>(num_keys) * ClampBitsPerKey(bits_per_key) / 8.0) + 8;
-  if (!(bytes < 9.2e18)) return UINT64_MAX;
-  return static_cast<uint64_t>(bytes);
+  return internal::SaturatingBytes(bytes);
 }
 
 double PredictedFpr(uint64_t num_keys, double bits_per_key) {

@@ -43,6 +43,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/fast_range.h"
+
 namespace blockbloom {
 namespace compact {
 
@@ -77,10 +79,8 @@ struct FilterView {
   int offset_bits = 0;            // w
 };
 
-// floor(h * n / 2^64).
-inline uint64_t FastRange64(uint64_t h, uint64_t n) {
-  return static_cast<uint64_t>((static_cast<unsigned __int128>(h) * n) >> 64);
-}
+// floor(h * n / 2^64) (common/fast_range.h).
+using ::blockbloom::internal::FastRange64;
 
 inline int BitWidth(uint64_t x) { return x == 0 ? 0 : 64 - __builtin_clzll(x); }
 

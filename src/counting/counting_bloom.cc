@@ -1,6 +1,7 @@
 #include "blockbloom/counting_bloom.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <mutex>
 #include <new>
@@ -31,8 +32,9 @@ int ProbesFor(double counters_per_key) {
 // The model on the grid CountersPerKeyForFpr searches: c_j = kMin + j/4 for
 // j = 0 .. kGridPoints-1 (1, 1.25, ..., 63.75; every c_j is exact in binary).
 // Each point costs OptimalBlockedProbes (16 Poisson-mixture sums) plus one
-// more sum, ~0.1 ms; the old search recomputed up to 252 of them on every
-// call, which dominated FilteredDB rebuilds. The grid is filled lazily, in
+// more sum; the old search recomputed up to 252 of them on every call, which
+// dominated FilteredDB rebuilds (bench/counting_fpr_search_bench.cc measures
+// both: BM_SearchExhaustive vs BM_SearchCached). The grid is filled lazily, in
 // order, only as far as a search has needed, by the same functions on the
 // same arguments, so every answer is bit-for-bit what the exhaustive search
 // gave (tests/counting_bloom_test.cc compares the two over a sweep of
@@ -87,6 +89,24 @@ class ModelGrid {
   std::mutex mu_;
   std::vector<Entry> entries_;  // entries_[j] for c_j, filled in order
 };
+
+// Calls fn(word, shift) for each of the key's k counters in `block`: the
+// counter is bits [shift, shift + 4) of the atomic 64-bit `word`. `block` is
+// const for queries, mutable for updates; fn sees the word with the same
+// constness.
+template <typename BlockT, typename Fn>
+void ForEachCounter(BlockT& block, uint64_t hash, int num_probes, Fn&& fn) {
+  uint32_t x = counting::ProbeSeed(hash);
+  for (int i = 0; i < num_probes; ++i, x = counting::NextProbe(x)) {
+    const uint32_t counter = counting::CounterIndex(x);
+    fn(block.words[counting::WordOf(counter)], counting::ShiftOf(counter));
+  }
+}
+
+// The 4-bit counter at `shift` of `word`.
+uint64_t CounterAt(const std::atomic<uint64_t>& word, uint32_t shift) {
+  return (word.load(std::memory_order_relaxed) >> shift) & counting::kCounterMask;
+}
 
 ModelGrid& Grid() {
   static ModelGrid grid;  // thread-safe initialisation (C++11 function-local static)
@@ -145,11 +165,7 @@ absl::StatusOr<std::unique_ptr<CountingBloomFilter>> CountingBloomFilter::Create
 
 void CountingBloomFilter::Update(uint64_t hash, int delta) {
   Block& block = blocks_[counting::BlockIndex(hash, blocks_.size())];
-  uint32_t x = counting::ProbeSeed(hash);
-  for (int i = 0; i < num_probes_; ++i, x = counting::NextProbe(x)) {
-    const uint32_t counter = counting::CounterIndex(x);
-    std::atomic<uint64_t>& word = block.words[counting::WordOf(counter)];
-    const uint32_t shift = counting::ShiftOf(counter);
+  ForEachCounter(block, hash, num_probes_, [&](std::atomic<uint64_t>& word, uint32_t shift) {
     uint64_t old_word = word.load(std::memory_order_relaxed);
     for (;;) {
       const uint64_t count = (old_word >> shift) & counting::kCounterMask;
@@ -166,7 +182,7 @@ void CountingBloomFilter::Update(uint64_t hash, int delta) {
         break;
       }
     }
-  }
+  });
 }
 
 void CountingBloomFilter::InsertHash(uint64_t hash) {
@@ -193,14 +209,10 @@ absl::Status CountingBloomFilter::Erase(std::string_view key) { return EraseHash
 
 bool CountingBloomFilter::MayContainHash(uint64_t hash) const {
   const Block& block = blocks_[counting::BlockIndex(hash, blocks_.size())];
-  uint32_t x = counting::ProbeSeed(hash);
   bool all = true;
-  for (int i = 0; i < num_probes_; ++i, x = counting::NextProbe(x)) {
-    const uint32_t counter = counting::CounterIndex(x);
-    const uint64_t word =
-        block.words[counting::WordOf(counter)].load(std::memory_order_relaxed);
-    all &= ((word >> counting::ShiftOf(counter)) & counting::kCounterMask) != 0;
-  }
+  ForEachCounter(block, hash, num_probes_, [&](const std::atomic<uint64_t>& word, uint32_t shift) {
+    all &= CounterAt(word, shift) != 0;
+  });
   return all;
 }
 
@@ -211,15 +223,10 @@ bool CountingBloomFilter::MayContain(std::string_view key) const {
 uint32_t CountingBloomFilter::CountUpperBound(std::string_view key) const {
   const uint64_t hash = HashKey(key);
   const Block& block = blocks_[counting::BlockIndex(hash, blocks_.size())];
-  uint32_t x = counting::ProbeSeed(hash);
   uint32_t least = kMaxCount;
-  for (int i = 0; i < num_probes_; ++i, x = counting::NextProbe(x)) {
-    const uint32_t counter = counting::CounterIndex(x);
-    const uint64_t word =
-        block.words[counting::WordOf(counter)].load(std::memory_order_relaxed);
-    least = std::min<uint32_t>(
-        least, static_cast<uint32_t>((word >> counting::ShiftOf(counter)) & counting::kCounterMask));
-  }
+  ForEachCounter(block, hash, num_probes_, [&](const std::atomic<uint64_t>& word, uint32_t shift) {
+    least = std::min(least, static_cast<uint32_t>(CounterAt(word, shift)));
+  });
   return least;
 }
 

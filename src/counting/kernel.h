@@ -6,7 +6,8 @@
 
 #include <cstdint>
 
-#include "blocked/kernel.h"
+#include "blocked/kernel.h"  // kProbeMultiplier: the blocked filter's probe sequence
+#include "common/fast_range.h"
 
 namespace blockbloom {
 namespace counting {
@@ -15,7 +16,7 @@ inline constexpr uint32_t kCounterShift = 25;  // top 7 bits of x: 0..127
 inline constexpr uint64_t kCounterMask = 0xF;
 
 inline uint64_t BlockIndex(uint64_t hash, uint64_t num_blocks) {
-  return blocked::FastRange64(hash, num_blocks);
+  return internal::FastRange64(hash, num_blocks);
 }
 inline uint32_t ProbeSeed(uint64_t hash) { return static_cast<uint32_t>(hash); }
 inline uint32_t NextProbe(uint32_t x) { return x * blocked::kProbeMultiplier; }

@@ -28,13 +28,31 @@ uint16_t CellCount(uint16_t cell) { return cell & 3; }
 }  // namespace
 
 // Scratch space for a chunk of keys: their candidate buckets' cells, tags and
-// the kernel's answers.
+// the kernel's answers (~5 KiB: for the batch queries only).
 struct DleftCountingBloomFilter::Scan {
   static constexpr size_t kMaxKeys = 64;
   alignas(64) uint16_t cells[kMaxKeys * kD * kW];
   uint16_t tags[kMaxKeys * kD];
   int8_t match[kMaxKeys * kD];
   uint8_t load[kMaxKeys * kD];
+};
+
+// One key's d candidate buckets, copied out and scanned (a cache line of
+// cells and 8 bytes of answers).
+struct DleftCountingBloomFilter::KeyScan {
+  alignas(64) uint16_t cells[kD * kW];
+  int8_t match[kD];  // matching cell in subtable i's bucket, or -1
+  uint8_t load[kD];  // occupied cells of subtable i's bucket
+
+  // The first subtable whose bucket holds the key's remainder, or -1.
+  int FirstMatch() const {
+    for (int i = 0; i < kD; ++i) {
+      if (match[i] >= 0) return i;
+    }
+    return -1;
+  }
+  // The cell matched in subtable i. REQUIRES: match[i] >= 0.
+  uint16_t MatchedCell(int i) const { return cells[i * kW + match[i]]; }
 };
 
 DleftCountingBloomFilter::DleftCountingBloomFilter(int log2_buckets)
@@ -103,15 +121,20 @@ void DleftCountingBloomFilter::SetCell(uint64_t bucket, int cell, uint16_t value
              std::memory_order_relaxed);
 }
 
+DleftCountingBloomFilter::KeyScan DleftCountingBloomFilter::ScanKey(
+    const Candidates& c) const {
+  KeyScan scan;
+  Copy(c, scan.cells);
+  dleft_simd::ScanBuckets(scan.cells, c.tag, kD, scan.match, scan.load);
+  return scan;
+}
+
 absl::Status DleftCountingBloomFilter::InsertHash(uint64_t hash) {
   const Candidates c = Locate(hash);
   std::lock_guard<std::mutex> lock(write_mu_);
-  Scan scan;
-  Copy(c, scan.cells);
-  dleft_simd::ScanBuckets(scan.cells, c.tag, kD, scan.match, scan.load);
-  for (int i = 0; i < kD; ++i) {
-    if (scan.match[i] < 0) continue;
-    const uint16_t cell = scan.cells[i * kW + scan.match[i]];
+  const KeyScan scan = ScanKey(c);
+  if (const int i = scan.FirstMatch(); i >= 0) {
+    const uint16_t cell = scan.MatchedCell(i);
     if (CellCount(cell) == kMaxCount) {
       overflows_.fetch_add(1, std::memory_order_relaxed);
       return absl::ResourceExhaustedError(
@@ -144,22 +167,18 @@ absl::Status DleftCountingBloomFilter::Insert(std::string_view key) {
 absl::Status DleftCountingBloomFilter::EraseHash(uint64_t hash) {
   const Candidates c = Locate(hash);
   std::lock_guard<std::mutex> lock(write_mu_);
-  Scan scan;
-  Copy(c, scan.cells);
-  dleft_simd::ScanBuckets(scan.cells, c.tag, kD, scan.match, scan.load);
-  for (int i = 0; i < kD; ++i) {
-    if (scan.match[i] < 0) continue;
-    const uint16_t cell = scan.cells[i * kW + scan.match[i]];
-    if (CellCount(cell) == 1) {
-      SetCell(c.bucket[i], scan.match[i], 0);
-      occupied_.fetch_sub(1, std::memory_order_relaxed);
-    } else {
-      SetCell(c.bucket[i], scan.match[i], static_cast<uint16_t>(cell - 1));
-    }
-    keys_.fetch_sub(1, std::memory_order_relaxed);
-    return absl::OkStatus();
+  const KeyScan scan = ScanKey(c);
+  const int i = scan.FirstMatch();
+  if (i < 0) return absl::NotFoundError("d-left: erase of a key whose fingerprint is absent");
+  const uint16_t cell = scan.MatchedCell(i);
+  if (CellCount(cell) == 1) {
+    SetCell(c.bucket[i], scan.match[i], 0);
+    occupied_.fetch_sub(1, std::memory_order_relaxed);
+  } else {
+    SetCell(c.bucket[i], scan.match[i], static_cast<uint16_t>(cell - 1));
   }
-  return absl::NotFoundError("d-left: erase of a key whose fingerprint is absent");
+  keys_.fetch_sub(1, std::memory_order_relaxed);
+  return absl::OkStatus();
 }
 
 absl::Status DleftCountingBloomFilter::Erase(std::string_view key) {
@@ -167,14 +186,7 @@ absl::Status DleftCountingBloomFilter::Erase(std::string_view key) {
 }
 
 bool DleftCountingBloomFilter::MayContainHash(uint64_t hash) const {
-  const Candidates c = Locate(hash);
-  alignas(64) uint16_t cells[kD * kW];
-  int8_t match[kD];
-  uint8_t load[kD];
-  Copy(c, cells);
-  dleft_simd::ScanBuckets(cells, c.tag, kD, match, load);
-  static_assert(kD == 4, "one term per subtable");
-  return match[0] >= 0 || match[1] >= 0 || match[2] >= 0 || match[3] >= 0;
+  return ScanKey(Locate(hash)).FirstMatch() >= 0;
 }
 
 bool DleftCountingBloomFilter::MayContain(std::string_view key) const {
@@ -182,16 +194,9 @@ bool DleftCountingBloomFilter::MayContain(std::string_view key) const {
 }
 
 uint32_t DleftCountingBloomFilter::Count(std::string_view key) const {
-  const Candidates c = Locate(HashKey(key));
-  alignas(64) uint16_t cells[kD * kW];
-  int8_t match[kD];
-  uint8_t load[kD];
-  Copy(c, cells);
-  dleft_simd::ScanBuckets(cells, c.tag, kD, match, load);
-  for (int i = 0; i < kD; ++i) {
-    if (match[i] >= 0) return CellCount(cells[i * kW + match[i]]);
-  }
-  return 0;
+  const KeyScan scan = ScanKey(Locate(HashKey(key)));
+  const int i = scan.FirstMatch();
+  return i < 0 ? 0 : CellCount(scan.MatchedCell(i));
 }
 
 void DleftCountingBloomFilter::MayContainHashes(absl::Span<const uint64_t> hashes,

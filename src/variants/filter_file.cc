@@ -15,6 +15,7 @@
 #include "absl/strings/string_view.h"
 #include "blockbloom/hash.h"
 #include "blockbloom/math.h"
+#include "common/coding.h"
 #include "variants/probes.h"
 
 namespace blockbloom {
@@ -26,14 +27,10 @@ constexpr size_t kMagicAt = 0, kVersionAt = 8, kKindAt = 12, kKeysAt = 16, kBits
                  kReservedAt = 56;
 constexpr size_t kMinFileSize = kFilterFileHeaderSize + kFilterFileChecksumSize;
 
-void PutFixed32(std::string* dst, uint32_t v) {
-  for (int i = 0; i < 4; ++i) dst->push_back(static_cast<char>(v >> (8 * i)));
-}
-uint32_t GetFixed32(const char* p) {
-  uint32_t v = 0;
-  for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(p[i]);
-  return v;
-}
+using internal::DecodeFixed32;
+using internal::DecodeFixed64;
+using internal::PutFixed32;
+using internal::PutFixed64;
 
 struct Params {
   FilterKind kind;
@@ -72,15 +69,15 @@ std::string Encode(const F& filter, uint64_t num_keys, double target_fpr) {
   out.append(kFilterFileMagic, sizeof(kFilterFileMagic));
   PutFixed32(&out, kFilterFileVersion);
   PutFixed32(&out, static_cast<uint32_t>(params.kind));
-  variants::PutFixed64(&out, num_keys);
-  variants::PutFixed64(&out, params.num_bits);
+  PutFixed64(&out, num_keys);
+  PutFixed64(&out, params.num_bits);
   PutFixed32(&out, params.num_probes);
   PutFixed32(&out, params.scheme);
-  variants::PutFixed64(&out, fpr_bits);
-  variants::PutFixed64(&out, payload.size());
-  variants::PutFixed64(&out, 0);  // reserved
+  PutFixed64(&out, fpr_bits);
+  PutFixed64(&out, payload.size());
+  PutFixed64(&out, 0);  // reserved
   out += payload;
-  variants::PutFixed64(&out, HashBytes(out.data(), out.size()));
+  PutFixed64(&out, HashBytes(out.data(), out.size()));
   return out;
 }
 
@@ -214,12 +211,12 @@ absl::StatusOr<LoadedFilter> DecodeFilterFile(std::string_view bytes) {
     return Corrupt("bad magic: not a blockbloom filter file (expected \"BBFILTER\")");
   }
   FilterFileInfo info;
-  info.format_version = GetFixed32(b + kVersionAt);
+  info.format_version = DecodeFixed32(b + kVersionAt);
   if (info.format_version != kFilterFileVersion) {
     return Corrupt(absl::StrCat("unsupported format version ", info.format_version,
                                 " (this build reads version ", kFilterFileVersion, ")"));
   }
-  info.payload_bytes = variants::GetFixed64(b + kPayloadAt);
+  info.payload_bytes = DecodeFixed64(b + kPayloadAt);
   info.file_bytes = bytes.size();
   if (info.payload_bytes != bytes.size() - kMinFileSize) {
     return Corrupt(absl::StrCat("size mismatch: the header declares a ", info.payload_bytes,
@@ -227,17 +224,17 @@ absl::StatusOr<LoadedFilter> DecodeFilterFile(std::string_view bytes) {
                                 " (truncated or trailing bytes)"));
   }
   const size_t body = bytes.size() - kFilterFileChecksumSize;
-  if (HashBytes(b, body) != variants::GetFixed64(b + body)) {
+  if (HashBytes(b, body) != DecodeFixed64(b + body)) {
     return Corrupt("checksum mismatch: the file is damaged");
   }
-  if (variants::GetFixed64(b + kReservedAt) != 0) return Corrupt("reserved header bytes set");
-  const uint32_t kind = GetFixed32(b + kKindAt);
+  if (DecodeFixed64(b + kReservedAt) != 0) return Corrupt("reserved header bytes set");
+  const uint32_t kind = DecodeFixed32(b + kKindAt);
   info.kind = static_cast<FilterKind>(kind);
-  info.num_keys = variants::GetFixed64(b + kKeysAt);
-  info.num_bits = variants::GetFixed64(b + kBitsAt);
-  info.num_probes = GetFixed32(b + kProbesAt);
-  info.scheme = GetFixed32(b + kSchemeAt);
-  const uint64_t fpr_bits = variants::GetFixed64(b + kFprAt);
+  info.num_keys = DecodeFixed64(b + kKeysAt);
+  info.num_bits = DecodeFixed64(b + kBitsAt);
+  info.num_probes = DecodeFixed32(b + kProbesAt);
+  info.scheme = DecodeFixed32(b + kSchemeAt);
+  const uint64_t fpr_bits = DecodeFixed64(b + kFprAt);
   std::memcpy(&info.target_fpr, &fpr_bits, sizeof(fpr_bits));
   if (!(info.target_fpr >= 0 && info.target_fpr < 1)) return Corrupt("target FPR out of range");
   const std::string_view payload = bytes.substr(kFilterFileHeaderSize, info.payload_bytes);

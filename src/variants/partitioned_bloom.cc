@@ -10,26 +10,21 @@
 #include "blockbloom/hash.h"
 #include "blockbloom/math.h"
 #include "blockbloom/standard_bloom.h"
-#include "blocked/kernel.h"
 #include "variants/probes.h"
 
 namespace blockbloom {
 namespace {
 
-// Trailer: [slice bits: u64 LE][k: u8][reserved: u8 = 0][version: u8][marker: u8].
-constexpr size_t kTrailerSize = 12;
+// Trailer (variants/probes.h): [slice bits: u64 LE][k: u8][reserved: u8 = 0][version: u8][marker: u8].
 constexpr uint8_t kMarker = 0xB6;
 constexpr uint8_t kVersion = 1;
-constexpr uint64_t kMaxBits = uint64_t{1} << 48;  // as for the standard filter
-constexpr uint64_t kMinBits = 64;
-
 
 }  // namespace
 
 PartitionedBloomFilter::PartitionedBloomFilter(uint64_t slice_bits, int num_probes)
-    : bytes_(static_cast<size_t>((slice_bits * static_cast<uint64_t>(num_probes) + 7) / 8), 0),
-      slice_bits_(slice_bits),
-      num_probes_(num_probes) {}
+    : BitArrayFilter(slice_bits * static_cast<uint64_t>(num_probes), num_probes,
+                     HashScheme::kEnhancedDoubleHashing, /*range=*/slice_bits,
+                     /*stride=*/slice_bits) {}
 
 absl::StatusOr<PartitionedBloomFilter> PartitionedBloomFilter::CreateWithGeometry(
     uint64_t slice_bits, int num_probes) {
@@ -38,7 +33,7 @@ absl::StatusOr<PartitionedBloomFilter> PartitionedBloomFilter::CreateWithGeometr
         absl::StrCat("num_probes must be in [1, ", kMaxStandardProbes, "], got ", num_probes));
   }
   if (slice_bits < 1) return absl::InvalidArgumentError("slice_bits must be >= 1");
-  if (slice_bits > kMaxBits / static_cast<uint64_t>(num_probes)) {
+  if (slice_bits > variants::kMaxBits / static_cast<uint64_t>(num_probes)) {
     return absl::ResourceExhaustedError("partitioned filter does not fit in memory");
   }
   try {
@@ -50,36 +45,28 @@ absl::StatusOr<PartitionedBloomFilter> PartitionedBloomFilter::CreateWithGeometr
 
 absl::StatusOr<PartitionedBloomFilter> PartitionedBloomFilter::Create(uint64_t expected_keys,
                                                                       double bits_per_key) {
-  const double bpk = ClampBitsPerKey(bits_per_key);
-  const double bits = std::ceil(static_cast<double>(expected_keys) * bpk);
-  if (!(bits <= static_cast<double>(kMaxBits))) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat(expected_keys, " keys at ", bpk, " bits/key do not fit in memory"));
-  }
-  const int k = std::min(kMaxStandardProbes, *StandardOptimalProbes(bpk, 1.0));
-  const uint64_t m = std::max(kMinBits, static_cast<uint64_t>(bits));
-  return CreateWithGeometry((m + static_cast<uint64_t>(k) - 1) / static_cast<uint64_t>(k), k);
+  absl::StatusOr<variants::Sizing> size = variants::SizeForBitsPerKey(expected_keys, bits_per_key);
+  if (!size.ok()) return size.status();
+  const uint64_t k = static_cast<uint64_t>(size->num_probes);
+  return CreateWithGeometry((size->num_bits + k - 1) / k, size->num_probes);
 }
 
 absl::StatusOr<PartitionedBloomFilter::Geometry> PartitionedBloomFilter::GeometryForFpr(
     uint64_t expected_keys, double fpr) {
   const double n = static_cast<double>(std::max<uint64_t>(expected_keys, 1));
-  absl::StatusOr<uint64_t> bits = StandardBitsForFpr(n, fpr);
-  if (!bits.ok()) {
-    if (bits.status().code() != absl::StatusCode::kOutOfRange) return bits.status();
-    return absl::ResourceExhaustedError(bits.status().message());
-  }
-  if (*bits > kMaxBits) return absl::ResourceExhaustedError("partitioned filter too large");
-  const int k = std::min(kMaxStandardProbes, *StandardOptimalProbes(static_cast<double>(*bits), n));
+  absl::StatusOr<variants::Sizing> size = variants::SizeForFpr(n, fpr);
+  if (!size.ok()) return size.status();
+  if (size->num_bits > variants::kMaxBits) return absl::ResourceExhaustedError("partitioned filter too large");
+  const int k = size->num_probes;
   // As for the standard filter, the integer k needs a little more than the
   // closed form; the partitioned model solved for m with this k gives
   //   m = k / (1 - (1 - p^(1/k))^(1/n)).
   const double clear = -std::expm1(std::log(fpr) / k);  // 1 - p^(1/k)
   const double m_k = std::ceil(k / -std::expm1(std::log(clear) / n));
-  if (!(m_k <= static_cast<double>(kMaxBits))) {
+  if (!(m_k <= static_cast<double>(variants::kMaxBits))) {
     return absl::ResourceExhaustedError("partitioned filter too large for this fpr");
   }
-  const uint64_t m = std::max({kMinBits, *bits, static_cast<uint64_t>(m_k)});
+  const uint64_t m = std::max({variants::kMinBits, size->num_bits, static_cast<uint64_t>(m_k)});
   return Geometry{(m + static_cast<uint64_t>(k) - 1) / static_cast<uint64_t>(k), k};
 }
 
@@ -90,82 +77,30 @@ absl::StatusOr<PartitionedBloomFilter> PartitionedBloomFilter::CreateForFpr(
   return CreateWithGeometry(g->slice_bits, g->num_probes);
 }
 
-void PartitionedBloomFilter::AddHash(uint64_t hash) {
-  num_added_ = variants::SaturatingAdd(num_added_, 1);
-  variants::ProbeSequence seq(hash, HashScheme::kEnhancedDoubleHashing, slice_bits_);
-  uint64_t base = 0;
-  for (int i = 0; i < num_probes_; ++i, base += slice_bits_) {
-    variants::SetBit(bytes_.data(), base + blocked::FastRange64(seq.Next(), slice_bits_));
-  }
-}
-
-bool PartitionedBloomFilter::MayContainHash(uint64_t hash) const {
-  variants::ProbeSequence seq(hash, HashScheme::kEnhancedDoubleHashing, slice_bits_);
-  uint64_t base = 0;
-  for (int i = 0; i < num_probes_; ++i, base += slice_bits_) {
-    if (!variants::GetBit(bytes_.data(), base + blocked::FastRange64(seq.Next(), slice_bits_))) {
-      return false;
-    }
-  }
-  return true;
-}
-
-void PartitionedBloomFilter::AddKey(std::string_view key) { AddHash(HashKey(key)); }
-
-bool PartitionedBloomFilter::MayContain(std::string_view key) const {
-  return MayContainHash(HashKey(key));
-}
-
 double PartitionedBloomFilter::PredictedFpr() const {
-  return *PartitionedFprFor(num_probes_, static_cast<double>(num_bits()),
-                            static_cast<double>(num_added_));
+  return *PartitionedFprFor(num_probes(), static_cast<double>(num_bits()),
+                            static_cast<double>(num_added()));
 }
 
 std::string PartitionedBloomFilter::Serialize() const {
-  std::string out(reinterpret_cast<const char*>(bytes_.data()), bytes_.size());
-  variants::PutFixed64(&out, slice_bits_);
-  out.push_back(static_cast<char>(num_probes_));
-  out.push_back(0);
-  out.push_back(static_cast<char>(kVersion));
-  out.push_back(static_cast<char>(kMarker));
-  return out;
+  return variants::EncodeWithTrailer(data(), num_bytes(),
+                                     {slice_bits(), num_probes(), /*reserved=*/0}, kVersion,
+                                     kMarker);
 }
 
 absl::StatusOr<PartitionedBloomFilter> PartitionedBloomFilter::Deserialize(
     std::string_view encoded) {
-  const size_t n = encoded.size();
-  if (n < kTrailerSize) {
-    return absl::DataLossError("partitioned filter: shorter than its trailer");
-  }
-  const char* t = encoded.data() + n - kTrailerSize;
-  if (static_cast<uint8_t>(t[11]) != kMarker) {
-    return absl::DataLossError("partitioned filter: wrong marker byte");
-  }
-  if (static_cast<uint8_t>(t[10]) != kVersion) {
-    return absl::DataLossError(
-        absl::StrCat("partitioned filter: unknown version ", static_cast<uint8_t>(t[10])));
-  }
-  if (t[9] != 0) return absl::DataLossError("partitioned filter: reserved byte set");
-  const int k = static_cast<uint8_t>(t[8]);
-  const uint64_t slice = variants::GetFixed64(t);
-  if (k < 1 || k > kMaxStandardProbes || slice < 1 ||
-      slice > kMaxBits / static_cast<uint64_t>(k)) {
-    return absl::DataLossError("partitioned filter: parameters out of range");
-  }
-  const uint64_t m = slice * static_cast<uint64_t>(k);
-  const uint64_t data_bytes = n - kTrailerSize;
-  if ((m + 7) / 8 != data_bytes) {
-    return absl::DataLossError(
-        absl::StrCat("partitioned filter: ", data_bytes, " bytes of bits for m=", m));
-  }
-  if (m % 8 != 0 && (static_cast<uint8_t>(encoded[data_bytes - 1]) >> (m % 8)) != 0) {
-    return absl::DataLossError("partitioned filter: bits set past m");
-  }
-  absl::StatusOr<PartitionedBloomFilter> filter = CreateWithGeometry(slice, k);
-  if (filter.ok()) {
-    std::copy(encoded.begin(), encoded.begin() + data_bytes, filter->bytes_.begin());
-  }
-  return filter;
+  return variants::DecodeBitArrayFilter<PartitionedBloomFilter>(
+      encoded, "partitioned filter", kVersion, kMarker,
+      [](const variants::Trailer& t) -> absl::StatusOr<uint64_t> {
+        if (t.byte9 != 0) return absl::DataLossError("partitioned filter: reserved byte set");
+        const uint64_t k = static_cast<uint64_t>(t.num_probes);
+        if (k < 1 || k > kMaxStandardProbes || t.word < 1 || t.word > variants::kMaxBits / k) {
+          return absl::DataLossError("partitioned filter: parameters out of range");
+        }
+        return t.word * k;  // m = slice bits * k
+      },
+      [](const variants::Trailer& t) { return CreateWithGeometry(t.word, t.num_probes); });
 }
 
 }  // namespace blockbloom

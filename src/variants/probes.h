@@ -1,17 +1,36 @@
-// Probe sequences shared by the standard and partitioned filters. The
-// formulas are specified in blockbloom/standard_bloom.h and are part of the
-// serialized formats (docs/FORMAT.md).
+// What the standard and partitioned filters share: the probe sequence and
+// walk, the sizing from bits per key or FPR, and the 12-byte trailer with its
+// encoder and decoder. The probe formulas are specified in
+// blockbloom/standard_bloom.h; they and the trailer are part of the serialized
+// formats (docs/FORMAT.md).
+//
+// Thread-safety: pure functions and value types, safe from any thread.
 #ifndef BLOCKBLOOM_VARIANTS_PROBES_H_
 #define BLOCKBLOOM_VARIANTS_PROBES_H_
 
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "blockbloom/blocked_bloom.h"  // ClampBitsPerKey
+#include "blockbloom/math.h"
 #include "blockbloom/standard_bloom.h"
-#include "blocked/kernel.h"
+#include "common/coding.h"
+#include "common/fast_range.h"
 
 namespace blockbloom {
 namespace variants {
+
+// 2^48 bits = 32 TiB: beyond any machine this runs on; refusing early gives a
+// clear error instead of an allocation failure deep inside.
+inline constexpr uint64_t kMaxBits = uint64_t{1} << 48;
+inline constexpr uint64_t kMinBits = 64;
 
 // murmur3's fmix64 (Appleby): a bijection of 64-bit values with full
 // avalanche, so h2 is independent-looking of h1 even though both come from
@@ -74,14 +93,146 @@ inline uint64_t SaturatingAdd(uint64_t a, uint64_t b) {
   return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
-// Little-endian fixed-width encoding for the variants' trailers.
-inline void PutFixed64(std::string* dst, uint64_t v) {
-  for (int i = 0; i < 8; ++i) dst->push_back(static_cast<char>(v >> (8 * i)));
+// The k probe positions of one key in a bit array: probe i is bit
+// i * stride + FastRange64(g_i, range), g_i from ProbeSequence(hash, scheme,
+// range). The standard filter has stride 0 and range m (k probes anywhere);
+// the partitioned filter stride = range = slice bits (probe i in slice i).
+struct ProbeWalk {
+  HashScheme scheme;
+  int num_probes;
+  uint64_t range;
+  uint64_t stride;
+
+  void Set(uint8_t* data, uint64_t hash) const {
+    ProbeSequence seq(hash, scheme, range);
+    uint64_t base = 0;
+    for (int i = 0; i < num_probes; ++i, base += stride) {
+      SetBit(data, base + internal::FastRange64(seq.Next(), range));
+    }
+  }
+  bool AllSet(const uint8_t* data, uint64_t hash) const {
+    ProbeSequence seq(hash, scheme, range);
+    uint64_t base = 0;
+    for (int i = 0; i < num_probes; ++i, base += stride) {
+      if (!GetBit(data, base + internal::FastRange64(seq.Next(), range))) return false;
+    }
+    return true;
+  }
+};
+
+// A bit count and k for a bit-array filter (standard or partitioned).
+struct Sizing {
+  uint64_t num_bits;
+  int num_probes;
+};
+
+// For `expected_keys` at `bits_per_key` (clamped by ClampBitsPerKey):
+// m = max(kMinBits, ceil(n * bpk)) and the k minimising formula (1) of
+// blockbloom/math.h, at most kMaxStandardProbes. ResourceExhausted when m
+// exceeds kMaxBits.
+inline absl::StatusOr<Sizing> SizeForBitsPerKey(uint64_t expected_keys, double bits_per_key) {
+  const double bpk = ClampBitsPerKey(bits_per_key);
+  const double bits = std::ceil(static_cast<double>(expected_keys) * bpk);
+  if (!(bits <= static_cast<double>(kMaxBits))) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(expected_keys, " keys at ", bpk, " bits/key do not fit in memory"));
+  }
+  return Sizing{std::max(kMinBits, static_cast<uint64_t>(bits)),
+                std::min(kMaxStandardProbes, *StandardOptimalProbes(bpk, 1.0))};
 }
-inline uint64_t GetFixed64(const char* p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(p[i]);
-  return v;
+
+// For n (>= 1) keys at `fpr`: m from the closed form (2) of blockbloom/math.h
+// and the k minimising (1) for it, at most kMaxStandardProbes. The callers
+// then raise m for the integer k. InvalidArgument for a bad fpr;
+// ResourceExhausted when m does not fit.
+inline absl::StatusOr<Sizing> SizeForFpr(double n, double fpr) {
+  absl::StatusOr<uint64_t> bits = StandardBitsForFpr(n, fpr);
+  if (!bits.ok()) {
+    if (bits.status().code() != absl::StatusCode::kOutOfRange) return bits.status();
+    return absl::ResourceExhaustedError(bits.status().message());
+  }
+  return Sizing{*bits, std::min(kMaxStandardProbes,
+                                *StandardOptimalProbes(static_cast<double>(*bits), n))};
+}
+
+// The 12-byte trailer of the standard and partitioned formats:
+//   [word: u64 LE][k: u8][byte9: u8][version: u8][marker: u8]
+// (word: m or slice bits; byte9: hash scheme or reserved 0).
+inline constexpr size_t kTrailerSize = 12;
+
+struct Trailer {
+  uint64_t word;
+  int num_probes;
+  uint8_t byte9;
+};
+
+// The filter's bytes, then the trailer.
+inline std::string EncodeWithTrailer(const uint8_t* bits, size_t num_bytes, const Trailer& t,
+                                     uint8_t version, uint8_t marker) {
+  std::string out(reinterpret_cast<const char*>(bits), num_bytes);
+  internal::PutFixed64(&out, t.word);
+  out.push_back(static_cast<char>(t.num_probes));
+  out.push_back(static_cast<char>(t.byte9));
+  out.push_back(static_cast<char>(version));
+  out.push_back(static_cast<char>(marker));
+  return out;
+}
+
+// Reads the trailer at the end of `encoded`; DataLoss, with messages starting
+// with `what`, when it is too short or its marker or version differ.
+inline absl::StatusOr<Trailer> DecodeTrailer(std::string_view encoded, const char* what,
+                                             uint8_t version, uint8_t marker) {
+  if (encoded.size() < kTrailerSize) {
+    return absl::DataLossError(absl::StrCat(what, ": shorter than its trailer"));
+  }
+  const char* t = encoded.data() + encoded.size() - kTrailerSize;
+  if (static_cast<uint8_t>(t[11]) != marker) {
+    return absl::DataLossError(absl::StrCat(what, ": wrong marker byte"));
+  }
+  if (static_cast<uint8_t>(t[10]) != version) {
+    return absl::DataLossError(
+        absl::StrCat(what, ": unknown version ", static_cast<uint8_t>(t[10])));
+  }
+  return Trailer{internal::DecodeFixed64(t), static_cast<uint8_t>(t[8]),
+                 static_cast<uint8_t>(t[9])};
+}
+
+// OK when the bytes before the trailer are exactly ceil(num_bits / 8) and no
+// bit at or past num_bits is set; DataLoss (messages start with `what`)
+// otherwise.
+inline absl::Status CheckBitArray(std::string_view encoded, uint64_t num_bits,
+                                  const char* what) {
+  const uint64_t data_bytes = encoded.size() - kTrailerSize;
+  if ((num_bits + 7) / 8 != data_bytes) {
+    return absl::DataLossError(
+        absl::StrCat(what, ": ", data_bytes, " bytes of bits for m=", num_bits));
+  }
+  if (num_bits % 8 != 0 &&
+      (static_cast<uint8_t>(encoded[data_bytes - 1]) >> (num_bits % 8)) != 0) {
+    return absl::DataLossError(absl::StrCat(what, ": bits set past m"));
+  }
+  return absl::OkStatus();
+}
+
+// Deserialize of a filter F encoded as its bit array then the trailer:
+// decodes the trailer, `num_bits(trailer)` validates the parameters and
+// returns the bit count (DataLoss when out of range), the bit array is checked
+// against it (CheckBitArray), `create(trailer)` makes the empty filter (a
+// StatusOr<F>) and the bits are copied in.
+template <class F, class NumBits, class Create>
+absl::StatusOr<F> DecodeBitArrayFilter(std::string_view encoded, const char* what,
+                                       uint8_t version, uint8_t marker, NumBits num_bits,
+                                       Create create) {
+  absl::StatusOr<Trailer> t = DecodeTrailer(encoded, what, version, marker);
+  if (!t.ok()) return t.status();
+  absl::StatusOr<uint64_t> m = num_bits(*t);
+  if (!m.ok()) return m.status();
+  if (absl::Status s = CheckBitArray(encoded, *m, what); !s.ok()) return s;
+  absl::StatusOr<F> filter = create(*t);
+  if (filter.ok()) {
+    std::copy(encoded.begin(), encoded.end() - kTrailerSize, filter->mutable_data());
+  }
+  return filter;
 }
 
 }  // namespace variants

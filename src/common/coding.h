@@ -1,0 +1,48 @@
+// Little-endian fixed-width integers and a saturating size conversion, shared
+// by the formats' encoders and decoders (docs/FORMAT.md: every multi-byte field
+// is little-endian).
+//
+// Thread-safety: pure functions, safe from any thread.
+#ifndef BLOCKBLOOM_COMMON_CODING_H_
+#define BLOCKBLOOM_COMMON_CODING_H_
+
+#include <cstdint>
+#include <string>
+
+namespace blockbloom {
+namespace internal {
+
+inline void PutFixed32(std::string* dst, uint32_t v) {
+  for (int i = 0; i < 4; ++i) dst->push_back(static_cast<char>(v >> (8 * i)));
+}
+
+// REQUIRES: p points at 4 readable bytes.
+inline uint32_t DecodeFixed32(const char* p) {
+  uint32_t v = 0;
+  for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(p[i]);
+  return v;
+}
+
+inline void PutFixed64(std::string* dst, uint64_t v) {
+  for (int i = 0; i < 8; ++i) dst->push_back(static_cast<char>(v >> (8 * i)));
+}
+
+// REQUIRES: p points at 8 readable bytes.
+inline uint64_t DecodeFixed64(const char* p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(p[i]);
+  return v;
+}
+
+// A byte count computed in double, as uint64_t: UINT64_MAX when it is NaN or
+// at least 9.2e18 (below 2^63: such a size cannot be allocated anyway, and
+// the conversion of anything >= 2^64 would be undefined).
+inline uint64_t SaturatingBytes(double bytes) {
+  if (!(bytes < 9.2e18)) return UINT64_MAX;
+  return static_cast<uint64_t>(bytes);
+}
+
+}  // namespace internal
+}  // namespace blockbloom
+
+#endif  // BLOCKBLOOM_COMMON_CODING_H_

@@ -1,0 +1,24 @@
+// Range reduction shared by every filter outside src/blocked (which keeps its
+// own copy in the SIMD kernel's layer until simd/ has a home for it).
+//
+// Thread-safety: pure functions, safe from any thread.
+#ifndef BLOCKBLOOM_COMMON_FAST_RANGE_H_
+#define BLOCKBLOOM_COMMON_FAST_RANGE_H_
+
+#include <cstdint>
+
+namespace blockbloom {
+namespace internal {
+
+// floor(h * n / 2^64): maps a uniform 64-bit h onto [0, n) by multiply-shift
+// (Lemire, "Fast Random Integer Generation in an Interval", ACM TOMACS 2019),
+// with no modulo bias and no division. Uses the high bits of h. Part of every
+// serialized format that uses it: changing it changes the formats.
+inline uint64_t FastRange64(uint64_t h, uint64_t n) {
+  return static_cast<uint64_t>((static_cast<unsigned __int128>(h) * n) >> 64);
+}
+
+}  // namespace internal
+}  // namespace blockbloom
+
+#endif  // BLOCKBLOOM_COMMON_FAST_RANGE_H_
