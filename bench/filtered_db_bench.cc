@@ -75,10 +75,10 @@ struct Env {
   }
   void Reopen(IndexKind k) {
     db.reset();
-    blockbloom::IndexOptions index_options;
+    blockbloom::FilteredDBOptions index_options;
     index_options.kind = k;
     index_options.expected_keys = NumKeys();
-    if (!FilteredDB::Open(options, path, index_options, &db).ok()) std::abort();
+    if (!FilteredDB::Open(index_options, options, path, &db).ok()) std::abort();
     kind = k;
     // Warm: table cache, index and filter blocks of every table.
     std::string value;

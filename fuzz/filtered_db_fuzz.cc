@@ -73,7 +73,7 @@ void CheckIndexKeys(FilteredDB& db, const Oracle& oracle) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FuzzInput in(data, size);
   const uint8_t config = in.Byte();
-  blockbloom::IndexOptions index_options;
+  blockbloom::FilteredDBOptions index_options;
   index_options.kind = (config & 1) != 0 ? blockbloom::IndexKind::kDleft
                                          : blockbloom::IndexKind::kCounting;
   index_options.expected_keys = 1 + (config >> 1) % 16;
@@ -92,7 +92,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   std::unique_ptr<FilteredDB> db;
   const auto open = [&] {
-    if (!FilteredDB::Open(options, name, index_options, &db).ok()) Fail("Open failed", "");
+    if (!FilteredDB::Open(index_options, options, name, &db).ok()) Fail("Open failed", "");
   };
   open();
 

@@ -31,10 +31,10 @@ void ChildWriteForever(const std::string& path, std::atomic<uint64_t>* acked) {
   leveldb::Options options;
   options.create_if_missing = true;
   options.write_buffer_size = 32 << 10;
-  IndexOptions index_options;
+  FilteredDBOptions index_options;
   index_options.expected_keys = 100;
   std::unique_ptr<FilteredDB> db;
-  if (!FilteredDB::Open(options, path, index_options, &db).ok()) _exit(2);
+  if (!FilteredDB::Open(index_options, options, path, &db).ok()) _exit(2);
   for (uint64_t i = 0;; ++i) {
     leveldb::WriteBatch batch;
     batch.Put(Key(i), std::string(100, 'x'));
@@ -46,7 +46,7 @@ void ChildWriteForever(const std::string& path, std::atomic<uint64_t>* acked) {
 
 TEST(FilteredDBCrashTest, KilledWriterLosesNoLiveKey) {
   const std::string path = TestPath("db");
-  leveldb::DestroyDB(path, leveldb::Options());
+  DestroyFilteredDB(path, leveldb::Options());
   void* shared = mmap(nullptr, sizeof(std::atomic<uint64_t>), PROT_READ | PROT_WRITE,
                       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   ASSERT_NE(shared, MAP_FAILED);
@@ -71,13 +71,13 @@ TEST(FilteredDBCrashTest, KilledWriterLosesNoLiveKey) {
   munmap(shared, sizeof(std::atomic<uint64_t>));
 
   leveldb::Options options;
-  IndexOptions index_options;
+  FilteredDBOptions index_options;
   index_options.expected_keys = 100;
   std::unique_ptr<FilteredDB> db;
-  ASSERT_TRUE(FilteredDB::Open(options, path, index_options, &db).ok());
+  ASSERT_TRUE(FilteredDB::Open(index_options, options, path, &db).ok());
   // Every key LevelDB recovered is found through the index.
   uint64_t live = 0;
-  std::unique_ptr<leveldb::Iterator> it(db->base()->NewIterator(leveldb::ReadOptions()));
+  std::unique_ptr<leveldb::Iterator> it(db->NewIterator(leveldb::ReadOptions()));
   std::string value;
   for (it->SeekToFirst(); it->Valid(); it->Next(), ++live) {
     ASSERT_TRUE(db->Get(leveldb::ReadOptions(), it->key(), &value).ok())

@@ -25,7 +25,7 @@ using testing_keys::SplitMix64;
 
 std::string DbPath(const std::string& name) {
   const std::string path = TestPath(name);
-  leveldb::DestroyDB(path, leveldb::Options());
+  DestroyFilteredDB(path, leveldb::Options());
   return path;
 }
 
@@ -63,11 +63,11 @@ class FilteredDBTest : public ::testing::TestWithParam<IndexKind> {};
 
 TEST_P(FilteredDBTest, RandomOperationsAgreeWithMapOracleAndSurviveReopen) {
   const std::string path = DbPath(GetParam() == IndexKind::kDleft ? "oracle_dleft" : "oracle_cbf");
-  IndexOptions index_options;
+  FilteredDBOptions index_options;
   index_options.kind = GetParam();
   index_options.expected_keys = 50;  // forces several growth rebuilds
   std::unique_ptr<FilteredDB> db;
-  ASSERT_TRUE(FilteredDB::Open(SmallBufferOptions(), path, index_options, &db).ok());
+  ASSERT_TRUE(FilteredDB::Open(index_options, SmallBufferOptions(), path, &db).ok());
 
   std::map<std::string, std::string> oracle;
   SplitMix64 rng(GetParam() == IndexKind::kDleft ? 1 : 2);
@@ -125,21 +125,32 @@ TEST_P(FilteredDBTest, RandomOperationsAgreeWithMapOracleAndSurviveReopen) {
   EXPECT_GT(stats.gets_ruled_out, 1000u);
   EXPECT_EQ(stats.failed_writes, 0u);
 
-  // Reopen: the rebuilt index holds exactly the live keys.
+  // Reopen after a clean close: the saved index is loaded, no scan.
   db.reset();
   uint64_t last_progress = 0;
   index_options.progress = [&](uint64_t scanned) { last_progress = scanned; };
   index_options.progress_interval = 100;
-  ASSERT_TRUE(FilteredDB::Open(SmallBufferOptions(), path, index_options, &db).ok());
+  ASSERT_TRUE(FilteredDB::Open(index_options, SmallBufferOptions(), path, &db).ok());
+  EXPECT_EQ(db->index_stats().opened_from, IndexSource::kFile);
+  EXPECT_EQ(last_progress, 0u);
+  ExpectAgrees(*db, oracle, kUniverse, "reopen from the index file");
+
+  // Reopen without persistence: the scan rebuilds exactly the live keys.
+  db.reset();
+  index_options.persist_index = false;
+  ASSERT_TRUE(FilteredDB::Open(index_options, SmallBufferOptions(), path, &db).ok());
+  EXPECT_EQ(db->index_stats().opened_from, IndexSource::kScan);
   EXPECT_EQ(last_progress, oracle.size());
-  ExpectAgrees(*db, oracle, kUniverse, "reopen");
+  ExpectAgrees(*db, oracle, kUniverse, "reopen by scan");
+  db.reset();
+  DestroyFilteredDB(path, leveldb::Options());
 }
 
 TEST_P(FilteredDBTest, SnapshotGetsPassThrough) {
-  IndexOptions index_options;
+  FilteredDBOptions index_options;
   index_options.kind = GetParam();
   std::unique_ptr<FilteredDB> db;
-  ASSERT_TRUE(FilteredDB::Open(SmallBufferOptions(), DbPath("snapshot"), index_options, &db).ok());
+  ASSERT_TRUE(FilteredDB::Open(index_options, SmallBufferOptions(), DbPath("snapshot"), &db).ok());
   ASSERT_TRUE(db->Put(leveldb::WriteOptions(), "k", "old").ok());
   const leveldb::Snapshot* snapshot = db->GetSnapshot();
   ASSERT_TRUE(db->Delete(leveldb::WriteOptions(), "k").ok());
@@ -153,11 +164,11 @@ TEST_P(FilteredDBTest, SnapshotGetsPassThrough) {
   EXPECT_EQ(PropertyNumber(*db, "blockbloom.index-keys"), 0u);
 }
 
-TEST_P(FilteredDBTest, IteratorPropertiesAndBaseAreLevelDBs) {
-  IndexOptions index_options;
+TEST_P(FilteredDBTest, IteratorAndPropertiesAreLevelDBs) {
+  FilteredDBOptions index_options;
   index_options.kind = GetParam();
   std::unique_ptr<FilteredDB> db;
-  ASSERT_TRUE(FilteredDB::Open(SmallBufferOptions(), DbPath("props"), index_options, &db).ok());
+  ASSERT_TRUE(FilteredDB::Open(index_options, SmallBufferOptions(), DbPath("props"), &db).ok());
   for (int i = 0; i < 100; ++i) ASSERT_TRUE(db->Put(leveldb::WriteOptions(), Key(i), "v").ok());
   std::unique_ptr<leveldb::Iterator> it(db->NewIterator(leveldb::ReadOptions()));
   int n = 0;
@@ -172,7 +183,7 @@ TEST_P(FilteredDBTest, IteratorPropertiesAndBaseAreLevelDBs) {
   EXPECT_GT(PropertyNumber(*db, "blockbloom.index-memory-bytes"), 0u);
   ASSERT_TRUE(db->GetProperty("blockbloom.index-estimated-fpr", &value));
   EXPECT_LT(std::strtod(value.c_str(), nullptr), 0.02);
-  EXPECT_TRUE(db->base()->Get(leveldb::ReadOptions(), Key(5), &value).ok());
+  EXPECT_TRUE(db->Get(leveldb::ReadOptions(), Key(5), &value).ok());
   for (int i = 100; i < 1100; ++i) {
     EXPECT_TRUE(db->Get(leveldb::ReadOptions(), Key(i), &value).IsNotFound());
   }

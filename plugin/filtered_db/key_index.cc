@@ -1,12 +1,34 @@
 #include "filtered_db/key_index.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "blockbloom/counting_bloom.h"
 #include "blockbloom/dleft_counting_bloom.h"
 
 namespace blockbloom {
 namespace {
+
+// Payload layout (docs/FORMAT.md, "FilteredDB index file"), little-endian:
+//   u8 kind (0 counting, 1 d-left) | u64 capacity | u64 keys |
+//   counting: u64 num_blocks | u8 num_probes | counters
+//   d-left:   u8 log2_buckets | tables
+void PutU64(std::string* out, uint64_t v) {
+  for (int i = 0; i < 8; ++i, v >>= 8) out->push_back(static_cast<char>(v & 0xff));
+}
+bool GetU64(std::string_view* in, uint64_t* v) {
+  if (in->size() < 8) return false;
+  *v = 0;
+  for (int i = 7; i >= 0; --i) *v = (*v << 8) | static_cast<unsigned char>((*in)[i]);
+  in->remove_prefix(8);
+  return true;
+}
+bool GetU8(std::string_view* in, uint8_t* v) {
+  if (in->empty()) return false;
+  *v = static_cast<unsigned char>((*in)[0]);
+  in->remove_prefix(1);
+  return true;
+}
 
 class CountingIndex final : public KeyIndex {
  public:
@@ -18,10 +40,19 @@ class CountingIndex final : public KeyIndex {
   }
   absl::Status Erase(uint64_t hash) override { return filter_->EraseHash(hash); }
   bool MayContain(uint64_t hash) const override { return filter_->MayContainHash(hash); }
+  IndexKind kind() const override { return IndexKind::kCounting; }
   uint64_t keys() const override { return filter_->num_keys(); }
   uint64_t capacity() const override { return capacity_; }
   uint64_t memory_bytes() const override { return filter_->memory_bytes(); }
   double estimated_fpr() const override { return filter_->stats().estimated_fpr; }
+  void Serialize(std::string* out) const override {
+    out->push_back(0);
+    PutU64(out, capacity_);
+    PutU64(out, filter_->num_keys());
+    PutU64(out, filter_->num_blocks());
+    out->push_back(static_cast<char>(filter_->num_probes()));
+    filter_->AppendCounters(out);
+  }
 
  private:
   std::unique_ptr<CountingBloomFilter> filter_;
@@ -35,10 +66,18 @@ class DleftIndex final : public KeyIndex {
   absl::Status Insert(uint64_t hash) override { return filter_->InsertHash(hash); }
   absl::Status Erase(uint64_t hash) override { return filter_->EraseHash(hash); }
   bool MayContain(uint64_t hash) const override { return filter_->MayContainHash(hash); }
+  IndexKind kind() const override { return IndexKind::kDleft; }
   uint64_t keys() const override { return filter_->num_keys(); }
   uint64_t capacity() const override { return filter_->design_capacity(); }
   uint64_t memory_bytes() const override { return filter_->memory_bytes(); }
   double estimated_fpr() const override { return filter_->stats().estimated_fpr; }
+  void Serialize(std::string* out) const override {
+    out->push_back(1);
+    PutU64(out, capacity());
+    PutU64(out, filter_->num_keys());
+    out->push_back(static_cast<char>(filter_->log2_buckets()));
+    filter_->AppendTables(out);
+  }
 
  private:
   std::unique_ptr<DleftCountingBloomFilter> filter_;
@@ -57,6 +96,30 @@ absl::StatusOr<std::unique_ptr<KeyIndex>> KeyIndex::Create(IndexKind kind, uint6
   auto filter = DleftCountingBloomFilter::Create(capacity, target_fpr);
   if (!filter.ok()) return filter.status();
   return std::unique_ptr<KeyIndex>(new DleftIndex(std::move(filter).value()));
+}
+
+absl::StatusOr<std::unique_ptr<KeyIndex>> KeyIndex::Deserialize(std::string_view in) {
+  const auto bad = [] { return absl::InvalidArgumentError("index payload: malformed"); };
+  uint8_t kind = 0;
+  uint64_t capacity = 0, keys = 0;
+  if (!GetU8(&in, &kind) || !GetU64(&in, &capacity) || !GetU64(&in, &keys)) return bad();
+  if (kind == 0) {
+    uint64_t num_blocks = 0;
+    uint8_t probes = 0;
+    if (!GetU64(&in, &num_blocks) || !GetU8(&in, &probes) || capacity == 0) return bad();
+    auto filter = CountingBloomFilter::FromCounters(num_blocks, probes, keys, in);
+    if (!filter.ok()) return filter.status();
+    return std::unique_ptr<KeyIndex>(new CountingIndex(std::move(filter).value(), capacity));
+  }
+  if (kind == 1) {
+    uint8_t log2 = 0;
+    if (!GetU8(&in, &log2)) return bad();
+    auto filter = DleftCountingBloomFilter::FromTables(log2, keys, in);
+    if (!filter.ok()) return filter.status();
+    if ((*filter)->design_capacity() != capacity) return bad();
+    return std::unique_ptr<KeyIndex>(new DleftIndex(std::move(filter).value()));
+  }
+  return bad();
 }
 
 }  // namespace blockbloom

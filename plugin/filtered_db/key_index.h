@@ -1,12 +1,15 @@
 // The set-of-live-keys index behind FilteredDB: one interface over the
 // counting and the d-left counting Bloom filter, keyed by 64-bit hashes
 // (blockbloom::HashKey). Thread-safety: that of the wrapped filter (queries
-// lock-free and safe with concurrent Insert/Erase).
+// lock-free and safe with concurrent Insert/Erase; Serialize REQUIRES no
+// concurrent Insert/Erase).
 #ifndef BLOCKBLOOM_FILTERED_DB_KEY_INDEX_H_
 #define BLOCKBLOOM_FILTERED_DB_KEY_INDEX_H_
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -19,6 +22,9 @@ class KeyIndex {
   // An empty index that holds `capacity` keys at about `target_fpr`.
   static absl::StatusOr<std::unique_ptr<KeyIndex>> Create(IndexKind kind, uint64_t capacity,
                                                           double target_fpr);
+  // The index Serialize wrote (the "index payload" of docs/FORMAT.md);
+  // InvalidArgument on any inconsistency. The caller has checked the checksum.
+  static absl::StatusOr<std::unique_ptr<KeyIndex>> Deserialize(std::string_view payload);
   virtual ~KeyIndex() = default;
 
   // ResourceExhausted (nothing changed) when the structure cannot hold the key.
@@ -27,11 +33,14 @@ class KeyIndex {
   virtual absl::Status Erase(uint64_t hash) = 0;
   virtual bool MayContain(uint64_t hash) const = 0;
 
+  virtual IndexKind kind() const = 0;
   virtual uint64_t keys() const = 0;
   // Keys it holds at its target FPR / design load; growth starts beyond it.
   virtual uint64_t capacity() const = 0;
   virtual uint64_t memory_bytes() const = 0;
   virtual double estimated_fpr() const = 0;
+  // Appends the payload Deserialize reads. REQUIRES: no concurrent Insert/Erase.
+  virtual void Serialize(std::string* out) const = 0;
 };
 
 }  // namespace blockbloom

@@ -67,6 +67,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -137,6 +138,17 @@ class DleftCountingBloomFilter {
     return uint64_t{kDesignKeysPerBucket} * kSubtables * buckets_per_subtable();
   }
   uint64_t memory_bytes() const { return buckets_.size() * sizeof(Bucket); }
+
+  // Persistence (used by FilteredDB's index file, docs/FORMAT.md). The tables
+  // as memory_bytes() bytes: each bucket's two 64-bit words, little-endian,
+  // in bucket order. Not self-describing: the caller stores log2_buckets(),
+  // num_keys(), a version and a checksum. REQUIRES: no concurrent Insert/Erase.
+  void AppendTables(std::string* out) const;
+  // The filter AppendTables saved; InvalidArgument when `tables` is not
+  // exactly 16 * d * 2^log2_buckets bytes. Any bytes of that size load (the
+  // caller's checksum guards their meaning); occupancy is recounted.
+  static absl::StatusOr<std::unique_ptr<DleftCountingBloomFilter>> FromTables(
+      int log2_buckets, uint64_t num_keys, std::string_view tables);
 
  private:
   struct alignas(16) Bucket {

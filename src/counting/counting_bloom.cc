@@ -258,4 +258,38 @@ CountingBloomStats CountingBloomFilter::stats() const {
   return s;
 }
 
+void CountingBloomFilter::AppendCounters(std::string* out) const {
+  out->reserve(out->size() + memory_bytes());
+  for (const Block& block : blocks_) {
+    for (const auto& word : block.words) {
+      uint64_t w = word.load(std::memory_order_relaxed);
+      for (int i = 0; i < 8; ++i, w >>= 8) out->push_back(static_cast<char>(w & 0xff));
+    }
+  }
+}
+
+absl::StatusOr<std::unique_ptr<CountingBloomFilter>> CountingBloomFilter::FromCounters(
+    uint64_t num_blocks, int num_probes, uint64_t num_keys, std::string_view counters) {
+  if (num_blocks == 0 || num_blocks > kMaxBlocks || counters.size() / kBlockBytes != num_blocks ||
+      counters.size() % kBlockBytes != 0) {
+    return absl::InvalidArgumentError("counting bloom: counters do not match the geometry");
+  }
+  auto filter = CreateWithGeometry(num_blocks, num_probes);
+  if (!filter.ok()) return filter.status();
+  const auto* p = reinterpret_cast<const unsigned char*>(counters.data());
+  uint64_t saturated = 0;
+  for (Block& block : (*filter)->blocks_) {
+    for (auto& word : block.words) {
+      uint64_t w = 0;
+      for (int i = 7; i >= 0; --i) w = (w << 8) | p[i];
+      p += 8;
+      for (int c = 0; c < 16; ++c) saturated += ((w >> (4 * c)) & 0xf) == kMaxCount;
+      word.store(w, std::memory_order_relaxed);
+    }
+  }
+  (*filter)->saturated_.store(saturated, std::memory_order_relaxed);
+  (*filter)->keys_.store(num_keys, std::memory_order_relaxed);
+  return filter;
+}
+
 }  // namespace blockbloom

@@ -241,4 +241,38 @@ DleftStats DleftCountingBloomFilter::stats() const {
   return s;
 }
 
+void DleftCountingBloomFilter::AppendTables(std::string* out) const {
+  out->reserve(out->size() + memory_bytes());
+  for (const Bucket& bucket : buckets_) {
+    for (const auto& word : bucket.words) {
+      uint64_t w = word.load(std::memory_order_relaxed);
+      for (int i = 0; i < 8; ++i, w >>= 8) out->push_back(static_cast<char>(w & 0xff));
+    }
+  }
+}
+
+absl::StatusOr<std::unique_ptr<DleftCountingBloomFilter>> DleftCountingBloomFilter::FromTables(
+    int log2_buckets, uint64_t num_keys, std::string_view tables) {
+  if (log2_buckets < 0 || log2_buckets > kMaxLog2Buckets ||
+      tables.size() != (size_t{kD} << log2_buckets) * sizeof(Bucket)) {
+    return absl::InvalidArgumentError("d-left: tables do not match the geometry");
+  }
+  auto filter = CreateWithGeometry(log2_buckets);
+  if (!filter.ok()) return filter.status();
+  const auto* p = reinterpret_cast<const unsigned char*>(tables.data());
+  uint64_t occupied = 0;
+  for (Bucket& bucket : (*filter)->buckets_) {
+    for (auto& word : bucket.words) {
+      uint64_t w = 0;
+      for (int i = 7; i >= 0; --i) w = (w << 8) | p[i];
+      p += 8;
+      for (int c = 0; c < 4; ++c) occupied += CellCount(static_cast<uint16_t>(w >> (16 * c))) != 0;
+      word.store(w, std::memory_order_relaxed);
+    }
+  }
+  (*filter)->occupied_.store(occupied, std::memory_order_relaxed);
+  (*filter)->keys_.store(num_keys, std::memory_order_relaxed);
+  return filter;
+}
+
 }  // namespace blockbloom
