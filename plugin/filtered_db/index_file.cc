@@ -118,7 +118,10 @@ absl::StatusOr<std::vector<DirEntry>> ListDbDir(const std::string& dir) {
   for (const std::string& name : names) {
     const std::string path = dir + "/" + name;
     struct stat st;
-    if (::lstat(path.c_str(), &st) != 0) return Errno("stat " + path);
+    if (::lstat(path.c_str(), &st) != 0) {
+      if (errno == ENOENT) continue;  // deleted since readdir: not there
+      return Errno("stat " + path);
+    }
     DirEntry entry;
     entry.name = name;
     entry.size_bytes = static_cast<uint64_t>(st.st_size);
@@ -127,6 +130,7 @@ absl::StatusOr<std::vector<DirEntry>> ListDbDir(const std::string& dir) {
     entry.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
     if (Hashed(name)) {
       auto data = ReadWhole(path);
+      if (absl::IsNotFound(data.status())) continue;
       if (!data.ok()) return data.status();
       // A hashed file's size is its content's, not a racing stat's.
       entry.size_bytes = data->size();

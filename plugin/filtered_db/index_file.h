@@ -37,7 +37,8 @@ struct DirEntry {
 };
 
 // Every entry of `dir` except LOCK, LOG, LOG.old and the index files, sorted
-// by name. Any error (including a file vanishing mid-listing) is returned.
+// by name. A file deleted between readdir and stat is left out (it is gone);
+// any other error is returned.
 absl::StatusOr<std::vector<DirEntry>> ListDbDir(const std::string& dir);
 
 struct IndexFileContents {
