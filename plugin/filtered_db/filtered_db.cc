@@ -149,7 +149,7 @@ struct FilteredDB::Impl {
   void FreeRetiredLocked();
   leveldb::Status IsLiveLocked(const std::string& key, bool* live);
   void StartGrowthLocked(uint64_t min_capacity);
-  // Builds a new index from a snapshot scan plus the write log and publishes
+  // Builds a new index from a consistent scan plus the write log and publishes
   // it; writers run meanwhile. Serialized by rebuild_mu. OK when stopped.
   leveldb::Status Rebuild(uint64_t min_capacity);
   // *capacity: at least this many keys in, the size actually used out.
@@ -246,14 +246,17 @@ void FilteredDB::Impl::StartGrowthLocked(uint64_t min_capacity) {
 
 leveldb::Status FilteredDB::Impl::RebuildAttempt(uint64_t* capacity, bool* refused) {
   *refused = false;
-  const leveldb::Snapshot* snapshot = nullptr;
+  // The scan's iterator is created under write_mu: it sees exactly the writes
+  // made before this point (LevelDB's implicit snapshot at NewIterator), and
+  // every write after it is in the log.
+  std::unique_ptr<leveldb::Iterator> it;
   {
-    // Every write is entirely before or entirely after this point (writers
-    // hold write_mu): those after are in the log, those before in the scan.
     std::lock_guard<std::mutex> lock(write_mu);
     logging = true;
     log.clear();
-    snapshot = db->GetSnapshot();
+    leveldb::ReadOptions read_options;
+    read_options.fill_cache = false;
+    it.reset(db->NewIterator(read_options));
   }
   const auto stop_logging = [&] {
     std::lock_guard<std::mutex> lock(write_mu);
@@ -264,26 +267,19 @@ leveldb::Status FilteredDB::Impl::RebuildAttempt(uint64_t* capacity, bool* refus
   // One scan collects the live keys' hashes (8 bytes per key, freed after),
   // so the index can be sized for what is actually there.
   std::vector<uint64_t> hashes;
-  leveldb::Status s;
-  {
-    leveldb::ReadOptions read_options;
-    read_options.fill_cache = false;
-    read_options.snapshot = snapshot;
-    std::unique_ptr<leveldb::Iterator> it(db->NewIterator(read_options));
-    const uint64_t interval = std::max<uint64_t>(options.progress_interval, 1);
-    for (it->SeekToFirst(); it->Valid(); it->Next()) {
-      hashes.push_back(Hash(it->key()));
-      if (hashes.size() % interval == 0) {
-        if (options.progress) options.progress(hashes.size());
-        if (stopping.load(std::memory_order_relaxed)) break;
-      }
+  const uint64_t interval = std::max<uint64_t>(options.progress_interval, 1);
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    hashes.push_back(Hash(it->key()));
+    if (hashes.size() % interval == 0) {
+      if (options.progress) options.progress(hashes.size());
+      if (stopping.load(std::memory_order_relaxed)) break;
     }
-    if (options.progress) options.progress(hashes.size());
-    s = it->status();
   }
+  if (options.progress) options.progress(hashes.size());
+  const leveldb::Status s = it->status();
+  it.reset();
   if (!s.ok() || stopping.load(std::memory_order_relaxed)) {
     stop_logging();
-    db->ReleaseSnapshot(snapshot);
     if (!s.ok()) {
       // Cannot know the live set: pass everything through.
       std::lock_guard<std::mutex> lock(write_mu);
@@ -324,7 +320,6 @@ leveldb::Status FilteredDB::Impl::RebuildAttempt(uint64_t* capacity, bool* refus
       if (next == nullptr || *refused) {
         lock.unlock();
         stop_logging();
-        db->ReleaseSnapshot(snapshot);
         if (*refused) {
           std::lock_guard<std::mutex> relock(write_mu);
           ++insert_refusals;
@@ -340,8 +335,6 @@ leveldb::Status FilteredDB::Impl::RebuildAttempt(uint64_t* capacity, bool* refus
           log.shrink_to_fit();
           ++rebuilds;
           PublishLocked(std::move(next));
-          lock.unlock();
-          db->ReleaseSnapshot(snapshot);
           return leveldb::Status::OK();
         }
         continue;  // handled at the top
