@@ -2,13 +2,16 @@
 // outside every timed loop (bench_common.h's 16-byte keys, 100-byte values).
 //
 //   build/default/bench/filtered_db_bench [--mode=gets|reopen|growth|all]
-//       [--keys=1000000] [--rounds=3] [--reopen_keys=1000000,10000000] [--quick]
+//       [--keys=1000000] [--rounds=3] [--reopen_keys=1000000,10000000]
+//       [--kind=dleft|counting] [--quick]
 //
 //  gets    A --keys database (LevelDB with its built-in Bloom filter,
 //          leveldb::NewBloomFilterPolicy(10), compacted). Alternating rounds
-//          of plain LevelDB and FilteredDB (d-left index) on it: Get of
+//          of plain LevelDB and FilteredDB (--kind index) on it: Get of
 //          absent keys (1 and 2 threads), Get of present keys, Put of new
-//          keys. Medians over rounds, and the ratios.
+//          keys. Medians over rounds, and the ratios, in CPU ns per operation
+//          per thread (CLOCK_THREAD_CPUTIME_ID: robust to other processes'
+//          time slices on a shared machine) and in wall ns.
 //  reopen  For each --reopen_keys size: FilteredDB's Open from the saved
 //          index file vs Open by scan rebuild (index file moved away), and
 //          plain LevelDB's Open; ms and ms per million keys. Page cache warm
@@ -25,6 +28,7 @@
 // Google Benchmark flags (--benchmark_*) are accepted and ignored.
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
@@ -45,6 +49,14 @@ namespace {
 
 using blockbloom::bench::Key;
 using Clock = std::chrono::steady_clock;
+
+// CPU time of the calling thread: on a shared machine, immune to time slices
+// given to other processes (wall time is reported next to it).
+double ThreadCpuSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
 
 double Seconds(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
@@ -100,21 +112,29 @@ std::vector<std::string> Keys(uint64_t count, uint64_t n, uint64_t offset, bool 
 
 #ifndef BLOCKBLOOM_FDB_OLD_API
 
-// ns per Get over `keys` (each thread its own slice); `expect_found` checked.
-double TimeGets(leveldb::DB* db, const std::vector<std::string>& keys, int threads,
+struct Timing {
+  double cpu_ns = 0;   // CPU ns per operation (per thread)
+  double wall_ns = 0;  // wall ns per operation per thread
+};
+
+// Per-Get cost over `keys` (each thread its own slice); `expect_found` checked.
+Timing TimeGets(leveldb::DB* db, const std::vector<std::string>& keys, int threads,
                 bool expect_found) {
   std::vector<std::thread> pool;
   std::vector<uint64_t> wrong(threads, 0);
+  std::vector<double> cpu(threads, 0.0);
   const auto start = Clock::now();
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&, t] {
       std::string value;
       const leveldb::ReadOptions read_options;
       uint64_t my_wrong = 0;  // a local: no line shared between the threads
+      const double cpu0 = ThreadCpuSeconds();
       for (size_t i = t; i < keys.size(); i += threads) {
         const bool found = db->Get(read_options, keys[i], &value).ok();
         my_wrong += found != expect_found;
       }
+      cpu[t] = ThreadCpuSeconds() - cpu0;
       wrong[t] = my_wrong;
     });
   }
@@ -126,14 +146,19 @@ double TimeGets(leveldb::DB* db, const std::vector<std::string>& keys, int threa
       std::exit(1);
     }
   }
-  return s * 1e9 / static_cast<double>(keys.size()) * threads;  // ns per Get per thread
+  double cpu_total = 0;
+  for (double c : cpu) cpu_total += c;
+  const double per_thread = static_cast<double>(keys.size()) / threads;
+  return {cpu_total / threads * 1e9 / per_thread, s * 1e9 / per_thread};
 }
 
-double TimePuts(leveldb::DB* db, const std::vector<std::string>& keys) {
+Timing TimePuts(leveldb::DB* db, const std::vector<std::string>& keys) {
   const std::string value(100, 'w');
   const auto start = Clock::now();
+  const double cpu0 = ThreadCpuSeconds();
   for (const std::string& key : keys) Check(db->Put(leveldb::WriteOptions(), key, value), "put");
-  return Seconds(start, Clock::now()) * 1e9 / static_cast<double>(keys.size());
+  const double n = static_cast<double>(keys.size());
+  return {(ThreadCpuSeconds() - cpu0) * 1e9 / n, Seconds(start, Clock::now()) * 1e9 / n};
 }
 
 void Warm(leveldb::DB* db, uint64_t n) {
@@ -144,6 +169,8 @@ void Warm(leveldb::DB* db, uint64_t n) {
   }
 }
 
+blockbloom::IndexKind g_kind = blockbloom::IndexKind::kDleft;
+
 void ModeGets(uint64_t n, int rounds, bool quick) {
   const std::string path = TmpPath("gets");
   std::unique_ptr<const leveldb::FilterPolicy> policy(leveldb::NewBloomFilterPolicy(10));
@@ -153,58 +180,93 @@ void ModeGets(uint64_t n, int rounds, bool quick) {
   options.filter_policy = policy.get();
   blockbloom::FilteredDBOptions fdb_options;
   fdb_options.expected_keys = n;
+  fdb_options.kind = g_kind;
   const uint64_t gets = quick ? 20000 : 400000;
   const uint64_t puts = quick ? 5000 : 50000;
   // Prepared once, outside every timed loop.
   const std::vector<std::string> absent = Keys(gets, n, 0, true);
   const std::vector<std::string> present = Keys(gets, n, 1u << 30, false);
-  std::vector<double> p_abs, p_pres, p_put, f_abs1, f_abs2, p_abs2, f_pres, f_put;
+  // Gets first (no writes: no compaction running), alternating which of the
+  // two goes first; then Puts, alternating too.
+  std::vector<Timing> p_abs, p_abs2, p_pres, p_put, f_abs1, f_abs2, f_pres, f_put;
+  std::string last_stats;
+  const auto plain_phase = [&](bool gets, const std::vector<std::string>& new_keys) {
+    leveldb::DB* raw = nullptr;
+    Check(leveldb::DB::Open(options, path, &raw), "open plain");
+    std::unique_ptr<leveldb::DB> db(raw);
+    Warm(db.get(), n);
+    if (gets) {
+      p_abs.push_back(TimeGets(db.get(), absent, 1, false));
+      p_abs2.push_back(TimeGets(db.get(), absent, 2, false));
+      p_pres.push_back(TimeGets(db.get(), present, 1, true));
+    } else {
+      p_put.push_back(TimePuts(db.get(), new_keys));
+    }
+  };
+  const auto fdb_phase = [&](bool gets, const std::vector<std::string>& new_keys) {
+    leveldb::DB* raw = nullptr;
+    Check(blockbloom::OpenFilteredDB(fdb_options, options, path, &raw), "open FilteredDB");
+    std::unique_ptr<leveldb::DB> db(raw);
+    Warm(db.get(), n);
+    if (gets) {
+      f_abs1.push_back(TimeGets(db.get(), absent, 1, false));
+      f_abs2.push_back(TimeGets(db.get(), absent, 2, false));
+      f_pres.push_back(TimeGets(db.get(), present, 1, true));
+    } else {
+      f_put.push_back(TimePuts(db.get(), new_keys));
+    }
+    db->GetProperty("blockbloom.stats", &last_stats);
+  };
+  const std::vector<std::string> none;
+  for (int r = 0; r < rounds; ++r) {
+    if (r % 2 == 0) {
+      plain_phase(true, none);
+      fdb_phase(true, none);
+    } else {
+      fdb_phase(true, none);
+      plain_phase(true, none);
+    }
+  }
   uint64_t new_key = uint64_t{1} << 40;
   for (int r = 0; r < rounds; ++r) {
     std::vector<std::string> new_plain, new_fdb;
     for (uint64_t i = 0; i < puts; ++i) new_plain.push_back(Key(new_key++));
     for (uint64_t i = 0; i < puts; ++i) new_fdb.push_back(Key(new_key++));
-    {
-      leveldb::DB* raw = nullptr;
-      Check(leveldb::DB::Open(options, path, &raw), "open plain");
-      std::unique_ptr<leveldb::DB> db(raw);
-      Warm(db.get(), n);
-      p_abs.push_back(TimeGets(db.get(), absent, 1, false));
-      p_abs2.push_back(TimeGets(db.get(), absent, 2, false));
-      p_pres.push_back(TimeGets(db.get(), present, 1, true));
-      p_put.push_back(TimePuts(db.get(), new_plain));
-    }
-    {
-      leveldb::DB* raw = nullptr;
-      Check(blockbloom::OpenFilteredDB(fdb_options, options, path, &raw), "open FilteredDB");
-      std::unique_ptr<leveldb::DB> db(raw);
-      Warm(db.get(), n);
-      f_abs1.push_back(TimeGets(db.get(), absent, 1, false));
-      f_abs2.push_back(TimeGets(db.get(), absent, 2, false));
-      f_pres.push_back(TimeGets(db.get(), present, 1, true));
-      f_put.push_back(TimePuts(db.get(), new_fdb));
-      if (r + 1 == rounds) {
-        std::string stats;
-        db->GetProperty("blockbloom.stats", &stats);
-        std::printf("FilteredDB stats after the last round:\n%s", stats.c_str());
-      }
+    if (r % 2 == 0) {
+      plain_phase(false, new_plain);
+      fdb_phase(false, new_fdb);
+    } else {
+      fdb_phase(false, new_fdb);
+      plain_phase(false, new_plain);
     }
   }
+  std::printf("FilteredDB stats at the end:\n%s", last_stats.c_str());
   std::printf("\n%" PRIu64 " keys, %d rounds (median), %" PRIu64 " Gets / %" PRIu64
               " Puts per measurement\n",
               n, rounds, gets, puts);
-  std::printf("%-34s %12s %12s %8s\n", "operation", "LevelDB ns", "FilteredDB ns", "ratio");
-  const auto row = [](const char* name, double plain, double fdb) {
-    std::printf("%-34s %12.1f %12.1f %8.2f\n", name, plain, fdb, fdb / plain);
+  std::printf("%-34s %10s %10s %7s | %10s %10s %7s\n", "operation (ns per op per thread)",
+              "LDB cpu", "FDB cpu", "ratio", "LDB wall", "FDB wall", "ratio");
+  const auto med = [](const std::vector<Timing>& v, bool cpu) {
+    std::vector<double> x;
+    for (const Timing& t : v) x.push_back(cpu ? t.cpu_ns : t.wall_ns);
+    return Median(x);
   };
-  row("Get absent, 1 thread", Median(p_abs), Median(f_abs1));
-  row("Get absent, 2 threads (per thread)", Median(p_abs2), Median(f_abs2));
-  row("Get present, 1 thread", Median(p_pres), Median(f_pres));
-  row("Put new key", Median(p_put), Median(f_put));
-  std::printf("absent Get speedup vs LevelDB+bloom: %.1fx (1 thread), %.1fx (2 threads)\n",
-              Median(p_abs) / Median(f_abs1), Median(p_abs2) / Median(f_abs2));
-  std::printf("FilteredDB absent Get, 2 threads vs 1 (per-thread ns): %.2f\n",
-              Median(f_abs2) / Median(f_abs1));
+  const auto row = [&](const char* name, const std::vector<Timing>& plain,
+                       const std::vector<Timing>& fdb) {
+    std::printf("%-34s %10.1f %10.1f %7.3f | %10.1f %10.1f %7.3f\n", name, med(plain, true),
+                med(fdb, true), med(fdb, true) / med(plain, true), med(plain, false),
+                med(fdb, false), med(fdb, false) / med(plain, false));
+  };
+  row("Get absent, 1 thread", p_abs, f_abs1);
+  row("Get absent, 2 threads", p_abs2, f_abs2);
+  row("Get present, 1 thread", p_pres, f_pres);
+  row("Put new key", p_put, f_put);
+  std::printf("absent Get speedup (cpu): %.1fx at 1 thread, %.1fx at 2 threads; "
+              "(wall): %.1fx, %.1fx\n",
+              med(p_abs, true) / med(f_abs1, true), med(p_abs2, true) / med(f_abs2, true),
+              med(p_abs, false) / med(f_abs1, false), med(p_abs2, false) / med(f_abs2, false));
+  std::printf("FilteredDB absent Get per thread, 2 threads / 1 thread: cpu %.2f, wall %.2f\n",
+              med(f_abs2, true) / med(f_abs1, true), med(f_abs2, false) / med(f_abs1, false));
   blockbloom::DestroyFilteredDB(path, leveldb::Options());
 }
 
@@ -357,6 +419,12 @@ int main(int argc, char** argv) {
     } else if (std::strncmp(a, "--keys=", 7) == 0) {
       keys = std::strtoull(a + 7, nullptr, 10);
       reopen_keys = {keys};
+#ifndef BLOCKBLOOM_FDB_OLD_API
+    } else if (std::strcmp(a, "--kind=counting") == 0) {
+      g_kind = blockbloom::IndexKind::kCounting;
+    } else if (std::strcmp(a, "--kind=dleft") == 0) {
+      g_kind = blockbloom::IndexKind::kDleft;
+#endif
     } else if (std::strncmp(a, "--rounds=", 9) == 0) {
       rounds = std::max(1, std::atoi(a + 9));
     } else if (std::strncmp(a, "--reopen_keys=", 14) == 0) {

@@ -128,6 +128,12 @@ class DirLock {
   std::string dir_;
 };
 
+// One key of a write and whether it is present after it.
+struct KeyOp {
+  leveldb::Slice key;
+  bool present_after;
+};
+
 struct LogEntry {
   uint64_t hash;
   bool insert;  // false: erase
@@ -147,7 +153,12 @@ struct FilteredDB::Impl {
   // All *Locked REQUIRE write_mu held.
   void PublishLocked(std::unique_ptr<KeyIndex> next);
   void FreeRetiredLocked();
-  leveldb::Status IsLiveLocked(const std::string& key, bool* live);
+  // Whether `key` (hash `hash`) is in the database now.
+  leveldb::Status IsLiveLocked(const leveldb::Slice& key, uint64_t hash, bool* live);
+  // The write protocol for a batch whose net effect per key is ops[0, n)
+  // (each key once): presence check, inserts, LevelDB write, erases.
+  leveldb::Status Apply(const leveldb::WriteOptions& write_options, leveldb::WriteBatch* batch,
+                        const KeyOp* ops, size_t n);
   void StartGrowthLocked(uint64_t min_capacity);
   // Builds a new index from a consistent scan plus the write log and publishes
   // it; writers run meanwhile. Serialized by rebuild_mu. OK when stopped.
@@ -211,8 +222,9 @@ void FilteredDB::Impl::FreeRetiredLocked() {
   }
 }
 
-leveldb::Status FilteredDB::Impl::IsLiveLocked(const std::string& key, bool* live) {
-  if (current != nullptr && !current->MayContain(HashKey(key))) {
+leveldb::Status FilteredDB::Impl::IsLiveLocked(const leveldb::Slice& key, uint64_t hash,
+                                               bool* live) {
+  if (current != nullptr && !current->MayContain(hash)) {
     *live = false;  // the index never misses a live key
     return leveldb::Status::OK();
   }
@@ -485,76 +497,98 @@ void FilteredDB::WaitForGrowth() {
   impl_->growth_done.wait(lock, [&] { return !impl_->growth_running; });
 }
 
-leveldb::Status FilteredDB::Write(const leveldb::WriteOptions& options,
-                                  leveldb::WriteBatch* updates) {
-  Impl& m = *impl_;
-  if (updates == nullptr) return m.db->Write(options, updates);
-  NetEffect effect;
-  leveldb::Status s = updates->Iterate(&effect);
-  if (!s.ok()) return s;
+leveldb::Status FilteredDB::Impl::Apply(const leveldb::WriteOptions& write_options,
+                                        leveldb::WriteBatch* batch, const KeyOp* ops,
+                                        size_t n) {
+  // Hash buffers: on the stack for the common one-key write.
+  uint64_t added_one[1], removed_one[1];
+  std::vector<uint64_t> added_many, removed_many;
+  uint64_t* added = added_one;
+  uint64_t* removed = removed_one;
+  if (n > 1) {
+    added_many.resize(n);
+    removed_many.resize(n);
+    added = added_many.data();
+    removed = removed_many.data();
+  }
+  size_t num_added = 0, num_removed = 0;
 
-  std::lock_guard<std::mutex> lock(m.write_mu);
-  m.FreeRetiredLocked();
-  std::vector<uint64_t> added, removed;
-  for (const auto& [key, present_after] : effect.last()) {
+  std::lock_guard<std::mutex> lock(write_mu);
+  if (!retired.empty()) FreeRetiredLocked();
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t h = Hash(ops[i].key);
     bool live = false;
-    s = m.IsLiveLocked(key, &live);
+    const leveldb::Status s = IsLiveLocked(ops[i].key, h, &live);
     if (!s.ok()) return s;  // nothing written, nothing changed
-    if (present_after && !live) added.push_back(HashKey(key));
-    if (!present_after && live) removed.push_back(HashKey(key));
+    if (ops[i].present_after && !live) added[num_added++] = h;
+    if (!ops[i].present_after && live) removed[num_removed++] = h;
   }
 
   // 1. Insert new keys BEFORE the write: from here on the index claims them.
-  if (m.current != nullptr && !added.empty()) {
-    for (uint64_t h : added) {
-      if (!m.current->Insert(h).ok()) {
+  if (current != nullptr && num_added != 0) {
+    for (size_t i = 0; i < num_added; ++i) {
+      if (!current->Insert(added[i]).ok()) {
         // It cannot hold this key: pass through until the larger index is
         // published (the growth rebuild logs this write like any other).
-        ++m.insert_refusals;
-        const uint64_t capacity = m.current->capacity();
-        m.PublishLocked(nullptr);
-        m.StartGrowthLocked(2 * capacity);
+        ++insert_refusals;
+        const uint64_t capacity = current->capacity();
+        PublishLocked(nullptr);
+        StartGrowthLocked(2 * capacity);
         break;
       }
     }
-    if (m.current != nullptr && m.current->keys() > m.current->capacity()) {
-      m.StartGrowthLocked(2 * m.current->capacity());
+    if (current != nullptr && current->keys() > current->capacity()) {
+      StartGrowthLocked(2 * current->capacity());
     }
   }
-  if (m.logging) {
-    for (uint64_t h : added) m.log.push_back({h, true});
+  if (logging) {
+    for (size_t i = 0; i < num_added; ++i) log.push_back({added[i], true});
   }
 
   // 2. The write itself.
-  s = m.db->Write(options, updates);
+  const leveldb::Status s = db->Write(write_options, batch);
   if (!s.ok()) {
     // Maybe applied, maybe not: keep the inserts (over-claiming is safe);
     // deleted keys stay claimed too.
-    ++m.failed_writes;
+    ++failed_writes;
     return s;
   }
 
   // 3. Erase deleted keys only now that LevelDB has applied the deletes.
-  for (uint64_t h : removed) {
+  for (size_t i = 0; i < num_removed; ++i) {
     // Live => inserted before, so Erase's precondition holds.
-    if (m.current != nullptr) (void)m.current->Erase(h);
-    if (m.logging) m.log.push_back({h, false});
+    if (current != nullptr) (void)current->Erase(removed[i]);
+    if (logging) log.push_back({removed[i], false});
   }
   return s;
+}
+
+leveldb::Status FilteredDB::Write(const leveldb::WriteOptions& options,
+                                  leveldb::WriteBatch* updates) {
+  if (updates == nullptr) return impl_->db->Write(options, updates);
+  NetEffect effect;
+  const leveldb::Status s = updates->Iterate(&effect);
+  if (!s.ok()) return s;
+  std::vector<KeyOp> ops;
+  ops.reserve(effect.last().size());
+  for (const auto& [key, present_after] : effect.last()) ops.push_back({key, present_after});
+  return impl_->Apply(options, updates, ops.data(), ops.size());
 }
 
 leveldb::Status FilteredDB::Put(const leveldb::WriteOptions& options, const leveldb::Slice& key,
                                 const leveldb::Slice& value) {
   leveldb::WriteBatch batch;
   batch.Put(key, value);
-  return Write(options, &batch);
+  const KeyOp op{key, true};
+  return impl_->Apply(options, &batch, &op, 1);
 }
 
 leveldb::Status FilteredDB::Delete(const leveldb::WriteOptions& options,
                                    const leveldb::Slice& key) {
   leveldb::WriteBatch batch;
   batch.Delete(key);
-  return Write(options, &batch);
+  const KeyOp op{key, false};
+  return impl_->Apply(options, &batch, &op, 1);
 }
 
 leveldb::Status FilteredDB::Get(const leveldb::ReadOptions& options, const leveldb::Slice& key,
