@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <bitset>
 #include <cinttypes>
 #include <condition_variable>
 #include <cstdio>
@@ -50,23 +51,58 @@ constexpr int kMaxBuildAttempts = 4;
 // this many entries are left; the rest is replayed under it, then published.
 constexpr size_t kFinalReplayEntries = 4096;
 
-// Reader slots: a thread always uses slot ThreadSlot(); threads beyond
-// kReaderSlots share slots (still correct: the fields are counters).
-constexpr unsigned kReaderSlots = 64;
+// Reader slots. A thread leases one of kOwnedSlots slots on its first Get
+// (process-wide, returned when the thread exits) and is then the only writer
+// of that slot in every FilteredDB: its Gets use plain stores. Threads that
+// find every slot leased share slot kSharedSlot, with read-modify-writes.
+constexpr unsigned kOwnedSlots = 64;
+constexpr unsigned kSharedSlot = kOwnedSlots;
+constexpr unsigned kReaderSlots = kOwnedSlots + 1;
+
+std::atomic<uint64_t> g_leased_slots{0};  // bit i: slot i leased by a live thread
+
+struct SlotLease {
+  unsigned slot = kSharedSlot;
+  SlotLease() {
+    uint64_t leased = g_leased_slots.load(std::memory_order_relaxed);
+    while (~leased != 0) {
+      const unsigned i = static_cast<unsigned>(__builtin_ctzll(~leased));
+      if (g_leased_slots.compare_exchange_weak(leased, leased | (uint64_t{1} << i),
+                                               std::memory_order_acq_rel)) {
+        slot = i;
+        return;
+      }
+    }
+  }
+  ~SlotLease() {
+    if (slot != kSharedSlot) {
+      g_leased_slots.fetch_and(~(uint64_t{1} << slot), std::memory_order_acq_rel);
+    }
+  }
+};
 
 unsigned ThreadSlot() {
-  static std::atomic<unsigned> next{0};
-  thread_local const unsigned slot = next.fetch_add(1, std::memory_order_relaxed) % kReaderSlots;
-  return slot;
+  thread_local const SlotLease lease;
+  return lease.slot;
 }
 
-// One cache line per slot, written only by the threads mapped to it.
+// One cache line per slot, written only by the thread that leased it (or, for
+// kSharedSlot, by the threads sharing it).
 struct alignas(64) ReaderSlot {
   std::atomic<uint64_t> active{0};            // readers inside an index probe
   std::atomic<uint64_t> ruled_out{0};
   std::atomic<uint64_t> passes{0};
   std::atomic<uint64_t> passes_not_found{0};
 };
+
+// +1 by the slot's only writer (a plain load and store) or by any thread (RMW).
+inline void Bump(std::atomic<uint64_t>& counter, bool owned) {
+  if (owned) {
+    counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  } else {
+    counter.fetch_add(1, std::memory_order_relaxed);
+  }
+}
 
 // The process-wide set of database directories whose LOCK file this process
 // holds an fcntl lock on through a FilteredDB (see DirLock).
@@ -141,9 +177,8 @@ struct LogEntry {
 
 struct Retired {
   std::unique_ptr<KeyIndex> index;
-  uint64_t pending_slots;  // bit i: slot i not yet seen idle since unpublished
+  std::bitset<kReaderSlots> pending;  // slot i not yet seen idle since unpublished
 };
-static_assert(kReaderSlots == 64, "Retired::pending_slots is one bit per slot");
 
 }  // namespace
 
@@ -151,8 +186,11 @@ struct FilteredDB::Impl {
   Impl(const FilteredDBOptions& o, std::string n) : options(o), name(std::move(n)) {}
 
   // All *Locked REQUIRE write_mu held.
-  void PublishLocked(std::unique_ptr<KeyIndex> next);
-  void FreeRetiredLocked();
+  // Retired indexes that no reader can hold any more move to *garbage, for
+  // the caller to free after releasing write_mu (freeing megabytes is slow).
+  void PublishLocked(std::unique_ptr<KeyIndex> next,
+                     std::vector<std::unique_ptr<KeyIndex>>* garbage);
+  void FreeRetiredLocked(std::vector<std::unique_ptr<KeyIndex>>* garbage);
   // Whether `key` (hash `hash`) is in the database now.
   leveldb::Status IsLiveLocked(const leveldb::Slice& key, uint64_t hash, bool* live);
   // The write protocol for a batch whose net effect per key is ops[0, n)
@@ -196,29 +234,38 @@ struct FilteredDB::Impl {
   uint64_t saves = 0;
 };
 
-void FilteredDB::Impl::PublishLocked(std::unique_ptr<KeyIndex> next) {
-  if (current != nullptr) retired.push_back({std::move(current), ~uint64_t{0}});
+void FilteredDB::Impl::PublishLocked(std::unique_ptr<KeyIndex> next,
+                                     std::vector<std::unique_ptr<KeyIndex>>* garbage) {
+  if (current != nullptr) {
+    retired.push_back({std::move(current), std::bitset<kReaderSlots>().set()});
+  }
   current = std::move(next);
   index.store(current.get(), std::memory_order_seq_cst);
-  FreeRetiredLocked();
+  FreeRetiredLocked(garbage);
 }
 
-void FilteredDB::Impl::FreeRetiredLocked() {
-  // A reader increments its slot's `active` (seq_cst) before loading `index`
-  // and decrements it (release) after its probe. A retired index was
-  // unpublished by a seq_cst store before this seq_cst load; so a slot seen at
-  // 0 here has no reader left that could have loaded it, and later readers of
-  // that slot load the newer pointer. Slots are checked one at a time: each
-  // needs to be seen idle once, not all at the same instant.
+void FilteredDB::Impl::FreeRetiredLocked(std::vector<std::unique_ptr<KeyIndex>>* garbage) {
+  // A reader sets its slot's `active` (a seq_cst store or increment) before
+  // loading `index` (seq_cst) and clears it (release) after its probe. A
+  // retired index was unpublished by a seq_cst store before this seq_cst
+  // load. If a reader loaded the old pointer, its load, hence its announce,
+  // precedes that store in the single total order, so this load sees the
+  // announce or a later value; 0 can then only be the reader's release clear,
+  // which follows its probe. Later readers of the slot load the newer
+  // pointer. Slots are checked one at a time: each must be seen idle once,
+  // not all at the same instant.
   for (auto it = retired.begin(); it != retired.end();) {
     for (unsigned i = 0; i < kReaderSlots; ++i) {
-      const uint64_t bit = uint64_t{1} << i;
-      if ((it->pending_slots & bit) != 0 &&
-          slots[i].active.load(std::memory_order_seq_cst) == 0) {
-        it->pending_slots &= ~bit;
+      if (it->pending[i] && slots[i].active.load(std::memory_order_seq_cst) == 0) {
+        it->pending[i] = false;
       }
     }
-    it = it->pending_slots == 0 ? retired.erase(it) : it + 1;
+    if (it->pending.none()) {
+      garbage->push_back(std::move(it->index));
+      it = retired.erase(it);
+    } else {
+      ++it;
+    }
   }
 }
 
@@ -294,8 +341,9 @@ leveldb::Status FilteredDB::Impl::RebuildAttempt(uint64_t* capacity, bool* refus
     stop_logging();
     if (!s.ok()) {
       // Cannot know the live set: pass everything through.
+      std::vector<std::unique_ptr<KeyIndex>> garbage;
       std::lock_guard<std::mutex> lock(write_mu);
-      PublishLocked(nullptr);
+      PublishLocked(nullptr, &garbage);
     }
     return s;
   }
@@ -326,6 +374,7 @@ leveldb::Status FilteredDB::Impl::RebuildAttempt(uint64_t* capacity, bool* refus
   // chunk is replayed and the index published under write_mu, atomically with
   // respect to every write.
   std::vector<LogEntry> chunk;
+  std::vector<std::unique_ptr<KeyIndex>> garbage;  // freed after write_mu is released
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(write_mu);
@@ -346,7 +395,7 @@ leveldb::Status FilteredDB::Impl::RebuildAttempt(uint64_t* capacity, bool* refus
           log.clear();
           log.shrink_to_fit();
           ++rebuilds;
-          PublishLocked(std::move(next));
+          PublishLocked(std::move(next), &garbage);
           return leveldb::Status::OK();
         }
         continue;  // handled at the top
@@ -367,8 +416,9 @@ leveldb::Status FilteredDB::Impl::Rebuild(uint64_t min_capacity) {
     const leveldb::Status s = RebuildAttempt(&capacity, &refused);
     if (!s.ok() || !refused || stopping.load(std::memory_order_relaxed)) return s;
   }
+  std::vector<std::unique_ptr<KeyIndex>> garbage;
   std::lock_guard<std::mutex> lock(write_mu);
-  PublishLocked(nullptr);  // saturated: correct, just unfiltered
+  PublishLocked(nullptr, &garbage);  // saturated: correct, just unfiltered
   return leveldb::Status::OK();
 }
 
@@ -457,9 +507,10 @@ leveldb::Status FilteredDB::Open(const FilteredDBOptions& fdb_options,
   std::unique_ptr<FilteredDB> result(new FilteredDB(std::move(impl)));
   Impl& m = *result->impl_;
   if (loaded != nullptr) {
+    std::vector<std::unique_ptr<KeyIndex>> garbage;
     std::lock_guard<std::mutex> lock(m.write_mu);
     m.opened_from = IndexSource::kFile;
-    m.PublishLocked(std::move(loaded));
+    m.PublishLocked(std::move(loaded), &garbage);
   } else {
     s = m.Rebuild(fdb_options.expected_keys);
     if (!s.ok()) return s;  // ~FilteredDB closes LevelDB
@@ -513,8 +564,9 @@ leveldb::Status FilteredDB::Impl::Apply(const leveldb::WriteOptions& write_optio
   }
   size_t num_added = 0, num_removed = 0;
 
+  std::vector<std::unique_ptr<KeyIndex>> garbage;  // declared first: freed after unlock
   std::lock_guard<std::mutex> lock(write_mu);
-  if (!retired.empty()) FreeRetiredLocked();
+  if (!retired.empty()) FreeRetiredLocked(&garbage);
   for (size_t i = 0; i < n; ++i) {
     const uint64_t h = Hash(ops[i].key);
     bool live = false;
@@ -532,7 +584,7 @@ leveldb::Status FilteredDB::Impl::Apply(const leveldb::WriteOptions& write_optio
         // published (the growth rebuild logs this write like any other).
         ++insert_refusals;
         const uint64_t capacity = current->capacity();
-        PublishLocked(nullptr);
+        PublishLocked(nullptr, &garbage);
         StartGrowthLocked(2 * capacity);
         break;
       }
@@ -596,19 +648,30 @@ leveldb::Status FilteredDB::Get(const leveldb::ReadOptions& options, const level
   Impl& m = *impl_;
   if (options.snapshot != nullptr) return m.db->Get(options, key, value);
   const uint64_t hash = Hash(key);
-  ReaderSlot& slot = m.slots[ThreadSlot()];
-  slot.active.fetch_add(1, std::memory_order_seq_cst);
+  const unsigned slot_index = ThreadSlot();
+  const bool owned = slot_index != kSharedSlot;
+  ReaderSlot& slot = m.slots[slot_index];
+  // Announce, then load the pointer (both seq_cst: see FreeRetiredLocked).
+  if (owned) {
+    slot.active.store(1, std::memory_order_seq_cst);
+  } else {
+    slot.active.fetch_add(1, std::memory_order_seq_cst);
+  }
   const KeyIndex* index = m.index.load(std::memory_order_seq_cst);
   const bool absent = index != nullptr && !index->MayContain(hash);
-  slot.active.fetch_sub(1, std::memory_order_release);
+  if (owned) {
+    slot.active.store(0, std::memory_order_release);
+  } else {
+    slot.active.fetch_sub(1, std::memory_order_release);
+  }
   if (index == nullptr) return m.db->Get(options, key, value);
   if (absent) {
-    slot.ruled_out.fetch_add(1, std::memory_order_relaxed);
+    Bump(slot.ruled_out, owned);
     return leveldb::Status::NotFound(leveldb::Slice());
   }
   const leveldb::Status s = m.db->Get(options, key, value);
-  slot.passes.fetch_add(1, std::memory_order_relaxed);
-  if (s.IsNotFound()) slot.passes_not_found.fetch_add(1, std::memory_order_relaxed);
+  Bump(slot.passes, owned);
+  if (s.IsNotFound()) Bump(slot.passes_not_found, owned);
   return s;
 }
 
