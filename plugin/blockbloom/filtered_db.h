@@ -29,10 +29,11 @@
 // internally anyway). A failed write leaves its inserts in the index:
 // over-claiming is safe, and the next rebuild makes the index exact again.
 //
-// Readers take no lock and write no shared cache line: each thread announces
-// itself in its own cache-line-sized reader slot (a retired index is freed
-// once every slot has been seen idle after it was unpublished), and the
-// statistics are counted in the same per-thread slots and summed on demand.
+// Readers take no lock and write no shared cache line: each thread leases its
+// own cache-line-sized reader slot (64 of them; threads beyond share one),
+// announces itself there around its index probe (a retired index is freed
+// once every slot has been seen idle after it was unpublished), and counts
+// its statistics there; index_stats() sums the slots.
 //
 // Snapshots. A Get with ReadOptions::snapshot set always goes to LevelDB: a
 // key deleted since the snapshot is gone from the index but visible at the
@@ -168,10 +169,13 @@ class FilteredDB final : public leveldb::DB {
   // least FilteredDBOptions::expected_keys) while writers continue; returns
   // when the new index is published. The way out of the saturated state.
   leveldb::Status RebuildIndex();
-  // Writes the index file now (writers wait while the index is copied, not
-  // while it is written). Used at the next Open only if the directory is
-  // still exactly as listed now -- i.e. after a crash with no write since.
-  // FailedPrecondition when the index is saturated or persistence is off.
+  // Writes the index file now. Writers wait while the index is copied and
+  // the directory listed (CURRENT, MANIFEST and logs are hashed: about a
+  // millisecond per few MB), not while the file is written and synced. The
+  // file is used by the next Open only if the directory is then exactly as
+  // listed now -- e.g. after a crash with no write since. InvalidArgument
+  // while the index is saturated (pass-through), NotSupported when
+  // persistence is off, IOError on file-system errors.
   leveldb::Status SaveIndex();
 
   // Returns once no growth rebuild is running (one may start again with the

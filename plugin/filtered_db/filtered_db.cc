@@ -591,6 +591,10 @@ leveldb::Status FilteredDB::Impl::Apply(const leveldb::WriteOptions& write_optio
     }
     if (current != nullptr && current->keys() > current->capacity()) {
       StartGrowthLocked(2 * current->capacity());
+    } else if (current != nullptr &&
+               current->inserted_since_build() > 2 * current->capacity()) {
+      // Churn: the front filter holds many deleted keys. Same size, fresh.
+      StartGrowthLocked(current->capacity());
     }
   }
   if (logging) {

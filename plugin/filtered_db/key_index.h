@@ -1,6 +1,7 @@
 // The set-of-live-keys index behind FilteredDB: one interface over the
 // counting and the d-left counting Bloom filter, keyed by 64-bit hashes
-// (blockbloom::HashKey). Thread-safety: that of the wrapped filter (queries
+// (blockbloom::HashKey), behind an insert-only blocked Bloom "front" filter
+// that answers most absent keys from one cache line (key_index.cc). Thread-safety: that of the wrapped filter (queries
 // lock-free and safe with concurrent Insert/Erase; Serialize REQUIRES no
 // concurrent Insert/Erase).
 #ifndef BLOCKBLOOM_FILTERED_DB_KEY_INDEX_H_
@@ -39,6 +40,9 @@ class KeyIndex {
   virtual uint64_t capacity() const = 0;
   virtual uint64_t memory_bytes() const = 0;
   virtual double estimated_fpr() const = 0;
+  // Keys inserted since it was built, deleted ones included (the front
+  // filter's load; growth rebuilds it when churn has filled it).
+  virtual uint64_t inserted_since_build() const { return keys(); }
   // Appends the payload Deserialize reads. REQUIRES: no concurrent Insert/Erase.
   virtual void Serialize(std::string* out) const = 0;
 };

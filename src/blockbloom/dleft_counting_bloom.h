@@ -3,7 +3,7 @@
 // ESA 2006. A counting filter that stores fingerprints in a d-left hash table
 // instead of counters in a bit array: at equal memory its FPR is far lower
 // than a counting Bloom filter's (bench/dleft_vs_counting_bench.cc measures
-// it; docs/INDEX.md records the figures).
+// it; docs/FILTERED_DB.md records the figures).
 //
 // Structure (paper s.3). d = 4 subtables of B = 2^b buckets each; a bucket
 // is w = 8 cells of 16 bits, cell = (remainder << 2) | counter:
