@@ -41,10 +41,16 @@ absl::StatusOr<std::string> ReadWhole(const std::string& path) {
     if (errno == ENOENT) return absl::NotFoundError(path);
     return Errno("open " + path);
   }
+  // Read straight into a string sized from fstat, growing only if the file
+  // grew meanwhile.
+  struct stat st;
   std::string data;
-  char buf[1 << 16];
+  data.resize(::fstat(fd, &st) == 0 && st.st_size > 0 ? static_cast<size_t>(st.st_size) + 1
+                                                      : size_t{1} << 16);
+  size_t used = 0;
   for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (used == data.size()) data.resize(2 * data.size());
+    const ssize_t n = ::read(fd, &data[used], data.size() - used);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       const absl::Status s = Errno("read " + path);
@@ -52,9 +58,10 @@ absl::StatusOr<std::string> ReadWhole(const std::string& path) {
       return s;
     }
     if (n == 0) break;
-    data.append(buf, static_cast<size_t>(n));
+    used += static_cast<size_t>(n);
   }
   ::close(fd);
+  data.resize(used);
   return data;
 }
 

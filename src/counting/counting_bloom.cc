@@ -283,7 +283,9 @@ absl::StatusOr<std::unique_ptr<CountingBloomFilter>> CountingBloomFilter::FromCo
       uint64_t w = 0;
       for (int i = 7; i >= 0; --i) w = (w << 8) | p[i];
       p += 8;
-      for (int c = 0; c < 16; ++c) saturated += ((w >> (4 * c)) & 0xf) == kMaxCount;
+      // A nibble is saturated when all four of its bits are set (15).
+      saturated += static_cast<uint64_t>(__builtin_popcountll(
+          w & (w >> 1) & (w >> 2) & (w >> 3) & 0x1111111111111111ull));
       word.store(w, std::memory_order_relaxed);
     }
   }
