@@ -38,9 +38,9 @@ bool GetU8(std::string_view* in, uint8_t* v) {
 // own). One 64-byte block per key, k = 7 bits at 10 bits per key (~1% FPR
 // while it holds `capacity` keys; Putze et al. WEA 2007 s.3): an absent key
 // usually costs one cache line instead of the counting filter's four (d-left)
-// buckets. Bits are std::atomic words: relaxed fetch_or to insert, relaxed
-// loads to query; a query that happens after an insert sees its bits
-// (per-word coherence), as for the counting filters.
+// buckets. Bits are std::atomic words: one writer at a time (relaxed load and
+// store), relaxed loads to query; a query that happens after an insert sees
+// its bits (per-word coherence), as for the counting filters.
 class FrontFilter {
  public:
   static constexpr int kProbes = 7;
@@ -51,14 +51,24 @@ class FrontFilter {
     return std::max<uint64_t>(1, static_cast<uint64_t>(capacity * kBitsPerKey / 512.0) + 1);
   }
 
+  // REQUIRES: no concurrent Insert (FilteredDB's writers hold its writer
+  // mutex, and a rebuild fills a private index), so each word is updated with
+  // a plain load and store; concurrent queries see each word old or new.
   void Insert(uint64_t hash) {
     Block& b = blocks_[BlockOf(hash)];
+    uint64_t masks[8] = {};
     uint64_t bits = Mix(hash);
     for (int i = 0; i < kProbes; ++i, bits >>= 9) {
       const unsigned bit = bits & 511;
-      b.words[bit >> 6].fetch_or(uint64_t{1} << (bit & 63), std::memory_order_relaxed);
+      masks[bit >> 6] |= uint64_t{1} << (bit & 63);
     }
-    inserted_.fetch_add(1, std::memory_order_relaxed);
+    for (int w = 0; w < 8; ++w) {
+      if (masks[w] != 0) {
+        b.words[w].store(b.words[w].load(std::memory_order_relaxed) | masks[w],
+                         std::memory_order_relaxed);
+      }
+    }
+    inserted_.store(inserted_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
   bool MayContain(uint64_t hash) const {
     const Block& b = blocks_[BlockOf(hash)];

@@ -1,9 +1,9 @@
 // The set-of-live-keys index behind FilteredDB: one interface over the
 // counting and the d-left counting Bloom filter, keyed by 64-bit hashes
 // (blockbloom::HashKey), behind an insert-only blocked Bloom "front" filter
-// that answers most absent keys from one cache line (key_index.cc). Thread-safety: that of the wrapped filter (queries
-// lock-free and safe with concurrent Insert/Erase; Serialize REQUIRES no
-// concurrent Insert/Erase).
+// that answers most absent keys from one cache line (key_index.cc).
+// Thread-safety: queries are lock-free and safe with one concurrent writer;
+// writers (Insert, Erase, Serialize) must not run concurrently.
 #ifndef BLOCKBLOOM_FILTERED_DB_KEY_INDEX_H_
 #define BLOCKBLOOM_FILTERED_DB_KEY_INDEX_H_
 
@@ -28,7 +28,10 @@ class KeyIndex {
   static absl::StatusOr<std::unique_ptr<KeyIndex>> Deserialize(std::string_view payload);
   virtual ~KeyIndex() = default;
 
-  // ResourceExhausted (nothing changed) when the structure cannot hold the key.
+  // ResourceExhausted when the counting filter cannot hold the key (the front
+  // filter has it anyway). REQUIRES: no concurrent Insert or Erase (FilteredDB
+  // holds its writer mutex, or fills an index no other thread sees yet);
+  // MayContain may run concurrently.
   virtual absl::Status Insert(uint64_t hash) = 0;
   // REQUIRES: hash was inserted and not erased since (see the filters' Erase).
   virtual absl::Status Erase(uint64_t hash) = 0;
