@@ -87,8 +87,17 @@ class FrontFilter {
   void Serialize(std::string* out) const {
     PutU64(out, blocks_.size());
     PutU64(out, inserted());
+    size_t at = out->size();
+    out->resize(at + memory_bytes());
     for (const Block& b : blocks_) {
-      for (const auto& w : b.words) PutU64(out, w.load(std::memory_order_relaxed));
+      for (const auto& word : b.words) {
+        uint64_t w = word.load(std::memory_order_relaxed);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        w = __builtin_bswap64(w);
+#endif
+        std::memcpy(&(*out)[at], &w, 8);  // little-endian on disk
+        at += 8;
+      }
     }
   }
   // Reads what Serialize wrote from the front of *in; false on a mismatch.
@@ -99,13 +108,19 @@ class FrontFilter {
       return nullptr;
     }
     auto f = std::make_unique<FrontFilter>(num_blocks);
+    const char* p = in->data();
     for (Block& b : f->blocks_) {
-      for (auto& w : b.words) {
-        uint64_t v = 0;
-        GetU64(in, &v);
-        w.store(v, std::memory_order_relaxed);
+      for (auto& word : b.words) {
+        uint64_t w;
+        std::memcpy(&w, p, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        w = __builtin_bswap64(w);
+#endif
+        p += 8;
+        word.store(w, std::memory_order_relaxed);
       }
     }
+    in->remove_prefix(num_blocks * sizeof(Block));
     f->inserted_.store(inserted, std::memory_order_relaxed);
     return f;
   }

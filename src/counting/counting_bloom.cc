@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <mutex>
 #include <new>
 #include <vector>
@@ -259,11 +260,16 @@ CountingBloomStats CountingBloomFilter::stats() const {
 }
 
 void CountingBloomFilter::AppendCounters(std::string* out) const {
-  out->reserve(out->size() + memory_bytes());
+  size_t at = out->size();
+  out->resize(at + memory_bytes());
   for (const Block& block : blocks_) {
     for (const auto& word : block.words) {
       uint64_t w = word.load(std::memory_order_relaxed);
-      for (int i = 0; i < 8; ++i, w >>= 8) out->push_back(static_cast<char>(w & 0xff));
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+      w = __builtin_bswap64(w);
+#endif
+      std::memcpy(&(*out)[at], &w, 8);  // little-endian on disk
+      at += 8;
     }
   }
 }
@@ -280,8 +286,11 @@ absl::StatusOr<std::unique_ptr<CountingBloomFilter>> CountingBloomFilter::FromCo
   uint64_t saturated = 0;
   for (Block& block : (*filter)->blocks_) {
     for (auto& word : block.words) {
-      uint64_t w = 0;
-      for (int i = 7; i >= 0; --i) w = (w << 8) | p[i];
+      uint64_t w;
+      std::memcpy(&w, p, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+      w = __builtin_bswap64(w);
+#endif
       p += 8;
       // A nibble is saturated when all four of its bits are set (15).
       saturated += static_cast<uint64_t>(__builtin_popcountll(

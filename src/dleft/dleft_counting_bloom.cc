@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <new>
 
 #include "blockbloom/hash.h"
@@ -242,11 +243,16 @@ DleftStats DleftCountingBloomFilter::stats() const {
 }
 
 void DleftCountingBloomFilter::AppendTables(std::string* out) const {
-  out->reserve(out->size() + memory_bytes());
+  size_t at = out->size();
+  out->resize(at + memory_bytes());
   for (const Bucket& bucket : buckets_) {
     for (const auto& word : bucket.words) {
       uint64_t w = word.load(std::memory_order_relaxed);
-      for (int i = 0; i < 8; ++i, w >>= 8) out->push_back(static_cast<char>(w & 0xff));
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+      w = __builtin_bswap64(w);
+#endif
+      std::memcpy(&(*out)[at], &w, 8);  // little-endian on disk
+      at += 8;
     }
   }
 }
@@ -263,8 +269,11 @@ absl::StatusOr<std::unique_ptr<DleftCountingBloomFilter>> DleftCountingBloomFilt
   uint64_t occupied = 0;
   for (Bucket& bucket : (*filter)->buckets_) {
     for (auto& word : bucket.words) {
-      uint64_t w = 0;
-      for (int i = 7; i >= 0; --i) w = (w << 8) | p[i];  // compilers fuse this into one load
+      uint64_t w;
+      std::memcpy(&w, p, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+      w = __builtin_bswap64(w);
+#endif
       p += 8;
       // A cell is occupied when its 2-bit counter (bits 0-1 of each 16) is not 0.
       const uint64_t counters = w & 0x0003000300030003ull;
