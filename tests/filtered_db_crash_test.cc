@@ -110,6 +110,8 @@ TEST(FilteredDBCrashTest, KilledWriterLosesNoLiveKey) {
       ASSERT_TRUE(s.ok()) << "acknowledged key " << i << " missing";
     }
   }
+  db.reset();
+  DestroyFilteredDB(path, leveldb::Options());
 }
 
 }  // namespace

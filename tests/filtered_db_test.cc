@@ -153,7 +153,8 @@ TEST_P(FilteredDBTest, SnapshotGetsPassThrough) {
   FilteredDBOptions index_options;
   index_options.kind = GetParam();
   std::unique_ptr<FilteredDB> db;
-  ASSERT_TRUE(FilteredDB::Open(index_options, SmallBufferOptions(), DbPath("snapshot"), &db).ok());
+  const std::string path = DbPath("snapshot");
+  ASSERT_TRUE(FilteredDB::Open(index_options, SmallBufferOptions(), path, &db).ok());
   ASSERT_TRUE(db->Put(leveldb::WriteOptions(), "k", "old").ok());
   const leveldb::Snapshot* snapshot = db->GetSnapshot();
   ASSERT_TRUE(db->Delete(leveldb::WriteOptions(), "k").ok());
@@ -165,13 +166,16 @@ TEST_P(FilteredDBTest, SnapshotGetsPassThrough) {
   EXPECT_EQ(value, "old");
   db->ReleaseSnapshot(snapshot);
   EXPECT_EQ(PropertyNumber(*db, "blockbloom.index-keys"), 0u);
+  db.reset();
+  DestroyFilteredDB(path, leveldb::Options());
 }
 
 TEST_P(FilteredDBTest, IteratorAndPropertiesAreLevelDBs) {
   FilteredDBOptions index_options;
   index_options.kind = GetParam();
   std::unique_ptr<FilteredDB> db;
-  ASSERT_TRUE(FilteredDB::Open(index_options, SmallBufferOptions(), DbPath("props"), &db).ok());
+  const std::string path = DbPath("props");
+  ASSERT_TRUE(FilteredDB::Open(index_options, SmallBufferOptions(), path, &db).ok());
   for (int i = 0; i < 100; ++i) ASSERT_TRUE(db->Put(leveldb::WriteOptions(), Key(i), "v").ok());
   std::unique_ptr<leveldb::Iterator> it(db->NewIterator(leveldb::ReadOptions()));
   int n = 0;
@@ -193,6 +197,8 @@ TEST_P(FilteredDBTest, IteratorAndPropertiesAreLevelDBs) {
   EXPECT_GT(PropertyNumber(*db, "blockbloom.index-gets-ruled-out"), 950u);
   ASSERT_TRUE(db->RebuildIndex().ok());
   EXPECT_EQ(PropertyNumber(*db, "blockbloom.index-keys"), 100u);
+  db.reset();
+  DestroyFilteredDB(path, leveldb::Options());
 }
 
 // A program written against leveldb::DB* only: every result it observes,
