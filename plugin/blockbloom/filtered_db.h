@@ -46,8 +46,14 @@
 // sizes, inodes and mtimes, same bytes of CURRENT, MANIFEST and logs -- and
 // otherwise rebuilds by scanning (docs/FILTERED_DB.md, "Persisted index",
 // gives the rule and its argument; docs/FORMAT.md the layout). The file is
-// removed before LevelDB opens, so it is used at most once. Only with
-// leveldb::Env::Default() (another Env always scans).
+// removed before LevelDB opens, so it is used at most once. FilteredDB holds
+// a POSIX lock on <name>/LOCK from before reading the file until after saving
+// it, so no other process can open the database in between. Only with
+// leveldb::Env::Default() (another Env always scans, and nothing is saved).
+//
+// Front filter. The counting filter sits behind an insert-only blocked Bloom
+// filter of the keys inserted since the last rebuild (a superset of the live
+// keys): most absent keys are ruled out from one cache line.
 //
 // Growth and RebuildIndex(). When the live keys outgrow the index's capacity
 // (or a d-left insert is refused), a background thread builds a larger index
