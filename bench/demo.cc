@@ -127,10 +127,10 @@ Row RunConfig(const Config& config, const std::string& path) {
   std::unique_ptr<FilteredDB> filtered;
   leveldb::Status s;
   if (config.index) {
-    IndexOptions index;
+    FilteredDBOptions index;
     index.expected_keys = static_cast<uint64_t>(num_keys);
     index.kind = IndexKind::kDleft;
-    s = FilteredDB::Open(options, path, index, &filtered);
+    s = FilteredDB::Open(index, options, path, &filtered);
   } else {
     leveldb::DB* raw = nullptr;
     s = leveldb::DB::Open(options, path, &raw);
@@ -146,7 +146,7 @@ Row RunConfig(const Config& config, const std::string& path) {
         return filtered ? filtered->Get(leveldb::ReadOptions(), key, value)
                         : plain->Get(leveldb::ReadOptions(), key, value);
       },
-      [&] { (filtered ? filtered->base() : plain.get())->CompactRange(nullptr, nullptr); },
+      [&] { (filtered ? static_cast<leveldb::DB*>(filtered.get()) : plain.get())->CompactRange(nullptr, nullptr); },
   };
 
   Load(db, num_keys, absl::GetFlag(FLAGS_value_size), config.name);

@@ -126,11 +126,11 @@ int FirstRefusal(const std::vector<std::string>& keys, int log2_buckets,
 class Harness {
  public:
   explicit Harness(const std::string& tag) : path_(TestPath(tag)) {
-    leveldb::DestroyDB(path_, leveldb::Options());
+    DestroyFilteredDB(path_, leveldb::Options());
   }
   ~Harness() {
     db_.reset();
-    leveldb::DestroyDB(path_, leveldb::Options());
+    DestroyFilteredDB(path_, leveldb::Options());
   }
 
   void Open(uint64_t expected_keys) {
@@ -138,10 +138,11 @@ class Harness {
     leveldb::Options options;
     options.create_if_missing = true;
     options.write_buffer_size = 64 << 10;
-    IndexOptions index;
+    FilteredDBOptions index;
     index.kind = IndexKind::kDleft;
     index.expected_keys = expected_keys;
-    const leveldb::Status s = FilteredDB::Open(options, path_, index, &db_);
+    index.persist_index = false;  // every Open scans: the tests size the index
+    const leveldb::Status s = FilteredDB::Open(index, options, path_, &db_);
     ASSERT_TRUE(s.ok()) << s.ToString();
   }
 
@@ -183,6 +184,7 @@ class Harness {
   // through the index: each answer is the oracle's. The index holds exactly
   // the live keys while it is active.
   void ExpectAgrees(const std::string& where, int absent = 500) {
+    db_->WaitForGrowth();
     std::vector<std::string> keys(touched_.begin(), touched_.end());
     for (int i = 0; i < absent; ++i) keys.push_back("absent-" + std::to_string(i));
     for (const std::string& key : keys) {
@@ -203,6 +205,7 @@ class Harness {
   // Gets of `n` never-written keys; returns how many the index ruled out
   // (gets_ruled_out delta), after checking each answer is NotFound.
   uint64_t RuledOutOf(int n) {
+    db_->WaitForGrowth();
     const uint64_t before = db_->index_stats().gets_ruled_out;
     for (int i = 0; i < n; ++i) {
       std::string value;
@@ -213,7 +216,10 @@ class Harness {
   }
 
   FilteredDB& db() { return *db_; }
-  FilteredDBStats stats() const { return db_->index_stats(); }
+  FilteredDBStats stats() const {
+    db_->WaitForGrowth();
+    return db_->index_stats();
+  }
   size_t live() const { return oracle_.size(); }
 
  private:
@@ -294,10 +300,11 @@ TEST(FilteredDBGrowthTest, CounterOverflowRebuildsLargerAndKeepsFiltering) {
 }
 
 // Four keys sharing their top 15 bits collide at B = 1 AND at B = 2: the
-// growth rebuild cannot take the fourth, so the index saturates and every Get
-// passes through -- correctly. RebuildIndex() while they still collide at
-// every attempted size stays saturated; once one of them is deleted (or the
-// keys are many enough to size the index at B = 4) the index comes back.
+// growth rebuild (in the background) doubles past B = 2 to B = 4, where they
+// fit, and the index comes back by itself. RebuildIndex() while they still
+// collide at every attempted size saturates the index and every Get passes
+// through -- correctly; once one of them is deleted (or the keys are many
+// enough to size the index at B = 4) the index comes back.
 TEST(FilteredDBGrowthTest, PersistentRefusalSaturatesThenRecovers) {
   const std::vector<std::string> q = KeysSharingFingerprint("saturate-", kR + 1, 4);
   ASSERT_EQ(FirstRefusal(q, 0), 3);
@@ -308,14 +315,23 @@ TEST(FilteredDBGrowthTest, PersistentRefusalSaturatesThenRecovers) {
   h.Open(1);
   for (int i = 0; i < 3; ++i) h.Put(q[i]);
   EXPECT_GE(h.RuledOutOf(200), 190u);
-  h.Put(q[3]);  // refused at B = 1, rebuilt at B = 2, refused again
+  h.Put(q[3]);  // refused at B = 1; the growth rebuild is refused at B = 2, takes B = 4
   FilteredDBStats s = h.stats();
-  EXPECT_FALSE(s.index_active);
+  EXPECT_TRUE(s.index_active);
   EXPECT_EQ(s.insert_refusals, 2u);
   EXPECT_EQ(s.rebuilds, 2u);
+  EXPECT_EQ(s.keys, 4u);
+  EXPECT_GE(s.capacity, 96u);
+  h.ExpectAgrees("grown past the collision");
+  EXPECT_GE(h.RuledOutOf(200), 190u);
+
+  // Saturate it: a RebuildIndex sized from 4 keys (B = 1, 1, 1, 2) refuses.
+  ASSERT_TRUE(h.db().RebuildIndex().ok());
+  s = h.stats();
+  EXPECT_FALSE(s.index_active);
   EXPECT_EQ(s.keys, 0u);
   std::string text;
-  ASSERT_TRUE(h.db().GetProperty("blockbloom.index-stats", &text));
+  ASSERT_TRUE(h.db().GetProperty("blockbloom.stats", &text));
   EXPECT_NE(text.find("index-active: 0\n"), std::string::npos) << text;
   h.ExpectAgrees("saturated");
   EXPECT_EQ(h.RuledOutOf(200), 0u);  // everything passes through
@@ -359,10 +375,11 @@ TEST(FilteredDBGrowthTest, PersistentRefusalSaturatesThenRecovers) {
   h.ExpectAgrees("recovered after delete");
   EXPECT_GE(h.RuledOutOf(1000), 990u);
 
-  // Re-adding it saturates again; a reopen sized at B = 4 recovers.
+  // Re-adding it is refused, and growth takes it at B = 4 again; a reopen
+  // sized at B = 4 agrees.
   h.Put(q[1]);
-  EXPECT_FALSE(h.stats().index_active);
-  h.ExpectAgrees("saturated again");
+  EXPECT_TRUE(h.stats().index_active);
+  h.ExpectAgrees("grown again");
   h.Open(96);
   s = h.stats();
   EXPECT_TRUE(s.index_active);

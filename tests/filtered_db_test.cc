@@ -9,7 +9,10 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <algorithm>
+#include <atomic>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "leveldb/env.h"
@@ -25,7 +28,7 @@ using testing_keys::SplitMix64;
 
 std::string DbPath(const std::string& name) {
   const std::string path = TestPath(name);
-  leveldb::DestroyDB(path, leveldb::Options());
+  DestroyFilteredDB(path, leveldb::Options());
   return path;
 }
 
@@ -63,11 +66,11 @@ class FilteredDBTest : public ::testing::TestWithParam<IndexKind> {};
 
 TEST_P(FilteredDBTest, RandomOperationsAgreeWithMapOracleAndSurviveReopen) {
   const std::string path = DbPath(GetParam() == IndexKind::kDleft ? "oracle_dleft" : "oracle_cbf");
-  IndexOptions index_options;
+  FilteredDBOptions index_options;
   index_options.kind = GetParam();
   index_options.expected_keys = 50;  // forces several growth rebuilds
   std::unique_ptr<FilteredDB> db;
-  ASSERT_TRUE(FilteredDB::Open(SmallBufferOptions(), path, index_options, &db).ok());
+  ASSERT_TRUE(FilteredDB::Open(index_options, SmallBufferOptions(), path, &db).ok());
 
   std::map<std::string, std::string> oracle;
   SplitMix64 rng(GetParam() == IndexKind::kDleft ? 1 : 2);
@@ -125,21 +128,33 @@ TEST_P(FilteredDBTest, RandomOperationsAgreeWithMapOracleAndSurviveReopen) {
   EXPECT_GT(stats.gets_ruled_out, 1000u);
   EXPECT_EQ(stats.failed_writes, 0u);
 
-  // Reopen: the rebuilt index holds exactly the live keys.
+  // Reopen after a clean close: the saved index is loaded, no scan.
   db.reset();
   uint64_t last_progress = 0;
   index_options.progress = [&](uint64_t scanned) { last_progress = scanned; };
   index_options.progress_interval = 100;
-  ASSERT_TRUE(FilteredDB::Open(SmallBufferOptions(), path, index_options, &db).ok());
+  ASSERT_TRUE(FilteredDB::Open(index_options, SmallBufferOptions(), path, &db).ok());
+  EXPECT_EQ(db->index_stats().opened_from, IndexSource::kFile);
+  EXPECT_EQ(last_progress, 0u);
+  ExpectAgrees(*db, oracle, kUniverse, "reopen from the index file");
+
+  // Reopen without persistence: the scan rebuilds exactly the live keys.
+  db.reset();
+  index_options.persist_index = false;
+  ASSERT_TRUE(FilteredDB::Open(index_options, SmallBufferOptions(), path, &db).ok());
+  EXPECT_EQ(db->index_stats().opened_from, IndexSource::kScan);
   EXPECT_EQ(last_progress, oracle.size());
-  ExpectAgrees(*db, oracle, kUniverse, "reopen");
+  ExpectAgrees(*db, oracle, kUniverse, "reopen by scan");
+  db.reset();
+  DestroyFilteredDB(path, leveldb::Options());
 }
 
 TEST_P(FilteredDBTest, SnapshotGetsPassThrough) {
-  IndexOptions index_options;
+  FilteredDBOptions index_options;
   index_options.kind = GetParam();
   std::unique_ptr<FilteredDB> db;
-  ASSERT_TRUE(FilteredDB::Open(SmallBufferOptions(), DbPath("snapshot"), index_options, &db).ok());
+  const std::string path = DbPath("snapshot");
+  ASSERT_TRUE(FilteredDB::Open(index_options, SmallBufferOptions(), path, &db).ok());
   ASSERT_TRUE(db->Put(leveldb::WriteOptions(), "k", "old").ok());
   const leveldb::Snapshot* snapshot = db->GetSnapshot();
   ASSERT_TRUE(db->Delete(leveldb::WriteOptions(), "k").ok());
@@ -151,13 +166,16 @@ TEST_P(FilteredDBTest, SnapshotGetsPassThrough) {
   EXPECT_EQ(value, "old");
   db->ReleaseSnapshot(snapshot);
   EXPECT_EQ(PropertyNumber(*db, "blockbloom.index-keys"), 0u);
+  db.reset();
+  DestroyFilteredDB(path, leveldb::Options());
 }
 
-TEST_P(FilteredDBTest, IteratorPropertiesAndBaseAreLevelDBs) {
-  IndexOptions index_options;
+TEST_P(FilteredDBTest, IteratorAndPropertiesAreLevelDBs) {
+  FilteredDBOptions index_options;
   index_options.kind = GetParam();
   std::unique_ptr<FilteredDB> db;
-  ASSERT_TRUE(FilteredDB::Open(SmallBufferOptions(), DbPath("props"), index_options, &db).ok());
+  const std::string path = DbPath("props");
+  ASSERT_TRUE(FilteredDB::Open(index_options, SmallBufferOptions(), path, &db).ok());
   for (int i = 0; i < 100; ++i) ASSERT_TRUE(db->Put(leveldb::WriteOptions(), Key(i), "v").ok());
   std::unique_ptr<leveldb::Iterator> it(db->NewIterator(leveldb::ReadOptions()));
   int n = 0;
@@ -172,13 +190,158 @@ TEST_P(FilteredDBTest, IteratorPropertiesAndBaseAreLevelDBs) {
   EXPECT_GT(PropertyNumber(*db, "blockbloom.index-memory-bytes"), 0u);
   ASSERT_TRUE(db->GetProperty("blockbloom.index-estimated-fpr", &value));
   EXPECT_LT(std::strtod(value.c_str(), nullptr), 0.02);
-  EXPECT_TRUE(db->base()->Get(leveldb::ReadOptions(), Key(5), &value).ok());
+  EXPECT_TRUE(db->Get(leveldb::ReadOptions(), Key(5), &value).ok());
   for (int i = 100; i < 1100; ++i) {
     EXPECT_TRUE(db->Get(leveldb::ReadOptions(), Key(i), &value).IsNotFound());
   }
   EXPECT_GT(PropertyNumber(*db, "blockbloom.index-gets-ruled-out"), 950u);
   ASSERT_TRUE(db->RebuildIndex().ok());
   EXPECT_EQ(PropertyNumber(*db, "blockbloom.index-keys"), 100u);
+  db.reset();
+  DestroyFilteredDB(path, leveldb::Options());
+}
+
+// A program written against leveldb::DB* only: every result it observes,
+// as text. Run unchanged on plain LevelDB and on FilteredDB, the two
+// transcripts must be identical.
+std::string RunLevelDBProgram(leveldb::DB* db) {
+  std::string out;
+  SplitMix64 rng(7);
+  const leveldb::WriteOptions write_options;
+  const leveldb::ReadOptions read_options;
+  std::vector<const leveldb::Snapshot*> snapshots;
+  const auto key = [&] { return Key(rng.Next() % 1500); };
+  for (int step = 0; step < 4000; ++step) {
+    const uint64_t op = rng.Next() % 100;
+    std::string value;
+    if (op < 30) {
+      out += db->Put(write_options, key(), "p" + std::to_string(step)).ToString();
+    } else if (op < 40) {
+      out += db->Delete(write_options, key()).ToString();
+    } else if (op < 48) {
+      leveldb::WriteBatch batch;
+      for (int j = 0; j < 5; ++j) batch.Put(key(), "b" + std::to_string(step));
+      batch.Delete(key());
+      out += db->Write(write_options, &batch).ToString();
+    } else if (op < 85) {
+      const leveldb::Status s = db->Get(read_options, key(), &value);
+      out += s.ToString() + (s.ok() ? value : "");
+    } else if (op < 90) {
+      if (snapshots.size() < 3) {
+        snapshots.push_back(db->GetSnapshot());
+      } else {
+        leveldb::ReadOptions at;
+        at.snapshot = snapshots[rng.Next() % snapshots.size()];
+        const leveldb::Status s = db->Get(at, key(), &value);
+        out += s.ToString() + (s.ok() ? value : "");
+        db->ReleaseSnapshot(snapshots.front());
+        snapshots.erase(snapshots.begin());
+      }
+    } else if (op < 95) {
+      std::unique_ptr<leveldb::Iterator> it(db->NewIterator(read_options));
+      int n = 0;
+      for (it->Seek(key()); it->Valid() && n < 20; it->Next(), ++n) {
+        out += it->key().ToString() + "=" + it->value().ToString() + ";";
+      }
+      out += it->status().ToString();
+    } else if (op < 98) {
+      const std::string a = key(), b = key();
+      leveldb::Range range(std::min(a, b), std::max(a, b));
+      uint64_t size = 0;
+      db->GetApproximateSizes(&range, 1, &size);  // layout-dependent: not compared
+      out += db->GetProperty("leveldb.stats", &value) ? "prop;" : "noprop;";
+      out += db->GetProperty("leveldb.no-such-property", &value) ? "prop;" : "noprop;";
+    } else if (step % 1500 < 30) {  // a few full compactions: they are slow
+      db->CompactRange(nullptr, nullptr);
+      out += "compacted;";
+    }
+    out += '\n';
+  }
+  for (const leveldb::Snapshot* snapshot : snapshots) db->ReleaseSnapshot(snapshot);
+  return out;
+}
+
+TEST(FilteredDBDropInTest, ALevelDBProgramRunsUnchangedWithTheSameResults) {
+  const std::string plain_path = DbPath("plain");
+  const std::string filtered_path = DbPath("filtered");
+  leveldb::DB* plain = nullptr;
+  ASSERT_TRUE(leveldb::DB::Open(SmallBufferOptions(), plain_path, &plain).ok());
+  FilteredDBOptions fdb_options;
+  fdb_options.expected_keys = 100;  // grows during the program
+  leveldb::DB* filtered = nullptr;
+  ASSERT_TRUE(OpenFilteredDB(fdb_options, SmallBufferOptions(), filtered_path, &filtered).ok());
+  const std::string expected = RunLevelDBProgram(plain);
+  const std::string actual = RunLevelDBProgram(filtered);
+  EXPECT_EQ(expected.size(), actual.size());
+  EXPECT_TRUE(expected == actual) << "transcripts differ";
+  // The index answered some of those Gets (it was not a pass-through).
+  std::string stats;
+  ASSERT_TRUE(filtered->GetProperty("blockbloom.stats", &stats));
+  EXPECT_EQ(stats.find("gets-ruled-out: 0\n"), std::string::npos) << stats;
+  EXPECT_NE(stats.find("passes-not-found: "), std::string::npos) << stats;
+  delete plain;
+  delete filtered;
+  // The same program again after reopening both (FilteredDB from its file).
+  ASSERT_TRUE(leveldb::DB::Open(SmallBufferOptions(), plain_path, &plain).ok());
+  ASSERT_TRUE(OpenFilteredDB(fdb_options, SmallBufferOptions(), filtered_path, &filtered).ok());
+  EXPECT_TRUE(RunLevelDBProgram(plain) == RunLevelDBProgram(filtered)) << "after reopen";
+  delete plain;
+  delete filtered;
+  DestroyFilteredDB(plain_path, leveldb::Options());
+  DestroyFilteredDB(filtered_path, leveldb::Options());
+}
+
+// Filter statistics: Gets ruled out, passes, and passes that ended NotFound
+// (the index's live false positives), exact once the Gets returned.
+TEST(FilteredDBStatsTest, CountsRuledOutPassesAndPassesThatFoundNothing) {
+  const std::string path = DbPath("stats");
+  FilteredDBOptions fdb_options;
+  fdb_options.kind = IndexKind::kCounting;
+  fdb_options.target_fpr = 0.2;  // many false positives, so passes_not_found > 0
+  fdb_options.expected_keys = 1000;
+  std::unique_ptr<FilteredDB> db;
+  ASSERT_TRUE(FilteredDB::Open(fdb_options, SmallBufferOptions(), path, &db).ok());
+  for (int i = 0; i < 1000; i += 2) ASSERT_TRUE(db->Put({}, Key(i), "v").ok());
+  std::string value;
+  uint64_t found = 0, not_found = 0;
+  std::vector<std::thread> threads;
+  std::atomic<uint64_t> found_total{0}, absent_total{0};
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&, t] {
+      std::string v;
+      for (int i = t; i < 200000; i += 2) {
+        const leveldb::Status s = db->Get(leveldb::ReadOptions(), Key(i), &v);
+        (s.ok() ? found_total : absent_total).fetch_add(1);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  found = found_total.load();
+  not_found = absent_total.load();
+  const FilteredDBStats s = db->index_stats();
+  EXPECT_EQ(found, 500u);
+  EXPECT_EQ(s.gets_checked, 200000u);
+  EXPECT_EQ(s.gets_ruled_out + s.filter_passes, 200000u);
+  EXPECT_EQ(s.filter_passes - s.passes_not_found, found);  // true positives
+  EXPECT_EQ(s.gets_ruled_out + s.passes_not_found, not_found);
+  // Front filter (half loaded: well under 1%) then the 20% counting filter:
+  // a handful of the 199,500 (7 with these fixed keys).
+  EXPECT_GT(s.passes_not_found, 0u);
+  EXPECT_GT(s.gets_ruled_out, 190000u);
+  EXPECT_EQ(PropertyNumber(*db, "blockbloom.index-passes-not-found"), s.passes_not_found);
+  EXPECT_EQ(PropertyNumber(*db, "blockbloom.index-filter-passes"), s.filter_passes);
+  ASSERT_TRUE(db->GetProperty("blockbloom.index-measured-fpr", &value));
+  const double fpr = std::strtod(value.c_str(), nullptr);
+  EXPECT_NEAR(fpr, static_cast<double>(s.passes_not_found) / not_found, 1e-6);
+  // Snapshot Gets bypass the index and are not counted.
+  const leveldb::Snapshot* snapshot = db->GetSnapshot();
+  leveldb::ReadOptions at;
+  at.snapshot = snapshot;
+  (void)db->Get(at, Key(1), &value);
+  db->ReleaseSnapshot(snapshot);
+  EXPECT_EQ(db->index_stats().gets_checked, 200000u);
+  db.reset();
+  DestroyFilteredDB(path, leveldb::Options());
 }
 
 INSTANTIATE_TEST_SUITE_P(Kinds, FilteredDBTest,

@@ -1,12 +1,15 @@
 // FilteredDB: a leveldb::DB with a delete-aware in-memory key index in front
 // of Get. A Get of a key the index rules out returns NotFound in nanoseconds,
 // without a memtable search or any table-cache, index-block or filter probe.
+// It IS a leveldb::DB: code written against leveldb::DB* runs unchanged after
+// swapping the Open call.
 //
-//   blockbloom::IndexOptions index;               // d-left, 1M keys, 1% FPR
-//   std::unique_ptr<blockbloom::FilteredDB> db;
-//   leveldb::Status s = blockbloom::FilteredDB::Open(options, "/tmp/db", index, &db);
+//   blockbloom::FilteredDBOptions fdb_options;      // d-left, 1M keys, 1% FPR
+//   leveldb::DB* db = nullptr;
+//   leveldb::Status s = blockbloom::OpenFilteredDB(fdb_options, options, "/tmp/db", &db);
 //   db->Put(leveldb::WriteOptions(), "apple", "red");
 //   db->Get(leveldb::ReadOptions(), "pear", &value);   // NotFound from the index
+//   delete db;                                         // saves the index
 //
 // Contract. Every answer is exactly LevelDB's: the index only ever turns a
 // Get of an absent key into an early NotFound. It holds the set of LIVE user
@@ -15,50 +18,63 @@
 // inserts it, an overwrite does not count it twice, a Delete of a present key
 // erases it once, a Delete of an absent key changes nothing -- so the index
 // never erases a key it did not insert, which is the precondition of both
-// filters' Erase. WriteBatches are applied the same way, by net effect.
+// filters' Erase. WriteBatches are applied the same way, by net effect. There
+// is no other write path: the wrapped leveldb::DB is never handed out.
 //
-// Ordering (docs/INDEX.md has the argument): the index may claim a key that
-// is not in the database, never the opposite, at every instant. New keys are
-// inserted into the index BEFORE the LevelDB write; deleted keys are erased
-// only AFTER the delete has been applied by LevelDB. "Check presence, update
-// the index, write" runs under one writer mutex (LevelDB serializes writers
-// internally anyway), so concurrent writers cannot interleave it. Readers take
-// no lock. A failed write leaves its inserts in the index: over-claiming is
-// safe, and the next rebuild makes the index exact again.
+// Ordering (docs/FILTERED_DB.md has the argument): the index may claim a key
+// that is not in the database, never the opposite, at every instant. New keys
+// are inserted into the index BEFORE the LevelDB write; deleted keys are
+// erased only AFTER LevelDB applied the delete. "Check presence, update the
+// index, write" runs under one writer mutex (LevelDB serializes writers
+// internally anyway). A failed write leaves its inserts in the index:
+// over-claiming is safe, and the next rebuild makes the index exact again.
+//
+// Readers take no lock and write no shared cache line: each thread leases its
+// own cache-line-sized reader slot (64 of them; threads beyond share one),
+// announces itself there around its index probe (a retired index is freed
+// once every slot has been seen idle after it was unpublished), and counts
+// its statistics there; index_stats() sums the slots.
 //
 // Snapshots. A Get with ReadOptions::snapshot set always goes to LevelDB: a
 // key deleted since the snapshot is gone from the index but visible at the
 // snapshot.
 //
-// Persistence. The index is in memory only; nothing is written to disk. Open
-// rebuilds it with a full scan of the database (IndexOptions::progress
-// reports it), so after a crash it reflects exactly what LevelDB recovered.
+// Persistence. With FilteredDBOptions::persist_index (the default) the index
+// is saved in <name>/BLOCKBLOOM-INDEX when the FilteredDB is deleted (after
+// LevelDB has closed) and by SaveIndex(). Open uses that file only when the
+// database directory is provably as it was at the save -- same files, same
+// sizes, inodes and mtimes, same bytes of CURRENT, MANIFEST and logs -- and
+// otherwise rebuilds by scanning (docs/FILTERED_DB.md, "Persisted index",
+// gives the rule and its argument; docs/FORMAT.md the layout). The file is
+// removed before LevelDB opens, so it is used at most once. FilteredDB holds
+// a POSIX lock on <name>/LOCK from before reading the file until after saving
+// it, so no other process can open the database in between. Only with
+// leveldb::Env::Default() (another Env always scans, and nothing is saved).
 //
-// Growth. When the live keys outgrow the index's capacity (or a d-left
-// insert is refused: full bucket, counter overflow), the index is rebuilt
-// from a scan into one of twice the capacity, while writers wait and readers
-// keep using the old, still-correct index; then the new one is published
-// atomically. If a rebuild fails, the index is dropped and every Get passes
-// through to LevelDB ("saturated") until RebuildIndex() or the next Open.
+// Front filter. The counting filter sits behind an insert-only blocked Bloom
+// filter of the keys inserted since the last rebuild (a superset of the live
+// keys): most absent keys are ruled out from one cache line.
 //
-// Writes made through base() bypass the index and void the contract; reads
-// through base() are fine.
+// Growth and RebuildIndex(). When the live keys outgrow the index's capacity
+// (or a d-left insert is refused), a background thread builds a larger index
+// from a LevelDB snapshot scan while writers continue; writes made since the
+// snapshot are logged and replayed into the new index, which is then
+// published atomically. Meanwhile the old index keeps serving (a key it can no
+// longer hold switches it to pass-through until the new one is published).
+// If a rebuild fails, every Get passes through to LevelDB ("saturated") until
+// RebuildIndex() or the next Open.
 //
 // Thread-safety: as leveldb::DB -- any method may be called from any number
 // of threads, except that the destructor must not race with any other call,
 // and iterators and snapshots must be released before it.
-// tests/filtered_db_tsan_test.cc hammers it with readers and writers under
-// ThreadSanitizer.
+// tests/filtered_db_tsan_test.cc hammers it under ThreadSanitizer.
 #ifndef BLOCKBLOOM_FILTERED_DB_H_
 #define BLOCKBLOOM_FILTERED_DB_H_
 
-#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <vector>
 
 #include "leveldb/db.h"
 #include "leveldb/options.h"
@@ -72,98 +88,122 @@ enum class IndexKind {
   kDleft,     // d-left counting Bloom filter: ~half the memory at equal FPR
 };
 
-struct IndexOptions {
+struct FilteredDBOptions {
   // Capacity of the first index; it grows (doubling) when the keys outgrow it.
   uint64_t expected_keys = 1000000;
   // Target FPR at capacity. d-left at its design load gives ~0.15% whatever
   // this asks, and less when asked for less (blockbloom/dleft_counting_bloom.h).
   double target_fpr = 0.01;
   IndexKind kind = IndexKind::kDleft;
-  // Called during every rebuild scan (Open, growth) each `progress_interval`
-  // keys and once at the end, with the number of keys scanned so far. Runs on
-  // the thread that triggered the rebuild, with writers blocked.
+  // Save the index at close / SaveIndex() and load it at Open when valid.
+  bool persist_index = true;
+  // Called during every rebuild scan (Open, growth, RebuildIndex) each
+  // `progress_interval` keys and once at the end, with the keys scanned so
+  // far. Runs on the scanning thread (a background thread during growth);
+  // writers are not blocked.
   std::function<void(uint64_t keys_scanned)> progress;
   uint64_t progress_interval = 65536;
 };
 
+// How Open obtained its index.
+enum class IndexSource { kScan, kFile };
+
 struct FilteredDBStats {
-  bool index_active = false;        // false: saturated, every Get passes through
+  bool index_active = false;        // false: saturated / pass-through
+  IndexSource opened_from = IndexSource::kScan;
   uint64_t keys = 0;                // live keys the index holds
   uint64_t capacity = 0;            // keys before the next growth rebuild
   uint64_t memory_bytes = 0;        // current index (plus retired ones not yet freed)
   double estimated_fpr = 0.0;
-  uint64_t gets_ruled_out = 0;      // Gets answered NotFound by the index alone
-  uint64_t rebuilds = 0;            // including the one in Open
-  uint64_t insert_refusals = 0;     // d-left full bucket / overflow (each caused a rebuild)
+  // Per-Get counters (summed over the per-thread slots; each is exact once
+  // the counted Gets have returned).
+  uint64_t gets_checked = 0;        // Gets that consulted the index
+  uint64_t gets_ruled_out = 0;      // answered NotFound by the index alone
+  uint64_t filter_passes = 0;       // index said "may be present"
+  uint64_t passes_not_found = 0;    // ... and LevelDB said NotFound (live false positives)
+  uint64_t rebuilds = 0;            // completed scans (Open, growth, RebuildIndex)
+  uint64_t insert_refusals = 0;     // d-left full bucket / overflow
   uint64_t failed_writes = 0;       // LevelDB writes that failed after index inserts
+  uint64_t index_saves = 0;         // index files written
 };
 
 class KeyIndex;  // plugin/filtered_db/key_index.h
 
-class FilteredDB {
+class FilteredDB final : public leveldb::DB {
  public:
-  // Opens (or creates, per options) the LevelDB database at `name` and builds
-  // the index with a full scan. On error *db is left null.
-  static leveldb::Status Open(const leveldb::Options& options, const std::string& name,
-                              const IndexOptions& index_options,
+  // Opens (or creates, per `options`) the LevelDB database at `name` and
+  // loads the saved index when valid, else builds it with a full scan. On
+  // error *db is left null.
+  static leveldb::Status Open(const FilteredDBOptions& fdb_options,
+                              const leveldb::Options& options, const std::string& name,
                               std::unique_ptr<FilteredDB>* db);
 
   FilteredDB(const FilteredDB&) = delete;
   FilteredDB& operator=(const FilteredDB&) = delete;
-  ~FilteredDB();
+  // Stops any background rebuild, closes LevelDB, then (persist_index) saves
+  // the index. A failed save leaves no index file (the next Open scans); call
+  // SaveIndex() first to see errors.
+  ~FilteredDB() override;
 
-  // Same arguments and results as leveldb::DB's.
+  // leveldb::DB, same arguments and results.
   leveldb::Status Put(const leveldb::WriteOptions& options, const leveldb::Slice& key,
-                      const leveldb::Slice& value);
-  leveldb::Status Delete(const leveldb::WriteOptions& options, const leveldb::Slice& key);
-  leveldb::Status Write(const leveldb::WriteOptions& options, leveldb::WriteBatch* updates);
+                      const leveldb::Slice& value) override;
+  leveldb::Status Delete(const leveldb::WriteOptions& options,
+                         const leveldb::Slice& key) override;
+  leveldb::Status Write(const leveldb::WriteOptions& options,
+                        leveldb::WriteBatch* updates) override;
   leveldb::Status Get(const leveldb::ReadOptions& options, const leveldb::Slice& key,
-                      std::string* value);
-  // The caller deletes the iterator before the FilteredDB, as with LevelDB.
-  leveldb::Iterator* NewIterator(const leveldb::ReadOptions& options);
-  const leveldb::Snapshot* GetSnapshot();
-  void ReleaseSnapshot(const leveldb::Snapshot* snapshot);
+                      std::string* value) override;
+  leveldb::Iterator* NewIterator(const leveldb::ReadOptions& options) override;
+  const leveldb::Snapshot* GetSnapshot() override;
+  void ReleaseSnapshot(const leveldb::Snapshot* snapshot) override;
   // LevelDB's properties, plus:
-  //   "blockbloom.index-stats"        all of FilteredDBStats, one "name: value" per line
-  //   "blockbloom.index-keys"         live keys in the index
-  //   "blockbloom.index-memory-bytes" index memory
+  //   "blockbloom.stats"               all of FilteredDBStats, "name: value" per line
+  //   "blockbloom.index-keys"          live keys in the index
+  //   "blockbloom.index-memory-bytes"  index memory
   //   "blockbloom.index-estimated-fpr"
   //   "blockbloom.index-gets-ruled-out"
-  bool GetProperty(const leveldb::Slice& property, std::string* value);
+  //   "blockbloom.index-filter-passes"
+  //   "blockbloom.index-passes-not-found"
+  //   "blockbloom.index-measured-fpr"  passes_not_found / (ruled out + passes_not_found)
+  // ("blockbloom.index-stats" is an alias of "blockbloom.stats".)
+  bool GetProperty(const leveldb::Slice& property, std::string* value) override;
+  void GetApproximateSizes(const leveldb::Range* range, int n, uint64_t* sizes) override;
+  void CompactRange(const leveldb::Slice* begin, const leveldb::Slice* end) override;
 
-  // Rebuilds the index from a full scan (sized for the keys found, at least
-  // IndexOptions::expected_keys); the way out of the saturated state.
+  // Rebuilds the index from a snapshot scan (sized for the keys found, at
+  // least FilteredDBOptions::expected_keys) while writers continue; returns
+  // when the new index is published. The way out of the saturated state.
   leveldb::Status RebuildIndex();
+  // Writes the index file now. Writers wait while the index is copied and
+  // the directory listed (CURRENT, MANIFEST and logs are hashed: about a
+  // millisecond per few MB), not while the file is written and synced. The
+  // file is used by the next Open only if the directory is then exactly as
+  // listed now -- e.g. after a crash with no write since. InvalidArgument
+  // while the index is saturated (pass-through), NotSupported when
+  // persistence is off, IOError on file-system errors.
+  leveldb::Status SaveIndex();
+
+  // Returns once no growth rebuild is running (one may start again with the
+  // next write). For tests and orderly shutdowns; never needed for correctness.
+  void WaitForGrowth();
 
   FilteredDBStats index_stats() const;
-  leveldb::DB* base() { return db_.get(); }
 
  private:
-  FilteredDB(std::unique_ptr<leveldb::DB> db, const IndexOptions& index_options);
-
-  // All REQUIRE write_mu_ held.
-  leveldb::Status RebuildLocked(uint64_t min_capacity);
-  leveldb::Status IsLiveLocked(const std::string& key, bool* live);
-  void PublishLocked(std::unique_ptr<KeyIndex> index);
-  void FreeRetiredLocked();
-
-  const std::unique_ptr<leveldb::DB> db_;
-  const IndexOptions index_options_;
-
-  mutable std::mutex write_mu_;            // serializes writers, rebuilds, stats
-  std::unique_ptr<KeyIndex> current_;      // guarded by write_mu_; null = saturated
-  std::vector<std::unique_ptr<KeyIndex>> retired_;  // replaced, maybe still read
-  // What readers use: current_.get(), published with seq_cst stores.
-  std::atomic<KeyIndex*> index_{nullptr};
-  // Readers inside an index probe. A retired index is freed only once this
-  // has been seen at 0 after it was unpublished.
-  std::atomic<int64_t> active_readers_{0};
-
-  std::atomic<uint64_t> gets_ruled_out_{0};
-  uint64_t rebuilds_ = 0;          // guarded by write_mu_
-  uint64_t insert_refusals_ = 0;   // guarded by write_mu_
-  uint64_t failed_writes_ = 0;     // guarded by write_mu_
+  struct Impl;
+  explicit FilteredDB(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
 };
+
+// Opens a FilteredDB as a plain leveldb::DB; the caller deletes *dbptr (which
+// saves the index). On error *dbptr is null.
+leveldb::Status OpenFilteredDB(const FilteredDBOptions& fdb_options,
+                               const leveldb::Options& options, const std::string& name,
+                               leveldb::DB** dbptr);
+
+// leveldb::DestroyDB plus FilteredDB's index files, so the directory goes too.
+leveldb::Status DestroyFilteredDB(const std::string& name, const leveldb::Options& options);
 
 }  // namespace blockbloom
 

@@ -1,14 +1,27 @@
 #include "blockbloom/filtered_db.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <array>
+#include <atomic>
+#include <bitset>
 #include <cinttypes>
+#include <condition_variable>
 #include <cstdio>
+#include <mutex>
+#include <set>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "blockbloom/hash.h"
+#include "filtered_db/index_file.h"
 #include "filtered_db/key_index.h"
+#include "leveldb/env.h"
 
 namespace blockbloom {
 namespace {
@@ -34,106 +47,236 @@ class NetEffect : public leveldb::WriteBatch::Handler {
 // (each doubling adds a fingerprint bit, so repeated failure means adversarial
 // keys or a bug, not bad luck).
 constexpr int kMaxBuildAttempts = 4;
+// The rebuild's write log is replayed without the writer mutex until at most
+// this many entries are left; the rest is replayed under it, then published.
+constexpr size_t kFinalReplayEntries = 4096;
+
+// Reader slots. A thread leases one of kOwnedSlots slots on its first Get
+// (process-wide, returned when the thread exits) and is then the only writer
+// of that slot in every FilteredDB: its Gets use plain stores. Threads that
+// find every slot leased share slot kSharedSlot, with read-modify-writes.
+constexpr unsigned kOwnedSlots = 64;
+constexpr unsigned kSharedSlot = kOwnedSlots;
+constexpr unsigned kReaderSlots = kOwnedSlots + 1;
+
+std::atomic<uint64_t> g_leased_slots{0};  // bit i: slot i leased by a live thread
+
+struct SlotLease {
+  unsigned slot = kSharedSlot;
+  SlotLease() {
+    uint64_t leased = g_leased_slots.load(std::memory_order_relaxed);
+    while (~leased != 0) {
+      const unsigned i = static_cast<unsigned>(__builtin_ctzll(~leased));
+      if (g_leased_slots.compare_exchange_weak(leased, leased | (uint64_t{1} << i),
+                                               std::memory_order_acq_rel)) {
+        slot = i;
+        return;
+      }
+    }
+  }
+  ~SlotLease() {
+    if (slot != kSharedSlot) {
+      g_leased_slots.fetch_and(~(uint64_t{1} << slot), std::memory_order_acq_rel);
+    }
+  }
+};
+
+unsigned ThreadSlot() {
+  thread_local const SlotLease lease;
+  return lease.slot;
+}
+
+// One cache line per slot, written only by the thread that leased it (or, for
+// kSharedSlot, by the threads sharing it).
+struct alignas(64) ReaderSlot {
+  std::atomic<uint64_t> active{0};            // readers inside an index probe
+  std::atomic<uint64_t> ruled_out{0};
+  std::atomic<uint64_t> passes{0};
+  std::atomic<uint64_t> passes_not_found{0};
+};
+
+// +1 by the slot's only writer (a plain load and store) or by any thread (RMW).
+inline void Bump(std::atomic<uint64_t>& counter, bool owned) {
+  if (owned) {
+    counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  } else {
+    counter.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+// The process-wide set of database directories whose LOCK file this process
+// holds an fcntl lock on through a FilteredDB (see DirLock).
+std::mutex& LockedDirsMu() {
+  static std::mutex mu;
+  return mu;
+}
+std::set<std::string>& LockedDirs() {
+  static auto* dirs = new std::set<std::string>();  // never destroyed: used at exit
+  return *dirs;
+}
+
+// FilteredDB's own POSIX record lock on <db>/LOCK, held from before the index
+// file is validated until after it is saved, so no other process can open the
+// database in between (LevelDB's own lock is the same process's, so LevelDB
+// opens fine under it). POSIX locks belong to the process: closing this fd
+// drops LevelDB's lock too, so it is closed only when LevelDB is closed.
+class DirLock {
+ public:
+  // False (and nothing held) when another process, or another LevelDB
+  // instance in this process, holds the database.
+  bool Acquire(const std::string& dir) {
+    // LevelDB's Env tracks its in-process locks: probe through it first.
+    leveldb::FileLock* probe = nullptr;
+    if (!leveldb::Env::Default()->LockFile(dir + "/LOCK", &probe).ok()) return false;
+    leveldb::Env::Default()->UnlockFile(probe);
+    std::lock_guard<std::mutex> lock(LockedDirsMu());
+    if (LockedDirs().count(dir) != 0) return false;
+    fd_ = ::open((dir + "/LOCK").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) return false;
+    if (!Relock()) {
+      ::close(fd_);
+      fd_ = -1;
+      return false;
+    }
+    dir_ = dir;
+    LockedDirs().insert(dir);
+    return true;
+  }
+  // Takes the lock again after LevelDB released it at close.
+  bool Relock() {
+    struct flock f = {};
+    f.l_type = F_WRLCK;
+    f.l_whence = SEEK_SET;
+    return ::fcntl(fd_, F_SETLK, &f) == 0;
+  }
+  // REQUIRES: LevelDB is closed (or never opened) on this directory.
+  void Release() {
+    if (fd_ < 0) return;
+    ::close(fd_);
+    fd_ = -1;
+    std::lock_guard<std::mutex> lock(LockedDirsMu());
+    LockedDirs().erase(dir_);
+  }
+  bool held() const { return fd_ >= 0; }
+
+ private:
+  int fd_ = -1;
+  std::string dir_;
+};
+
+// One key of a write and whether it is present after it.
+struct KeyOp {
+  leveldb::Slice key;
+  bool present_after;
+};
+
+struct LogEntry {
+  uint64_t hash;
+  bool insert;  // false: erase
+};
+
+struct Retired {
+  std::unique_ptr<KeyIndex> index;
+  std::bitset<kReaderSlots> pending;  // slot i not yet seen idle since unpublished
+};
 
 }  // namespace
 
-FilteredDB::FilteredDB(std::unique_ptr<leveldb::DB> db, const IndexOptions& index_options)
-    : db_(std::move(db)), index_options_(index_options) {}
+struct FilteredDB::Impl {
+  Impl(const FilteredDBOptions& o, std::string n) : options(o), name(std::move(n)) {}
 
-FilteredDB::~FilteredDB() = default;
+  // All *Locked REQUIRE write_mu held.
+  // Retired indexes that no reader can hold any more move to *garbage, for
+  // the caller to free after releasing write_mu (freeing megabytes is slow).
+  void PublishLocked(std::unique_ptr<KeyIndex> next,
+                     std::vector<std::unique_ptr<KeyIndex>>* garbage);
+  void FreeRetiredLocked(std::vector<std::unique_ptr<KeyIndex>>* garbage);
+  // Whether `key` (hash `hash`) is in the database now.
+  leveldb::Status IsLiveLocked(const leveldb::Slice& key, uint64_t hash, bool* live);
+  // The write protocol for a batch whose net effect per key is ops[0, n)
+  // (each key once): presence check, inserts, LevelDB write, erases.
+  leveldb::Status Apply(const leveldb::WriteOptions& write_options, leveldb::WriteBatch* batch,
+                        const KeyOp* ops, size_t n);
+  void StartGrowthLocked(uint64_t min_capacity);
+  // Builds a new index from a consistent scan plus the write log and publishes
+  // it; writers run meanwhile. Serialized by rebuild_mu. OK when stopped.
+  leveldb::Status Rebuild(uint64_t min_capacity);
+  // *capacity: at least this many keys in, the size actually used out.
+  leveldb::Status RebuildAttempt(uint64_t* capacity, bool* refused);
+  // Copies the index and lists the directory under write_mu; writes outside.
+  leveldb::Status Save();
 
-leveldb::Status FilteredDB::Open(const leveldb::Options& options, const std::string& name,
-                                 const IndexOptions& index_options,
-                                 std::unique_ptr<FilteredDB>* db) {
-  db->reset();
-  leveldb::DB* raw = nullptr;
-  leveldb::Status s = leveldb::DB::Open(options, name, &raw);
-  if (!s.ok()) return s;
-  std::unique_ptr<FilteredDB> result(
-      new FilteredDB(std::unique_ptr<leveldb::DB>(raw), index_options));
-  {
-    std::lock_guard<std::mutex> lock(result->write_mu_);
-    s = result->RebuildLocked(index_options.expected_keys);
+  const FilteredDBOptions options;
+  const std::string name;
+  bool persist = false;
+  DirLock dir_lock;
+  std::string current_at_open;  // CURRENT's bytes right after our LevelDB::Open
+  std::unique_ptr<leveldb::DB> db;
+
+  std::mutex rebuild_mu;  // one rebuild at a time; taken before write_mu
+  std::mutex write_mu;    // writers, publication, the write log, counters below
+  std::unique_ptr<KeyIndex> current;  // null = saturated / pass-through
+  std::vector<Retired> retired;       // unpublished, maybe still being read
+  std::atomic<KeyIndex*> index{nullptr};  // what readers use: current.get()
+  std::array<ReaderSlot, kReaderSlots> slots;
+
+  bool logging = false;         // a rebuild's snapshot is taken: log writes
+  std::vector<LogEntry> log;    // writes since that snapshot, in order
+  bool growth_running = false;  // the growth thread is (still) working
+  std::condition_variable growth_done;  // signalled when growth_running drops
+  std::thread growth_thread;
+  std::atomic<bool> stopping{false};
+
+  IndexSource opened_from = IndexSource::kScan;
+  uint64_t rebuilds = 0;
+  uint64_t insert_refusals = 0;
+  uint64_t failed_writes = 0;
+  uint64_t saves = 0;
+};
+
+void FilteredDB::Impl::PublishLocked(std::unique_ptr<KeyIndex> next,
+                                     std::vector<std::unique_ptr<KeyIndex>>* garbage) {
+  if (current != nullptr) {
+    retired.push_back({std::move(current), std::bitset<kReaderSlots>().set()});
   }
-  if (!s.ok()) return s;
-  *db = std::move(result);
-  return s;
+  current = std::move(next);
+  index.store(current.get(), std::memory_order_seq_cst);
+  FreeRetiredLocked(garbage);
 }
 
-void FilteredDB::PublishLocked(std::unique_ptr<KeyIndex> index) {
-  if (current_ != nullptr) retired_.push_back(std::move(current_));
-  current_ = std::move(index);
-  index_.store(current_.get(), std::memory_order_seq_cst);
-  FreeRetiredLocked();
-}
-
-void FilteredDB::FreeRetiredLocked() {
-  // Every retired index was unpublished (seq_cst store) before this load. A
-  // reader that could still hold one incremented active_readers_ before
-  // loading index_ and decrements after its probe, so reading 0 here, after
-  // the store, means none is left; later readers load the new pointer.
-  if (!retired_.empty() && active_readers_.load(std::memory_order_seq_cst) == 0) {
-    retired_.clear();
-  }
-}
-
-leveldb::Status FilteredDB::RebuildLocked(uint64_t min_capacity) {
-  ++rebuilds_;
-  // One scan collects the live keys' hashes (8 bytes per key, freed after),
-  // so the index can be sized for what is actually there.
-  std::vector<uint64_t> hashes;
-  {
-    leveldb::ReadOptions read_options;
-    read_options.fill_cache = false;
-    std::unique_ptr<leveldb::Iterator> it(db_->NewIterator(read_options));
-    const uint64_t interval = std::max<uint64_t>(index_options_.progress_interval, 1);
-    for (it->SeekToFirst(); it->Valid(); it->Next()) {
-      hashes.push_back(Hash(it->key()));
-      if (index_options_.progress && hashes.size() % interval == 0) {
-        index_options_.progress(hashes.size());
+void FilteredDB::Impl::FreeRetiredLocked(std::vector<std::unique_ptr<KeyIndex>>* garbage) {
+  // A reader sets its slot's `active` (a seq_cst store or increment) before
+  // loading `index` (seq_cst) and clears it (release) after its probe. A
+  // retired index was unpublished by a seq_cst store before this seq_cst
+  // load. If a reader loaded the old pointer, its load, hence its announce,
+  // precedes that store in the single total order, so this load sees the
+  // announce or a later value; 0 can then only be the reader's release clear,
+  // which follows its probe. Later readers of the slot load the newer
+  // pointer. Slots are checked one at a time: each must be seen idle once,
+  // not all at the same instant.
+  for (auto it = retired.begin(); it != retired.end();) {
+    for (unsigned i = 0; i < kReaderSlots; ++i) {
+      if (it->pending[i] && slots[i].active.load(std::memory_order_seq_cst) == 0) {
+        it->pending[i] = false;
       }
     }
-    if (index_options_.progress) index_options_.progress(hashes.size());
-    if (!it->status().ok()) {
-      // Cannot know the live set: pass everything through.
-      PublishLocked(nullptr);
-      return it->status();
+    if (it->pending.none()) {
+      garbage->push_back(std::move(it->index));
+      it = retired.erase(it);
+    } else {
+      ++it;
     }
   }
-  // Room to grow by half before the next rebuild.
-  uint64_t capacity = std::max<uint64_t>({min_capacity, hashes.size() + hashes.size() / 2, 1});
-  for (int attempt = 0; attempt < kMaxBuildAttempts; ++attempt, capacity *= 2) {
-    auto index = KeyIndex::Create(index_options_.kind, capacity, index_options_.target_fpr);
-    if (!index.ok()) break;
-    bool complete = true;
-    for (uint64_t h : hashes) {
-      if (!(*index)->Insert(h).ok()) {
-        ++insert_refusals_;
-        complete = false;
-        break;
-      }
-    }
-    if (complete) {
-      PublishLocked(std::move(index).value());
-      return leveldb::Status::OK();
-    }
-  }
-  PublishLocked(nullptr);  // saturated: correct, just unfiltered
-  return leveldb::Status::OK();
 }
 
-leveldb::Status FilteredDB::RebuildIndex() {
-  std::lock_guard<std::mutex> lock(write_mu_);
-  return RebuildLocked(index_options_.expected_keys);
-}
-
-leveldb::Status FilteredDB::IsLiveLocked(const std::string& key, bool* live) {
-  if (current_ != nullptr && !current_->MayContain(HashKey(key))) {
+leveldb::Status FilteredDB::Impl::IsLiveLocked(const leveldb::Slice& key, uint64_t hash,
+                                               bool* live) {
+  if (current != nullptr && !current->MayContain(hash)) {
     *live = false;  // the index never misses a live key
     return leveldb::Status::OK();
   }
   std::string value;
-  const leveldb::Status s = db_->Get(leveldb::ReadOptions(), key, &value);
+  const leveldb::Status s = db->Get(leveldb::ReadOptions(), key, &value);
   if (s.ok()) {
     *live = true;
     return s;
@@ -145,139 +288,461 @@ leveldb::Status FilteredDB::IsLiveLocked(const std::string& key, bool* live) {
   return s;
 }
 
-leveldb::Status FilteredDB::Write(const leveldb::WriteOptions& options,
-                                  leveldb::WriteBatch* updates) {
-  if (updates == nullptr) return db_->Write(options, updates);
-  NetEffect effect;
-  leveldb::Status s = updates->Iterate(&effect);
-  if (!s.ok()) return s;
+void FilteredDB::Impl::StartGrowthLocked(uint64_t min_capacity) {
+  if (growth_running || stopping.load(std::memory_order_relaxed)) return;
+  growth_running = true;
+  // A previous growth thread cleared growth_running (under write_mu, which we
+  // hold) as its last step, so it is exiting without taking locks: join is
+  // immediate.
+  if (growth_thread.joinable()) growth_thread.join();
+  growth_thread = std::thread([this, min_capacity] {
+    (void)Rebuild(min_capacity);  // failure = saturated, visible in stats
+    std::lock_guard<std::mutex> lock(write_mu);
+    growth_running = false;
+    growth_done.notify_all();
+  });
+}
 
-  std::lock_guard<std::mutex> lock(write_mu_);
-  FreeRetiredLocked();
-  std::vector<uint64_t> added, removed;
-  for (const auto& [key, present_after] : effect.last()) {
+leveldb::Status FilteredDB::Impl::RebuildAttempt(uint64_t* capacity, bool* refused) {
+  *refused = false;
+  // The scan's iterator is created under write_mu: it sees exactly the writes
+  // made before this point (LevelDB's implicit snapshot at NewIterator), and
+  // every write after it is in the log.
+  std::unique_ptr<leveldb::Iterator> it;
+  {
+    std::lock_guard<std::mutex> lock(write_mu);
+    logging = true;
+    log.clear();
+    leveldb::ReadOptions read_options;
+    read_options.fill_cache = false;
+    it.reset(db->NewIterator(read_options));
+  }
+  const auto stop_logging = [&] {
+    std::lock_guard<std::mutex> lock(write_mu);
+    logging = false;
+    log.clear();
+    log.shrink_to_fit();
+  };
+  // One scan collects the live keys' hashes (8 bytes per key, freed after),
+  // so the index can be sized for what is actually there.
+  std::vector<uint64_t> hashes;
+  const uint64_t interval = std::max<uint64_t>(options.progress_interval, 1);
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    hashes.push_back(Hash(it->key()));
+    if (hashes.size() % interval == 0) {
+      if (options.progress) options.progress(hashes.size());
+      if (stopping.load(std::memory_order_relaxed)) break;
+    }
+  }
+  if (options.progress) options.progress(hashes.size());
+  const leveldb::Status s = it->status();
+  it.reset();
+  if (!s.ok() || stopping.load(std::memory_order_relaxed)) {
+    stop_logging();
+    if (!s.ok()) {
+      // Cannot know the live set: pass everything through.
+      std::vector<std::unique_ptr<KeyIndex>> garbage;
+      std::lock_guard<std::mutex> lock(write_mu);
+      PublishLocked(nullptr, &garbage);
+    }
+    return s;
+  }
+  *capacity = std::max<uint64_t>({*capacity, hashes.size() + hashes.size() / 2, 1});
+  auto built = KeyIndex::Create(options.kind, *capacity, options.target_fpr);
+  std::unique_ptr<KeyIndex> next;
+  if (built.ok()) {
+    next = std::move(built).value();
+    for (uint64_t h : hashes) {
+      if (!next->Insert(h).ok()) {
+        *refused = true;
+        break;
+      }
+    }
+  }
+  std::vector<uint64_t>().swap(hashes);
+  const auto replay = [&](const std::vector<LogEntry>& entries) {
+    for (const LogEntry& e : entries) {
+      if (e.insert) {
+        if (!next->Insert(e.hash).ok()) *refused = true;
+      } else {
+        (void)next->Erase(e.hash);  // inserted by the scan or an earlier entry
+      }
+      if (*refused) return;
+    }
+  };
+  // Replay the log in chunks while writers keep appending to it; the last
+  // chunk is replayed and the index published under write_mu, atomically with
+  // respect to every write.
+  std::vector<LogEntry> chunk;
+  std::vector<std::unique_ptr<KeyIndex>> garbage;  // freed after write_mu is released
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(write_mu);
+      if (next == nullptr || *refused) {
+        lock.unlock();
+        stop_logging();
+        if (*refused) {
+          std::lock_guard<std::mutex> relock(write_mu);
+          ++insert_refusals;
+        }
+        return built.ok() ? leveldb::Status::OK()
+                          : leveldb::Status::IOError("FilteredDB index", built.status().ToString());
+      }
+      if (log.size() <= kFinalReplayEntries) {
+        replay(log);
+        if (!*refused) {
+          logging = false;
+          log.clear();
+          log.shrink_to_fit();
+          ++rebuilds;
+          PublishLocked(std::move(next), &garbage);
+          return leveldb::Status::OK();
+        }
+        continue;  // handled at the top
+      }
+      chunk.swap(log);
+      log.clear();
+    }
+    replay(chunk);
+    chunk.clear();
+  }
+}
+
+leveldb::Status FilteredDB::Impl::Rebuild(uint64_t min_capacity) {
+  std::lock_guard<std::mutex> rebuild_lock(rebuild_mu);
+  uint64_t capacity = min_capacity;
+  for (int attempt = 0; attempt < kMaxBuildAttempts; ++attempt, capacity *= 2) {
+    bool refused = false;
+    const leveldb::Status s = RebuildAttempt(&capacity, &refused);
+    if (!s.ok() || !refused || stopping.load(std::memory_order_relaxed)) return s;
+  }
+  std::vector<std::unique_ptr<KeyIndex>> garbage;
+  std::lock_guard<std::mutex> lock(write_mu);
+  PublishLocked(nullptr, &garbage);  // saturated: correct, just unfiltered
+  return leveldb::Status::OK();
+}
+
+leveldb::Status FilteredDB::Impl::Save() {
+  if (!persist) return leveldb::Status::NotSupported("FilteredDB: persist_index is off");
+  filtered_db::IndexFileContents contents;
+  {
+    std::lock_guard<std::mutex> lock(write_mu);
+    if (current == nullptr) {
+      return leveldb::Status::InvalidArgument("FilteredDB: index saturated, nothing to save");
+    }
+    // No write is in flight (they hold write_mu): the index is a superset of
+    // the live keys of the database the listing describes.
+    current->Serialize(&contents.payload);
+    auto listing = filtered_db::ListDbDir(name);
+    if (!listing.ok()) return leveldb::Status::IOError(name, listing.status().ToString());
+    contents.listing = std::move(listing).value();
+  }
+  const absl::Status s = filtered_db::WriteIndexFile(name, contents);
+  if (!s.ok()) return leveldb::Status::IOError(name, s.ToString());
+  std::lock_guard<std::mutex> lock(write_mu);
+  ++saves;
+  return leveldb::Status::OK();
+}
+
+FilteredDB::FilteredDB(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+FilteredDB::~FilteredDB() {
+  Impl& m = *impl_;
+  {
+    std::lock_guard<std::mutex> lock(m.write_mu);
+    m.stopping.store(true, std::memory_order_relaxed);
+  }
+  if (m.growth_thread.joinable()) m.growth_thread.join();
+  std::string payload;
+  if (m.persist && m.current != nullptr) m.current->Serialize(&payload);
+  m.db.reset();  // LevelDB closed: its lock released, no more file changes
+  if (m.persist && !payload.empty() && m.dir_lock.Relock()) {
+    // LevelDB writes a new CURRENT on every open: an unchanged CURRENT proves
+    // no other process opened the database between LevelDB's unlock and our
+    // Relock, so the listing is of the files this session left.
+    auto listing = filtered_db::ListDbDir(m.name);
+    const std::string current_now = filtered_db::ReadCurrent(m.name);
+    if (listing.ok() && !current_now.empty() && current_now == m.current_at_open) {
+      filtered_db::IndexFileContents contents{std::move(listing).value(), std::move(payload)};
+      (void)filtered_db::WriteIndexFile(m.name, contents);  // failure: no file, next Open scans
+    }
+  }
+  m.dir_lock.Release();
+}
+
+leveldb::Status FilteredDB::Open(const FilteredDBOptions& fdb_options,
+                                 const leveldb::Options& options, const std::string& name,
+                                 std::unique_ptr<FilteredDB>* db) {
+  db->reset();
+  auto impl = std::make_unique<Impl>(fdb_options, name);
+  impl->persist = fdb_options.persist_index &&
+                  (options.env == nullptr || options.env == leveldb::Env::Default());
+  std::unique_ptr<KeyIndex> loaded;
+  if (impl->persist) {
+    (void)leveldb::Env::Default()->CreateDir(name);  // as LevelDB's Open does
+    if (!impl->dir_lock.Acquire(name)) {
+      impl->persist = false;  // LevelDB's Open reports the lock conflict
+    } else {
+      auto file = filtered_db::ReadIndexFile(name);
+      if (file.ok()) {
+        auto listing = filtered_db::ListDbDir(name);
+        if (listing.ok() && *listing == file->listing) {
+          auto index = KeyIndex::Deserialize(file->payload);
+          if (index.ok() && (*index)->kind() == fdb_options.kind) loaded = std::move(index).value();
+        }
+      }
+      // Used at most once: LevelDB's Open below changes the directory, and a
+      // crash from here on must find no index (it would not match anyway).
+      if (!filtered_db::RemoveIndexFile(name).ok()) loaded.reset();
+    }
+  }
+  leveldb::DB* raw = nullptr;
+  leveldb::Status s = leveldb::DB::Open(options, name, &raw);
+  if (!s.ok()) {
+    impl->dir_lock.Release();
+    return s;
+  }
+  impl->db.reset(raw);
+  if (impl->persist) impl->current_at_open = filtered_db::ReadCurrent(name);
+  std::unique_ptr<FilteredDB> result(new FilteredDB(std::move(impl)));
+  Impl& m = *result->impl_;
+  if (loaded != nullptr) {
+    std::vector<std::unique_ptr<KeyIndex>> garbage;
+    std::lock_guard<std::mutex> lock(m.write_mu);
+    m.opened_from = IndexSource::kFile;
+    m.PublishLocked(std::move(loaded), &garbage);
+  } else {
+    s = m.Rebuild(fdb_options.expected_keys);
+    if (!s.ok()) return s;  // ~FilteredDB closes LevelDB
+  }
+  *db = std::move(result);
+  return s;
+}
+
+leveldb::Status OpenFilteredDB(const FilteredDBOptions& fdb_options,
+                               const leveldb::Options& options, const std::string& name,
+                               leveldb::DB** dbptr) {
+  *dbptr = nullptr;
+  std::unique_ptr<FilteredDB> db;
+  const leveldb::Status s = FilteredDB::Open(fdb_options, options, name, &db);
+  if (s.ok()) *dbptr = db.release();
+  return s;
+}
+
+leveldb::Status DestroyFilteredDB(const std::string& name, const leveldb::Options& options) {
+  const absl::Status removed = filtered_db::RemoveIndexFile(name);
+  if (!removed.ok() && !absl::IsInternal(removed)) {
+    return leveldb::Status::IOError(name, removed.ToString());
+  }
+  return leveldb::DestroyDB(name, options);
+}
+
+leveldb::Status FilteredDB::RebuildIndex() {
+  return impl_->Rebuild(impl_->options.expected_keys);
+}
+
+leveldb::Status FilteredDB::SaveIndex() { return impl_->Save(); }
+
+void FilteredDB::WaitForGrowth() {
+  std::unique_lock<std::mutex> lock(impl_->write_mu);
+  impl_->growth_done.wait(lock, [&] { return !impl_->growth_running; });
+}
+
+leveldb::Status FilteredDB::Impl::Apply(const leveldb::WriteOptions& write_options,
+                                        leveldb::WriteBatch* batch, const KeyOp* ops,
+                                        size_t n) {
+  // Hash buffers: on the stack for the common one-key write.
+  uint64_t added_one[1], removed_one[1];
+  std::vector<uint64_t> added_many, removed_many;
+  uint64_t* added = added_one;
+  uint64_t* removed = removed_one;
+  if (n > 1) {
+    added_many.resize(n);
+    removed_many.resize(n);
+    added = added_many.data();
+    removed = removed_many.data();
+  }
+  size_t num_added = 0, num_removed = 0;
+
+  std::vector<std::unique_ptr<KeyIndex>> garbage;  // declared first: freed after unlock
+  std::lock_guard<std::mutex> lock(write_mu);
+  if (!retired.empty()) FreeRetiredLocked(&garbage);
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t h = Hash(ops[i].key);
     bool live = false;
-    s = IsLiveLocked(key, &live);
+    const leveldb::Status s = IsLiveLocked(ops[i].key, h, &live);
     if (!s.ok()) return s;  // nothing written, nothing changed
-    if (present_after && !live) added.push_back(HashKey(key));
-    if (!present_after && live) removed.push_back(HashKey(key));
+    if (ops[i].present_after && !live) added[num_added++] = h;
+    if (!ops[i].present_after && live) removed[num_removed++] = h;
   }
 
   // 1. Insert new keys BEFORE the write: from here on the index claims them.
-  if (current_ != nullptr && !added.empty()) {
-    bool ok = current_->keys() + added.size() <= current_->capacity();
-    for (size_t i = 0; ok && i < added.size(); ++i) {
-      if (!current_->Insert(added[i]).ok()) {
-        ++insert_refusals_;
-        ok = false;
+  if (current != nullptr && num_added != 0) {
+    for (size_t i = 0; i < num_added; ++i) {
+      if (!current->Insert(added[i]).ok()) {
+        // It cannot hold this key: pass through until the larger index is
+        // published (the growth rebuild logs this write like any other).
+        ++insert_refusals;
+        const uint64_t capacity = current->capacity();
+        PublishLocked(nullptr, &garbage);
+        StartGrowthLocked(2 * capacity);
+        break;
       }
     }
-    if (!ok) {
-      // Outgrown or refused: rebuild bigger from the database (which does not
-      // hold the new keys yet), then insert them. Readers keep the old index
-      // meanwhile; it already claims every live key.
-      s = RebuildLocked(2 * std::max(current_->capacity(), current_->keys() + added.size()));
-      if (!s.ok()) return s;  // saturated now; nothing written
-      for (size_t i = 0; current_ != nullptr && i < added.size(); ++i) {
-        if (!current_->Insert(added[i]).ok()) {
-          ++insert_refusals_;
-          PublishLocked(nullptr);  // saturated until RebuildIndex()/reopen
-        }
-      }
+    if (current != nullptr && current->keys() > current->capacity()) {
+      StartGrowthLocked(2 * current->capacity());
+    } else if (current != nullptr &&
+               current->inserted_since_build() > 2 * current->capacity()) {
+      // Churn: the front filter holds many deleted keys. Same size, fresh.
+      StartGrowthLocked(current->capacity());
     }
+  }
+  if (logging) {
+    for (size_t i = 0; i < num_added; ++i) log.push_back({added[i], true});
   }
 
   // 2. The write itself.
-  s = db_->Write(options, updates);
+  const leveldb::Status s = db->Write(write_options, batch);
   if (!s.ok()) {
     // Maybe applied, maybe not: keep the inserts (over-claiming is safe);
     // deleted keys stay claimed too.
-    ++failed_writes_;
+    ++failed_writes;
     return s;
   }
 
   // 3. Erase deleted keys only now that LevelDB has applied the deletes.
-  if (current_ != nullptr) {
-    for (uint64_t h : removed) {
-      // Inserted before (live => in the index), so Erase's precondition holds.
-      (void)current_->Erase(h);
-    }
+  for (size_t i = 0; i < num_removed; ++i) {
+    // Live => inserted before, so Erase's precondition holds.
+    if (current != nullptr) (void)current->Erase(removed[i]);
+    if (logging) log.push_back({removed[i], false});
   }
   return s;
+}
+
+leveldb::Status FilteredDB::Write(const leveldb::WriteOptions& options,
+                                  leveldb::WriteBatch* updates) {
+  if (updates == nullptr) return impl_->db->Write(options, updates);
+  NetEffect effect;
+  const leveldb::Status s = updates->Iterate(&effect);
+  if (!s.ok()) return s;
+  std::vector<KeyOp> ops;
+  ops.reserve(effect.last().size());
+  for (const auto& [key, present_after] : effect.last()) ops.push_back({key, present_after});
+  return impl_->Apply(options, updates, ops.data(), ops.size());
 }
 
 leveldb::Status FilteredDB::Put(const leveldb::WriteOptions& options, const leveldb::Slice& key,
                                 const leveldb::Slice& value) {
   leveldb::WriteBatch batch;
   batch.Put(key, value);
-  return Write(options, &batch);
+  const KeyOp op{key, true};
+  return impl_->Apply(options, &batch, &op, 1);
 }
 
 leveldb::Status FilteredDB::Delete(const leveldb::WriteOptions& options,
                                    const leveldb::Slice& key) {
   leveldb::WriteBatch batch;
   batch.Delete(key);
-  return Write(options, &batch);
+  const KeyOp op{key, false};
+  return impl_->Apply(options, &batch, &op, 1);
 }
 
 leveldb::Status FilteredDB::Get(const leveldb::ReadOptions& options, const leveldb::Slice& key,
                                 std::string* value) {
-  if (options.snapshot == nullptr) {
-    const uint64_t hash = Hash(key);
-    active_readers_.fetch_add(1, std::memory_order_seq_cst);
-    const KeyIndex* index = index_.load(std::memory_order_seq_cst);
-    const bool absent = index != nullptr && !index->MayContain(hash);
-    active_readers_.fetch_sub(1, std::memory_order_seq_cst);
-    if (absent) {
-      gets_ruled_out_.fetch_add(1, std::memory_order_relaxed);
-      return leveldb::Status::NotFound(leveldb::Slice());
-    }
+  Impl& m = *impl_;
+  if (options.snapshot != nullptr) return m.db->Get(options, key, value);
+  const uint64_t hash = Hash(key);
+  const unsigned slot_index = ThreadSlot();
+  const bool owned = slot_index != kSharedSlot;
+  ReaderSlot& slot = m.slots[slot_index];
+  // Announce, then load the pointer (both seq_cst: see FreeRetiredLocked).
+  if (owned) {
+    slot.active.store(1, std::memory_order_seq_cst);
+  } else {
+    slot.active.fetch_add(1, std::memory_order_seq_cst);
   }
-  return db_->Get(options, key, value);
+  const KeyIndex* index = m.index.load(std::memory_order_seq_cst);
+  const bool absent = index != nullptr && !index->MayContain(hash);
+  if (owned) {
+    slot.active.store(0, std::memory_order_release);
+  } else {
+    slot.active.fetch_sub(1, std::memory_order_release);
+  }
+  if (index == nullptr) return m.db->Get(options, key, value);
+  if (absent) {
+    Bump(slot.ruled_out, owned);
+    return leveldb::Status::NotFound(leveldb::Slice());
+  }
+  const leveldb::Status s = m.db->Get(options, key, value);
+  Bump(slot.passes, owned);
+  if (s.IsNotFound()) Bump(slot.passes_not_found, owned);
+  return s;
 }
 
 leveldb::Iterator* FilteredDB::NewIterator(const leveldb::ReadOptions& options) {
-  return db_->NewIterator(options);
+  return impl_->db->NewIterator(options);
 }
 
-const leveldb::Snapshot* FilteredDB::GetSnapshot() { return db_->GetSnapshot(); }
+const leveldb::Snapshot* FilteredDB::GetSnapshot() { return impl_->db->GetSnapshot(); }
 
 void FilteredDB::ReleaseSnapshot(const leveldb::Snapshot* snapshot) {
-  db_->ReleaseSnapshot(snapshot);
+  impl_->db->ReleaseSnapshot(snapshot);
+}
+
+void FilteredDB::GetApproximateSizes(const leveldb::Range* range, int n, uint64_t* sizes) {
+  impl_->db->GetApproximateSizes(range, n, sizes);
+}
+
+void FilteredDB::CompactRange(const leveldb::Slice* begin, const leveldb::Slice* end) {
+  impl_->db->CompactRange(begin, end);
 }
 
 FilteredDBStats FilteredDB::index_stats() const {
-  std::lock_guard<std::mutex> lock(write_mu_);
+  Impl& m = *impl_;
   FilteredDBStats s;
-  s.index_active = current_ != nullptr;
-  if (current_ != nullptr) {
-    s.keys = current_->keys();
-    s.capacity = current_->capacity();
-    s.memory_bytes = current_->memory_bytes();
-    s.estimated_fpr = current_->estimated_fpr();
+  for (const ReaderSlot& slot : m.slots) {
+    s.gets_ruled_out += slot.ruled_out.load(std::memory_order_relaxed);
+    s.filter_passes += slot.passes.load(std::memory_order_relaxed);
+    s.passes_not_found += slot.passes_not_found.load(std::memory_order_relaxed);
   }
-  for (const auto& old : retired_) s.memory_bytes += old->memory_bytes();
-  s.gets_ruled_out = gets_ruled_out_.load(std::memory_order_relaxed);
-  s.rebuilds = rebuilds_;
-  s.insert_refusals = insert_refusals_;
-  s.failed_writes = failed_writes_;
+  s.gets_checked = s.gets_ruled_out + s.filter_passes;
+  std::lock_guard<std::mutex> lock(m.write_mu);
+  s.index_active = m.current != nullptr;
+  s.opened_from = m.opened_from;
+  if (m.current != nullptr) {
+    s.keys = m.current->keys();
+    s.capacity = m.current->capacity();
+    s.memory_bytes = m.current->memory_bytes();
+    s.estimated_fpr = m.current->estimated_fpr();
+  }
+  for (const Retired& old : m.retired) s.memory_bytes += old.index->memory_bytes();
+  s.rebuilds = m.rebuilds;
+  s.insert_refusals = m.insert_refusals;
+  s.failed_writes = m.failed_writes;
+  s.index_saves = m.saves;
   return s;
 }
 
 bool FilteredDB::GetProperty(const leveldb::Slice& property, std::string* value) {
   const leveldb::Slice prefix("blockbloom.");
-  if (!property.starts_with(prefix)) return db_->GetProperty(property, value);
+  if (!property.starts_with(prefix)) return impl_->db->GetProperty(property, value);
   const FilteredDBStats s = index_stats();
-  char buf[512];
-  if (property == "blockbloom.index-stats") {
+  const uint64_t absent = s.gets_ruled_out + s.passes_not_found;
+  const double measured_fpr = absent ? static_cast<double>(s.passes_not_found) / absent : 0.0;
+  char buf[768];
+  if (property == "blockbloom.stats" || property == "blockbloom.index-stats") {
     std::snprintf(buf, sizeof(buf),
-                  "index-active: %d\nkeys: %" PRIu64 "\ncapacity: %" PRIu64
+                  "index-active: %d\nopened-from: %s\nkeys: %" PRIu64 "\ncapacity: %" PRIu64
                   "\nmemory-bytes: %" PRIu64 "\nbytes-per-key: %.2f\nestimated-fpr: %.6g\n"
-                  "gets-ruled-out: %" PRIu64 "\nrebuilds: %" PRIu64
-                  "\ninsert-refusals: %" PRIu64 "\nfailed-writes: %" PRIu64 "\n",
-                  s.index_active ? 1 : 0, s.keys, s.capacity, s.memory_bytes,
+                  "gets-checked: %" PRIu64 "\ngets-ruled-out: %" PRIu64
+                  "\nfilter-passes: %" PRIu64 "\npasses-not-found: %" PRIu64
+                  "\nmeasured-fpr: %.6g\nrebuilds: %" PRIu64 "\ninsert-refusals: %" PRIu64
+                  "\nfailed-writes: %" PRIu64 "\nindex-saves: %" PRIu64 "\n",
+                  s.index_active ? 1 : 0, s.opened_from == IndexSource::kFile ? "file" : "scan",
+                  s.keys, s.capacity, s.memory_bytes,
                   s.keys ? static_cast<double>(s.memory_bytes) / s.keys : 0.0, s.estimated_fpr,
-                  s.gets_ruled_out, s.rebuilds, s.insert_refusals, s.failed_writes);
+                  s.gets_checked, s.gets_ruled_out, s.filter_passes, s.passes_not_found,
+                  measured_fpr, s.rebuilds, s.insert_refusals, s.failed_writes, s.index_saves);
   } else if (property == "blockbloom.index-keys") {
     std::snprintf(buf, sizeof(buf), "%" PRIu64, s.keys);
   } else if (property == "blockbloom.index-memory-bytes") {
@@ -286,6 +751,12 @@ bool FilteredDB::GetProperty(const leveldb::Slice& property, std::string* value)
     std::snprintf(buf, sizeof(buf), "%.6g", s.estimated_fpr);
   } else if (property == "blockbloom.index-gets-ruled-out") {
     std::snprintf(buf, sizeof(buf), "%" PRIu64, s.gets_ruled_out);
+  } else if (property == "blockbloom.index-filter-passes") {
+    std::snprintf(buf, sizeof(buf), "%" PRIu64, s.filter_passes);
+  } else if (property == "blockbloom.index-passes-not-found") {
+    std::snprintf(buf, sizeof(buf), "%" PRIu64, s.passes_not_found);
+  } else if (property == "blockbloom.index-measured-fpr") {
+    std::snprintf(buf, sizeof(buf), "%.6g", measured_fpr);
   } else {
     return false;
   }

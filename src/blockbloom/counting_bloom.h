@@ -48,6 +48,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -124,6 +125,18 @@ class CountingBloomFilter {
   uint64_t num_blocks() const { return blocks_.size(); }
   int num_probes() const { return num_probes_; }
   uint64_t memory_bytes() const { return blocks_.size() * kBlockBytes; }
+
+  // Persistence (used by FilteredDB's index file, docs/FORMAT.md). The
+  // counters as memory_bytes() bytes: each block's eight 64-bit words,
+  // little-endian, in block order. Not self-describing: the caller stores
+  // num_blocks(), num_probes(), num_keys(), a version and a checksum.
+  // REQUIRES: no concurrent Insert/Erase.
+  void AppendCounters(std::string* out) const;
+  // The filter AppendCounters saved; InvalidArgument when the geometry is out
+  // of range or `counters` is not exactly 64 * num_blocks bytes. Saturated
+  // counters are recounted.
+  static absl::StatusOr<std::unique_ptr<CountingBloomFilter>> FromCounters(
+      uint64_t num_blocks, int num_probes, uint64_t num_keys, std::string_view counters);
 
  private:
   struct alignas(64) Block {

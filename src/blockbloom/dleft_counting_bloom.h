@@ -3,7 +3,7 @@
 // ESA 2006. A counting filter that stores fingerprints in a d-left hash table
 // instead of counters in a bit array: at equal memory its FPR is far lower
 // than a counting Bloom filter's (bench/dleft_vs_counting_bench.cc measures
-// it; docs/INDEX.md records the figures).
+// it; docs/FILTERED_DB.md records the figures).
 //
 // Structure (paper s.3). d = 4 subtables of B = 2^b buckets each; a bucket
 // is w = 8 cells of 16 bits, cell = (remainder << 2) | counter:
@@ -67,6 +67,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -137,6 +138,17 @@ class DleftCountingBloomFilter {
     return uint64_t{kDesignKeysPerBucket} * kSubtables * buckets_per_subtable();
   }
   uint64_t memory_bytes() const { return buckets_.size() * sizeof(Bucket); }
+
+  // Persistence (used by FilteredDB's index file, docs/FORMAT.md). The tables
+  // as memory_bytes() bytes: each bucket's two 64-bit words, little-endian,
+  // in bucket order. Not self-describing: the caller stores log2_buckets(),
+  // num_keys(), a version and a checksum. REQUIRES: no concurrent Insert/Erase.
+  void AppendTables(std::string* out) const;
+  // The filter AppendTables saved; InvalidArgument when `tables` is not
+  // exactly 16 * d * 2^log2_buckets bytes. Any bytes of that size load (the
+  // caller's checksum guards their meaning); occupancy is recounted.
+  static absl::StatusOr<std::unique_ptr<DleftCountingBloomFilter>> FromTables(
+      int log2_buckets, uint64_t num_keys, std::string_view tables);
 
  private:
   struct alignas(16) Bucket {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <mutex>
 #include <new>
 #include <vector>
@@ -263,6 +264,50 @@ CountingBloomStats CountingBloomFilter::stats() const {
     s.estimated_fpr = BlockedBloomFpr(c, num_probes_, kCountersPerBlock);
   }
   return s;
+}
+
+void CountingBloomFilter::AppendCounters(std::string* out) const {
+  size_t at = out->size();
+  out->resize(at + memory_bytes());
+  for (const Block& block : blocks_) {
+    for (const auto& word : block.words) {
+      uint64_t w = word.load(std::memory_order_relaxed);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+      w = __builtin_bswap64(w);
+#endif
+      std::memcpy(&(*out)[at], &w, 8);  // little-endian on disk
+      at += 8;
+    }
+  }
+}
+
+absl::StatusOr<std::unique_ptr<CountingBloomFilter>> CountingBloomFilter::FromCounters(
+    uint64_t num_blocks, int num_probes, uint64_t num_keys, std::string_view counters) {
+  if (num_blocks == 0 || num_blocks > kMaxBlocks || counters.size() / kBlockBytes != num_blocks ||
+      counters.size() % kBlockBytes != 0) {
+    return absl::InvalidArgumentError("counting bloom: counters do not match the geometry");
+  }
+  auto filter = CreateWithGeometry(num_blocks, num_probes);
+  if (!filter.ok()) return filter.status();
+  const auto* p = reinterpret_cast<const unsigned char*>(counters.data());
+  uint64_t saturated = 0;
+  for (Block& block : (*filter)->blocks_) {
+    for (auto& word : block.words) {
+      uint64_t w;
+      std::memcpy(&w, p, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+      w = __builtin_bswap64(w);
+#endif
+      p += 8;
+      // A nibble is saturated when all four of its bits are set (15).
+      saturated += static_cast<uint64_t>(__builtin_popcountll(
+          w & (w >> 1) & (w >> 2) & (w >> 3) & 0x1111111111111111ull));
+      word.store(w, std::memory_order_relaxed);
+    }
+  }
+  (*filter)->saturated_.store(saturated, std::memory_order_relaxed);
+  (*filter)->keys_.store(num_keys, std::memory_order_relaxed);
+  return filter;
 }
 
 }  // namespace blockbloom

@@ -1,0 +1,264 @@
+#include "filtered_db/index_file.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <string_view>
+
+#include "blockbloom/hash.h"
+
+namespace blockbloom {
+namespace filtered_db {
+namespace {
+
+constexpr char kMagic[8] = {'B', 'B', 'F', 'D', 'B', 'I', 'D', 'X'};
+
+absl::Status Errno(const std::string& what) {
+  return absl::InternalError(what + ": " + std::strerror(errno));
+}
+
+bool Excluded(const std::string& name) {
+  return name == "." || name == ".." || name == "LOCK" || name == "LOG" || name == "LOG.old" ||
+         name == kIndexFileName || name == kIndexTmpFileName;
+}
+
+bool Hashed(const std::string& name) {
+  const auto ends_with = [&](std::string_view suffix) {
+    return name.size() >= suffix.size() &&
+           name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return name == "CURRENT" || name.rfind("MANIFEST-", 0) == 0 || ends_with(".log");
+}
+
+absl::StatusOr<std::string> ReadWhole(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return absl::NotFoundError(path);
+    return Errno("open " + path);
+  }
+  // Read straight into a string sized from fstat, growing only if the file
+  // grew meanwhile.
+  struct stat st;
+  std::string data;
+  data.resize(::fstat(fd, &st) == 0 && st.st_size > 0 ? static_cast<size_t>(st.st_size) + 1
+                                                      : size_t{1} << 16);
+  size_t used = 0;
+  for (;;) {
+    if (used == data.size()) data.resize(2 * data.size());
+    const ssize_t n = ::read(fd, &data[used], data.size() - used);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const absl::Status s = Errno("read " + path);
+      ::close(fd);
+      return s;
+    }
+    if (n == 0) break;
+    used += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  data.resize(used);
+  return data;
+}
+
+absl::Status FsyncDir(const std::string& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return Errno("open dir " + dir);
+  const int r = ::fsync(fd);
+  absl::Status s = r == 0 ? absl::OkStatus() : Errno("fsync dir " + dir);
+  ::close(fd);
+  return s;
+}
+
+void PutU32(std::string* out, uint32_t v) {
+  for (int i = 0; i < 4; ++i, v >>= 8) out->push_back(static_cast<char>(v & 0xff));
+}
+void PutU64(std::string* out, uint64_t v) {
+  for (int i = 0; i < 8; ++i, v >>= 8) out->push_back(static_cast<char>(v & 0xff));
+}
+
+// Bounds-checked little-endian reader: every Get fails once past the end.
+class Reader {
+ public:
+  explicit Reader(std::string_view in) : in_(in) {}
+  bool U32(uint32_t* v) { return Int(4, v); }
+  bool U64(uint64_t* v) { return Int(8, v); }
+  bool U8(uint8_t* v) { return Int(1, v); }
+  bool Bytes(uint64_t n, std::string_view* v) {
+    if (in_.size() < n) return false;
+    *v = in_.substr(0, n);
+    in_.remove_prefix(n);
+    return true;
+  }
+  size_t left() const { return in_.size(); }
+
+ private:
+  template <typename T>
+  bool Int(int bytes, T* v) {
+    if (in_.size() < static_cast<size_t>(bytes)) return false;
+    uint64_t x = 0;
+    for (int i = bytes - 1; i >= 0; --i) x = (x << 8) | static_cast<unsigned char>(in_[i]);
+    *v = static_cast<T>(x);
+    in_.remove_prefix(bytes);
+    return true;
+  }
+  std::string_view in_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::vector<DirEntry>> ListDbDir(const std::string& dir) {
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return Errno("opendir " + dir);
+  std::vector<std::string> names;
+  for (struct dirent* e = ::readdir(d); e != nullptr; e = ::readdir(d)) {
+    if (!Excluded(e->d_name)) names.emplace_back(e->d_name);
+  }
+  ::closedir(d);
+  std::sort(names.begin(), names.end());
+  std::vector<DirEntry> listing;
+  listing.reserve(names.size());
+  for (const std::string& name : names) {
+    const std::string path = dir + "/" + name;
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0) {
+      if (errno == ENOENT) continue;  // deleted since readdir: not there
+      return Errno("stat " + path);
+    }
+    DirEntry entry;
+    entry.name = name;
+    entry.size_bytes = static_cast<uint64_t>(st.st_size);
+    entry.device = static_cast<uint64_t>(st.st_dev);
+    entry.inode = static_cast<uint64_t>(st.st_ino);
+    entry.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+    if (Hashed(name)) {
+      auto data = ReadWhole(path);
+      if (absl::IsNotFound(data.status())) continue;
+      if (!data.ok()) return data.status();
+      // A hashed file's size is its content's, not a racing stat's.
+      entry.size_bytes = data->size();
+      entry.content_hash = HashBytes(data->data(), data->size());
+    }
+    listing.push_back(std::move(entry));
+  }
+  return listing;
+}
+
+absl::Status WriteIndexFile(const std::string& dir, const IndexFileContents& contents) {
+  std::string out(kMagic, sizeof(kMagic));
+  PutU32(&out, kIndexFileVersion);
+  PutU32(&out, 0);  // flags, reserved
+  PutU64(&out, contents.listing.size());
+  for (const DirEntry& e : contents.listing) {
+    PutU32(&out, static_cast<uint32_t>(e.name.size()));
+    out += e.name;
+    PutU64(&out, e.size_bytes);
+    PutU64(&out, e.device);
+    PutU64(&out, e.inode);
+    PutU64(&out, static_cast<uint64_t>(e.mtime_ns));
+    PutU64(&out, e.content_hash);
+  }
+  PutU64(&out, contents.payload.size());
+  out += contents.payload;
+  PutU64(&out, HashBytes(out.data(), out.size()));
+
+  const std::string tmp = dir + "/" + kIndexTmpFileName;
+  const std::string final_path = dir + "/" + kIndexFileName;
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Errno("open " + tmp);
+  size_t done = 0;
+  while (done < out.size()) {
+    const ssize_t n = ::write(fd, out.data() + done, out.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const absl::Status s = Errno("write " + tmp);
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return s;
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    const absl::Status s = Errno("fsync " + tmp);
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return s;
+  }
+  if (::close(fd) != 0) {
+    const absl::Status s = Errno("close " + tmp);
+    ::unlink(tmp.c_str());
+    return s;
+  }
+  if (::rename(tmp.c_str(), final_path.c_str()) != 0) {
+    const absl::Status s = Errno("rename " + tmp);
+    ::unlink(tmp.c_str());
+    return s;
+  }
+  return FsyncDir(dir);
+}
+
+absl::StatusOr<IndexFileContents> ReadIndexFile(const std::string& dir) {
+  auto data = ReadWhole(dir + "/" + kIndexFileName);
+  if (!data.ok()) return data.status();
+  const auto damaged = [](const char* why) {
+    return absl::DataLossError(std::string("FilteredDB index file: ") + why);
+  };
+  const std::string& d = *data;
+  if (d.size() < sizeof(kMagic) + 4 + 4 + 8 + 8 + 8) return damaged("too short");
+  Reader tail(std::string_view(d).substr(d.size() - 8));
+  uint64_t stored = 0;
+  tail.U64(&stored);
+  if (HashBytes(d.data(), d.size() - 8) != stored) return damaged("checksum mismatch");
+  if (std::memcmp(d.data(), kMagic, sizeof(kMagic)) != 0) return damaged("bad magic");
+  Reader in(std::string_view(d).substr(sizeof(kMagic), d.size() - sizeof(kMagic) - 8));
+  uint32_t version = 0, flags = 0;
+  uint64_t count = 0;
+  if (!in.U32(&version) || !in.U32(&flags) || !in.U64(&count)) return damaged("truncated");
+  if (version != kIndexFileVersion || flags != 0) return damaged("unknown version");
+  IndexFileContents contents;
+  for (uint64_t i = 0; i < count; ++i) {
+    uint32_t name_len = 0;
+    std::string_view name;
+    DirEntry e;
+    uint64_t mtime = 0;
+    if (!in.U32(&name_len) || !in.Bytes(name_len, &name) || !in.U64(&e.size_bytes) ||
+        !in.U64(&e.device) || !in.U64(&e.inode) || !in.U64(&mtime) || !in.U64(&e.content_hash)) {
+      return damaged("truncated listing");
+    }
+    e.name = std::string(name);
+    e.mtime_ns = static_cast<int64_t>(mtime);
+    contents.listing.push_back(std::move(e));
+  }
+  uint64_t payload_len = 0;
+  std::string_view payload;
+  if (!in.U64(&payload_len) || !in.Bytes(payload_len, &payload) || in.left() != 0) {
+    return damaged("bad payload length");
+  }
+  contents.payload = std::string(payload);
+  return contents;
+}
+
+absl::Status RemoveIndexFile(const std::string& dir) {
+  bool removed = false;
+  for (const char* name : {kIndexFileName, kIndexTmpFileName}) {
+    const std::string path = dir + "/" + name;
+    if (::unlink(path.c_str()) == 0) {
+      removed = true;
+    } else if (errno != ENOENT) {
+      return Errno("unlink " + path);
+    }
+  }
+  return removed ? FsyncDir(dir) : absl::OkStatus();
+}
+
+std::string ReadCurrent(const std::string& dir) {
+  auto data = ReadWhole(dir + "/CURRENT");
+  return data.ok() ? *data : std::string();
+}
+
+}  // namespace filtered_db
+}  // namespace blockbloom

@@ -1,0 +1,66 @@
+// FilteredDB's persisted index file and the database-directory listing that
+// decides whether it may be trusted (docs/FILTERED_DB.md, "Persisted index";
+// byte layout in docs/FORMAT.md, "FilteredDB index file"). POSIX only.
+// Thread-safety: free functions with no shared state; callers serialize
+// access to one directory.
+#ifndef BLOCKBLOOM_FILTERED_DB_INDEX_FILE_H_
+#define BLOCKBLOOM_FILTERED_DB_INDEX_FILE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace blockbloom {
+namespace filtered_db {
+
+constexpr char kIndexFileName[] = "BLOCKBLOOM-INDEX";
+constexpr char kIndexTmpFileName[] = "BLOCKBLOOM-INDEX.tmp";
+constexpr uint32_t kIndexFileVersion = 1;
+
+// One file of the database directory as it was when the index was saved.
+struct DirEntry {
+  std::string name;
+  uint64_t size_bytes = 0;
+  uint64_t device = 0;
+  uint64_t inode = 0;
+  int64_t mtime_ns = 0;
+  // XXH3-64 of the whole content for CURRENT, MANIFEST-* and *.log (the files
+  // LevelDB appends to or rewrites), 0 for the others (immutable tables).
+  uint64_t content_hash = 0;
+  bool operator==(const DirEntry& o) const {
+    return name == o.name && size_bytes == o.size_bytes && device == o.device &&
+           inode == o.inode && mtime_ns == o.mtime_ns && content_hash == o.content_hash;
+  }
+};
+
+// Every entry of `dir` except LOCK, LOG, LOG.old and the index files, sorted
+// by name. A file deleted between readdir and stat is left out (it is gone);
+// any other error is returned.
+absl::StatusOr<std::vector<DirEntry>> ListDbDir(const std::string& dir);
+
+struct IndexFileContents {
+  std::vector<DirEntry> listing;
+  std::string payload;  // KeyIndex::Serialize
+};
+
+// Writes dir/BLOCKBLOOM-INDEX atomically: dir/BLOCKBLOOM-INDEX.tmp, fsync,
+// rename, fsync of the directory. On error the old file (if any) is intact
+// or absent, never partial.
+absl::Status WriteIndexFile(const std::string& dir, const IndexFileContents& contents);
+// NotFound when absent; DataLoss on any damage (size, magic, version,
+// checksum, lengths); IOError on read errors.
+absl::StatusOr<IndexFileContents> ReadIndexFile(const std::string& dir);
+// Removes the index file and any leftover tmp file, then fsyncs the
+// directory. OK when neither exists.
+absl::Status RemoveIndexFile(const std::string& dir);
+
+// The CURRENT file's bytes ("" if unreadable).
+std::string ReadCurrent(const std::string& dir);
+
+}  // namespace filtered_db
+}  // namespace blockbloom
+
+#endif  // BLOCKBLOOM_FILTERED_DB_INDEX_FILE_H_
