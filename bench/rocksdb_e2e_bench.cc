@@ -127,10 +127,11 @@ class LevelDbEngine final : public Engine {
     options.filter_policy = policy != nullptr ? &policy_ : nullptr;
     leveldb::Status s;
     if (filtered_db) {
-      IndexOptions index;
-      index.expected_keys = static_cast<uint64_t>(num_keys);
-      index.kind = IndexKind::kDleft;
-      s = FilteredDB::Open(options, path, index, &filtered_);
+      FilteredDBOptions fdb_options;
+      fdb_options.expected_keys = static_cast<uint64_t>(num_keys);
+      fdb_options.kind = IndexKind::kDleft;
+      fdb_options.persist_index = false;  // the bench destroys the database
+      s = FilteredDB::Open(fdb_options, options, path, &filtered_);
     } else {
       leveldb::DB* raw = nullptr;
       s = leveldb::DB::Open(options, path, &raw);
@@ -157,7 +158,8 @@ class LevelDbEngine final : public Engine {
     return s.ok();
   }
   void CompactAll() override {
-    (filtered_ ? filtered_->base() : plain_.get())->CompactRange(nullptr, nullptr);
+    (filtered_ ? static_cast<leveldb::DB*>(filtered_.get()) : plain_.get())
+        ->CompactRange(nullptr, nullptr);
   }
   uint64_t DataBlockReads() override { return env_.reads(); }
   std::pair<double, double> FilterBytesPerKey(int64_t) override {
