@@ -3,14 +3,21 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <mutex>
+#include <unordered_map>
 #include <vector>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "blockbloom/hash.h"
 #include "blockbloom/math.h"
 #include "blocked/format.h"
-#include "common/hash_slices.h"
-#include "blocked/kernel.h"
 #include "blocked_bloom_simd.h"
+#include "blocked_kernel.h"
+#include "common/hash_slices.h"
+#include "common/xxh3_inline.h"
 
 namespace blockbloom {
 
@@ -20,8 +27,21 @@ double ClampBitsPerKey(double bits_per_key) {
 }
 
 int BlockedBloomProbes(double bits_per_key) {
-  return OptimalBlockedProbes(ClampBitsPerKey(bits_per_key), blocked::kMaxProbes,
-                              blocked::kBlockBits);
+  const double clamped = ClampBitsPerKey(bits_per_key);
+  // The model search costs ~150 us; its answer depends on the clamped value
+  // alone, so it is computed once per distinct value and cached (bounded: a
+  // program sweeping millions of distinct values keeps searching, correctly).
+  static std::mutex mu;
+  static auto* cache = new std::unordered_map<double, int>();  // never freed: no exit-time race
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    const auto it = cache->find(clamped);
+    if (it != cache->end()) return it->second;
+  }
+  const int k = OptimalBlockedProbes(clamped, blocked::kMaxProbes, blocked::kBlockBits);
+  std::lock_guard<std::mutex> lock(mu);
+  if (cache->size() < 4096) cache->emplace(clamped, k);
+  return k;
 }
 
 uint64_t BlockedBloomBytes(uint64_t num_keys, double bits_per_key) {
@@ -40,11 +60,14 @@ double BlockedBloomPredictedFpr(uint64_t num_keys, uint64_t num_bytes, int num_p
 }
 
 BlockedBloomFilter::BlockedBloomFilter(std::unique_ptr<uint8_t[], AlignedFree> bits,
-                                       uint64_t num_bytes, int num_probes)
-    : bits_(std::move(bits)), num_bytes_(num_bytes), num_probes_(num_probes) {}
+                                       uint64_t num_bytes, int num_probes, bool huge_pages)
+    : bits_(std::move(bits)),
+      num_bytes_(num_bytes),
+      num_probes_(num_probes),
+      huge_pages_(huge_pages) {}
 
 absl::StatusOr<BlockedBloomFilter> BlockedBloomFilter::CreateWithGeometry(
-    uint64_t num_bytes, int num_probes) {
+    uint64_t num_bytes, int num_probes, const BlockedBloomOptions& options) {
   if (num_probes < blocked::kMinProbes || num_probes > blocked::kMaxProbes) {
     return absl::InvalidArgumentError("num_probes must be in [1, 16]");
   }
@@ -54,22 +77,38 @@ absl::StatusOr<BlockedBloomFilter> BlockedBloomFilter::CreateWithGeometry(
   if (num_bytes > (uint64_t{1} << 62)) {
     return absl::ResourceExhaustedError("filter size overflows memory");
   }
-  const uint64_t padded = std::max<uint64_t>(kLine, (num_bytes + kLine - 1) / kLine * kLine);
+  uint64_t padded = std::max<uint64_t>(kLine, (num_bytes + kLine - 1) / kLine * kLine);
+  // Huge pages: a 2 MiB-aligned allocation of whole 2 MiB pages, advised
+  // before the first touch (the memset) so the kernel backs it with huge
+  // pages where transparent huge pages are "madvise" or "always".
+  bool huge = false;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  constexpr uint64_t kHugePage = uint64_t{2} << 20;
+  huge = options.huge_pages && padded >= kHugePageMinBytes;
+  if (huge) padded = (padded + kHugePage - 1) / kHugePage * kHugePage;
+  const size_t alignment = huge ? static_cast<size_t>(kHugePage) : kLine;
+#else
+  (void)options;
+  const size_t alignment = kLine;
+#endif
   if (padded > SIZE_MAX) return absl::ResourceExhaustedError("filter size overflows memory");
-  auto* raw = static_cast<uint8_t*>(std::aligned_alloc(kLine, static_cast<size_t>(padded)));
+  auto* raw = static_cast<uint8_t*>(std::aligned_alloc(alignment, static_cast<size_t>(padded)));
   if (raw == nullptr) {
     return absl::ResourceExhaustedError("cannot allocate " + std::to_string(padded) +
                                         " bytes for a blocked Bloom filter");
   }
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  if (huge) huge = ::madvise(raw, static_cast<size_t>(padded), MADV_HUGEPAGE) == 0;
+#endif
   std::memset(raw, 0, static_cast<size_t>(padded));
   return BlockedBloomFilter(std::unique_ptr<uint8_t[], AlignedFree>(raw), num_bytes,
-                            num_probes);
+                            num_probes, huge);
 }
 
-absl::StatusOr<BlockedBloomFilter> BlockedBloomFilter::Create(uint64_t expected_keys,
-                                                              double bits_per_key) {
+absl::StatusOr<BlockedBloomFilter> BlockedBloomFilter::Create(
+    uint64_t expected_keys, double bits_per_key, const BlockedBloomOptions& options) {
   return CreateWithGeometry(BlockedBloomBytes(expected_keys, bits_per_key),
-                            BlockedBloomProbes(bits_per_key));
+                            BlockedBloomProbes(bits_per_key), options);
 }
 
 absl::StatusOr<BlockedBloomFilter> BlockedBloomFilter::BuildFromHashes(
@@ -114,7 +153,7 @@ void BlockedBloomFilter::AddHash(uint64_t hash) {
   blocked::AddHash(hash, num_bits(), num_probes_, bits_.get());
 }
 
-void BlockedBloomFilter::AddKey(std::string_view key) { AddHash(HashKey(key)); }
+void BlockedBloomFilter::AddKey(std::string_view key) { AddHash(internal::InlineHashKey(key)); }
 
 void BlockedBloomFilter::AddHashes(absl::Span<const uint64_t> hashes) {
   if (hashes.empty()) return;
@@ -129,11 +168,11 @@ void BlockedBloomFilter::AddKeys(absl::Span<const std::string_view> keys) {
 
 bool BlockedBloomFilter::MayContainHash(uint64_t hash) const {
   if (num_bytes_ == 0) return false;  // the empty set
-  return blocked::MayContainHash(hash, num_bits(), num_probes_, bits_.get());
+  return simd::MayContainHash(hash, num_bits(), num_probes_, bits_.get());
 }
 
 bool BlockedBloomFilter::MayContain(std::string_view key) const {
-  return MayContainHash(HashKey(key));
+  return MayContainHash(internal::InlineHashKey(key));
 }
 
 void BlockedBloomFilter::MayContainHashes(absl::Span<const uint64_t> hashes,

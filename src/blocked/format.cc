@@ -1,6 +1,6 @@
 #include "blocked/format.h"
 
-#include "blocked/kernel.h"
+#include "blocked_kernel.h"
 
 namespace blockbloom {
 namespace blocked {

@@ -19,7 +19,8 @@
 #include <string>
 #include <string_view>
 
-#include "blocked/kernel.h"
+#include "blocked_bloom_simd.h"  // simd::MayContainHash: the chosen target's probe
+#include "blocked_kernel.h"
 
 namespace blockbloom {
 namespace blocked {
@@ -63,12 +64,15 @@ inline bool ParseFilter(std::string_view encoded, FilterView* view) {
 
 // Whether the key with this hash may be in `encoded`. Never reads outside
 // `encoded`; an unparseable filter may match everything. Inline: it is the
-// whole of the LevelDB policy's KeyMayMatch.
+// whole of the LevelDB policy's KeyMayMatch. The probe itself is the CPU's
+// best target's in-register probe, called through a pointer resolved once
+// per process (simd/blocked_bloom_simd.h); same answer as the scalar
+// blocked::MayContainHash.
 inline bool EncodedMayContainHash(std::string_view encoded, uint64_t hash) {
   FilterView view;
   if (!ParseFilter(encoded, &view)) return true;
   if (view.num_bytes == 0) return false;  // the empty set
-  return MayContainHash(hash, view.num_bytes * 8, view.num_probes, view.bits);
+  return simd::MayContainHash(hash, view.num_bytes * 8, view.num_probes, view.bits);
 }
 
 // Is `encoded` ours (last byte is kMarker)? The migrating policy uses this to
