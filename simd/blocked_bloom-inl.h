@@ -63,9 +63,22 @@ using LineVec = hn::Vec<LineTag>;
 // The 32-bit words `word` (each in [0, 16)) of a line held in `line`.
 HWY_INLINE LineVec WordsOfLine(const LineVec* line, LineVec word) {
   const LineTag d;
+#if HWY_TARGET <= HWY_AVX2 && HWY_ARCH_X86
+  // vpermd reads only the low log2(lanes) bits of each index: no mask needed.
+  const auto lane = hn::IndicesFromVec(d, word);
+#else
   const auto lane = hn::IndicesFromVec(d, hn::And(word, hn::Set(d, kLineLanes - 1)));
+#endif
   LineVec words = hn::TableLookupLanes(line[0], lane);
-  if (kLineVectors > 1) {
+  if (kLineVectors == 2) {
+    // Word 8..15 lives in the second vector: bit 3 of the index, moved to the
+    // sign bit, picks it (one shift, one blend).
+    const hn::RebindToSigned<LineTag> di;
+    words = hn::BitCast(d, hn::IfNegativeThenElse(
+                               hn::BitCast(di, hn::ShiftLeft<32 - 1 - kLogLineLanes>(word)),
+                               hn::BitCast(di, hn::TableLookupLanes(line[1], lane)),
+                               hn::BitCast(di, words)));
+  } else if (kLineVectors > 2) {
     const LineVec which = hn::ShiftRight<kLogLineLanes>(word);
     for (size_t j = 1; j < kLineVectors; ++j) {
       words = hn::IfThenElse(hn::Eq(which, hn::Set(d, static_cast<uint32_t>(j))),
@@ -73,6 +86,14 @@ HWY_INLINE LineVec WordsOfLine(const LineVec* line, LineVec word) {
     }
   }
   return words;
+}
+
+// Probe bits of one vector of positions missing from the line (0 = all set).
+HWY_INLINE LineVec MissingBits(const LineVec* line, LineVec seeds, const uint32_t* powers) {
+  const LineTag d;
+  const LineVec pos = hn::ShiftRight<32 - blocked::kLogBlockBits>(seeds * hn::Load(d, powers));
+  const LineVec words = WordsOfLine(line, hn::ShiftRight<5>(pos));
+  return hn::AndNot(words, hn::Set(d, 1u) << hn::And(pos, hn::Set(d, 31u)));
 }
 #endif  // BLOCKBLOOM_VECTOR_PROBE
 
@@ -91,17 +112,66 @@ HWY_INLINE bool TestFullBlock(const uint8_t* HWY_RESTRICT block, uint32_t seed,
                                        block + j * kLineLanes * 4));
   }
   const LineVec seeds = hn::Set(d, seed);
-  const LineVec one = hn::Set(d, 1u);
-  const LineVec low5 = hn::Set(d, 31u);
   const uint32_t* powers = blocked::kPaddedProbePowers.row[num_probes];
-  LineVec missing = hn::Zero(d);
-  for (int i = 0; i < num_probes; i += static_cast<int>(kLineLanes)) {
-    const LineVec pos = hn::ShiftRight<32 - blocked::kLogBlockBits>(
-        seeds * hn::Load(d, powers + i));
-    const LineVec words = WordsOfLine(line, hn::ShiftRight<5>(pos));
-    missing = hn::Or(missing, hn::AndNot(words, (one << hn::And(pos, low5))));
+  // One vector of positions covers every k up to the lane count (7 at 10
+  // bits/key): straight-line code for it, a loop beyond.
+  LineVec missing = MissingBits(line, seeds, powers);
+  for (int i = static_cast<int>(kLineLanes); i < num_probes; i += static_cast<int>(kLineLanes)) {
+    missing = hn::Or(missing, MissingBits(line, seeds, powers + i));
   }
   return hn::AllTrue(d, hn::Eq(missing, hn::Zero(d)));
+#endif
+}
+
+// Sets all probe bits of `seed` in the full 512-bit block at `block` (64
+// writable bytes, any alignment): blocked::detail::SetProbes<true>'s bytes.
+// The key's 64-byte mask is built in registers and ORed into the line with
+// one load and one store per vector, instead of k byte read-modify-writes
+// whose data-dependent aliasing (two probes in one byte, ~28% of keys at
+// k = 7) the CPU mispredicts. Mask word L gets bit (pos - 32 L) of probe
+// position pos: a variable shift whose count is >= 32 (shifting everything
+// out) for every word but the probe's own.
+HWY_INLINE void SetFullBlock(uint8_t* HWY_RESTRICT block, uint32_t seed, int num_probes) {
+#if !BLOCKBLOOM_VECTOR_PROBE
+  blocked::detail::SetProbes<true>(seed, blocked::kBlockBits, num_probes, block);
+#else
+  const LineTag d;
+  const hn::FixedTag<uint8_t, kLineLanes * 4> d8;
+  const LineVec one = hn::Set(d, 1u);
+  LineVec first_bit[kLineVectors];  // 32 * (index of each lane's word)
+  LineVec mask[kLineVectors];
+  for (size_t j = 0; j < kLineVectors; ++j) {
+    first_bit[j] = hn::ShiftLeft<5>(hn::Iota(d, static_cast<uint32_t>(j * kLineLanes)));
+    mask[j] = hn::Zero(d);
+  }
+  const LineVec seeds = hn::Set(d, seed);
+  const uint32_t* powers = blocked::kPaddedProbePowers.row[num_probes];
+  for (int i = 0; i < num_probes; i += static_cast<int>(kLineLanes)) {
+    const LineVec pos = hn::ShiftRight<32 - blocked::kLogBlockBits>(seeds * hn::Load(d, powers + i));
+    // Lanes past k repeat probe 0 (kPaddedProbePowers): setting a bit twice
+    // is harmless, so every lane is used. Unrolled: the lane indices become
+    // constants.
+#pragma GCC unroll 16
+    for (size_t p = 0; p < kLineLanes; ++p) {
+      const LineVec at = hn::TableLookupLanes(
+          pos, hn::IndicesFromVec(d, hn::Set(d, static_cast<uint32_t>(p))));
+      for (size_t j = 0; j < kLineVectors; ++j) {
+        const LineVec count = hn::Sub(at, first_bit[j]);  // wraps above 31 elsewhere
+#if HWY_TARGET <= HWY_AVX2 && HWY_ARCH_X86
+        // vpsllvd yields 0 for counts above 31.
+        mask[j] = hn::Or(mask[j], one << count);
+#else
+        // Other targets leave such shifts undefined: mask them explicitly.
+        mask[j] = hn::Or(mask[j], hn::IfThenElseZero(hn::Lt(count, hn::Set(d, 32u)),
+                                                     one << hn::And(count, hn::Set(d, 31u))));
+#endif
+      }
+    }
+  }
+  for (size_t j = 0; j < kLineVectors; ++j) {
+    uint8_t* at = block + j * kLineLanes * 4;
+    hn::StoreU(hn::Or(hn::LoadU(d8, at), hn::BitCast(d8, mask[j])), d8, at);
+  }
 #endif
 }
 
@@ -148,9 +218,7 @@ HWY_INLINE void MayContainHashesRolling(const uint64_t* HWY_RESTRICT hashes, siz
 }
 
 // Sets the bits of hashes[0, n) (blocked::AddHash for each), prefetching
-// `window` keys ahead for writing. The positions of a full block's probes come
-// from one vector multiply; the bits are then set with 32-bit
-// read-modify-writes of the line, which stays in L1 across them.
+// `window` keys ahead for writing; full blocks through SetFullBlock.
 HWY_INLINE void AddHashesRolling(const uint64_t* HWY_RESTRICT hashes, size_t n,
                                  uint64_t total_bits, int num_probes,
                                  uint8_t* HWY_RESTRICT data, size_t window) {
@@ -161,7 +229,14 @@ HWY_INLINE void AddHashesRolling(const uint64_t* HWY_RESTRICT hashes, size_t n,
   for (size_t j = 0; j < ahead; ++j) __builtin_prefetch(block_of(hashes[j]), 1, 3);
   for (size_t j = 0; j < n; ++j) {
     if (j + window < n) __builtin_prefetch(block_of(hashes[j + window]), 1, 3);
-    blocked::AddHash(hashes[j], total_bits, num_probes, data);
+    const blocked::Block b = blocked::LocateBlock(hashes[j], total_bits);
+    uint8_t* block = data + b.first_bit / 8;
+    if (HWY_LIKELY(b.num_bits == blocked::kBlockBits)) {
+      SetFullBlock(block, blocked::ProbeSeed(hashes[j]), num_probes);
+    } else {
+      blocked::detail::SetProbes<false>(blocked::ProbeSeed(hashes[j]), b.num_bits, num_probes,
+                                        block);
+    }
   }
 }
 

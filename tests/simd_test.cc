@@ -13,6 +13,7 @@
 #endif
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -99,6 +100,27 @@ HWY_NOINLINE void TestFullBlockEveryBitCleared() {
   }
 }
 
+// The in-register mask build sets exactly the scalar kernel's bits, for
+// every k, on a line at every misalignment and with prior contents.
+HWY_NOINLINE void TestSetFullBlockMatchesScalar() {
+  testing_keys::SplitMix64 rng(HWY_TARGET + 3);
+  std::vector<uint8_t> storage(64 + 64);
+  std::vector<uint8_t> expected(64);
+  for (int k = 1; k <= blocked::kMaxProbes; ++k) {
+    for (size_t misalign = 0; misalign < 64; misalign += 7) {
+      for (int q = 0; q < 200; ++q) {
+        const uint32_t seed = static_cast<uint32_t>(rng.Next());
+        for (size_t i = 0; i < 64; ++i) expected[i] = (q % 3 == 0) ? static_cast<uint8_t>(rng.Next()) : 0;
+        std::copy(expected.begin(), expected.end(), storage.begin() + misalign);
+        blocked::detail::SetProbes<true>(seed, 512, k, expected.data());
+        SetFullBlock(storage.data() + misalign, seed, k);
+        ASSERT_TRUE(std::equal(expected.begin(), expected.end(), storage.begin() + misalign))
+            << hwy::TargetName(HWY_TARGET) << " k=" << k << " seed=" << seed;
+      }
+    }
+  }
+}
+
 // Builds and batch probes of the per-target kernels: byte-identical filters,
 // identical answers at every window and prefetch hint.
 HWY_NOINLINE void TestBuildAndBatchMatchScalar() {
@@ -141,6 +163,7 @@ HWY_BEFORE_TEST(BlockedKernelPerTarget);
 HWY_EXPORT_AND_TEST_P(BlockedKernelPerTarget, TestSingleProbeMatchesScalar);
 HWY_EXPORT_AND_TEST_P(BlockedKernelPerTarget, TestFullBlockEveryBitCleared);
 HWY_EXPORT_AND_TEST_P(BlockedKernelPerTarget, TestBuildAndBatchMatchScalar);
+HWY_EXPORT_AND_TEST_P(BlockedKernelPerTarget, TestSetFullBlockMatchesScalar);
 }  // namespace blockbloom
 
 // ---- The dispatched public API under every target ----
