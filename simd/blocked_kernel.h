@@ -157,6 +157,55 @@ inline bool MayContainHash(uint64_t hash, uint64_t total_bits, int num_probes,
              : detail::TestProbes<false>(ProbeSeed(hash), b.num_bits, num_probes, block);
 }
 
+// ---- The flat geometry (format version 2, small filters) ----
+//
+// A filter of at most kFlatMaxBytes is one block spanning all its bits: the
+// k probes of a key are spread over the whole filter, as in a standard Bloom
+// filter, instead of over one 512-bit block. At LevelDB's filter sizes (1-8
+// cache lines) the blocked geometry buys no cache locality (the whole filter
+// is one or two lines away) and pays the variance of block loads, which is
+// what gave v1 its bad tails on tiny filters (docs/FORMAT.md, "Version 2").
+//
+// Positions: x_i = hash * kFlatProbePowers.of[i] (mod 2^64), with
+// kFlatMultiplier = 2^64 / phi (odd), and bit_i = floor(x_i * total_bits /
+// 2^64) (64-bit multiply-shift range reduction). x_0 = hash, so the first
+// probe is the v1 block choice's bit. The high bits of h * c for distinct odd
+// constants c behave as independent multiply-shift hashes of h
+// (Dietzfelbinger et al. 1997), the family a 64-bit hash needs for k probes.
+inline constexpr uint64_t kFlatMaxBytes = 512;  // 8 lines: see docs/FORMAT.md
+inline constexpr uint64_t kFlatMultiplier = 0x9E3779B97F4A7C15ull;
+
+struct FlatProbePowers {
+  uint64_t of[kMaxProbes];
+  constexpr FlatProbePowers() : of() {
+    uint64_t power = 1;
+    for (int i = 0; i < kMaxProbes; ++i, power *= kFlatMultiplier) of[i] = power;
+  }
+};
+inline constexpr FlatProbePowers kFlatProbePowers{};
+
+namespace flat {
+// REQUIRES: total_bits > 0, 1 <= num_probes <= kMaxProbes; data holds
+// ceil(total_bits / 8) bytes (any alignment; nothing else is touched).
+inline void AddHash(uint64_t hash, uint64_t total_bits, int num_probes, uint8_t* data) {
+  for (int i = 0; i < num_probes; ++i) {
+    const uint64_t bit = FastRange64(hash * kFlatProbePowers.of[i], total_bits);
+    data[bit >> 3] |= static_cast<uint8_t>(1u << (bit & 7));
+  }
+}
+
+// Branch-free, like the blocked kernel's TestProbes.
+inline bool MayContainHash(uint64_t hash, uint64_t total_bits, int num_probes,
+                           const uint8_t* data) {
+  uint32_t all = 1;
+  for (int i = 0; i < num_probes; ++i) {
+    const uint64_t bit = FastRange64(hash * kFlatProbePowers.of[i], total_bits);
+    all &= data[bit >> 3] >> (bit & 7);
+  }
+  return (all & 1) != 0;
+}
+}  // namespace flat
+
 }  // namespace blocked
 }  // namespace blockbloom
 

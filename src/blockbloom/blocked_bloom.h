@@ -72,8 +72,10 @@ class BlockedBloomFilter {
       absl::Span<const std::string_view> keys, double bits_per_key);
   static absl::StatusOr<BlockedBloomFilter> BuildFromHashes(
       absl::Span<const uint64_t> hashes, double bits_per_key);
-  // Parses the output of Serialize() (or a LevelDB policy's filter) into an
-  // owned copy. InvalidArgument/DataLoss on anything malformed.
+  // Parses the output of Serialize() (or a LevelDB policy's filter, version 1
+  // or 2) into an owned copy. InvalidArgument/DataLoss on anything malformed.
+  // A version-2 (flat, small) filter keeps its geometry: its probes, adds and
+  // Serialize() follow it. Filters this class creates are version 1.
   static absl::StatusOr<BlockedBloomFilter> Deserialize(std::string_view encoded);
 
   BlockedBloomFilter(BlockedBloomFilter&&) noexcept = default;
@@ -108,6 +110,9 @@ class BlockedBloomFilter {
   uint64_t num_added() const { return num_added_; }
   // Whether the bits were madvise'd for huge pages (BlockedBloomOptions).
   bool huge_pages() const { return huge_pages_; }
+  // Whether the bits use the flat geometry of format version 2 (only filters
+  // from Deserialize of a version-2 filter do).
+  bool flat() const { return flat_; }
   const uint8_t* data() const { return bits_.get(); }
 
  private:
@@ -123,6 +128,7 @@ class BlockedBloomFilter {
   int num_probes_ = 1;
   uint64_t num_added_ = 0;
   bool huge_pages_ = false;
+  bool flat_ = false;
 };
 
 }  // namespace blockbloom

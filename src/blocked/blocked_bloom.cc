@@ -128,13 +128,14 @@ absl::StatusOr<BlockedBloomFilter> BlockedBloomFilter::BuildFromKeys(
 absl::StatusOr<BlockedBloomFilter> BlockedBloomFilter::Deserialize(std::string_view encoded) {
   blocked::FilterView view;
   if (!blocked::ParseFilter(encoded, &view)) {
-    return absl::DataLossError("not a version-1 blockbloom blocked filter");
+    return absl::DataLossError("not a version-1 or version-2 blockbloom blocked filter");
   }
   absl::StatusOr<BlockedBloomFilter> filter =
       CreateWithGeometry(view.num_bytes, view.num_probes);
   if (filter.ok() && view.num_bytes > 0) {
     std::memcpy(filter->bits_.get(), view.bits, static_cast<size_t>(view.num_bytes));
   }
+  if (filter.ok()) filter->flat_ = view.geometry == blocked::Geometry::kFlat;
   return filter;
 }
 
@@ -150,7 +151,11 @@ void BlockedBloomFilter::MatchEverythingIfEmpty() {
 void BlockedBloomFilter::AddHash(uint64_t hash) {
   ++num_added_;
   MatchEverythingIfEmpty();
-  blocked::AddHash(hash, num_bits(), num_probes_, bits_.get());
+  if (flat_) {
+    blocked::flat::AddHash(hash, num_bits(), num_probes_, bits_.get());
+  } else {
+    blocked::AddHash(hash, num_bits(), num_probes_, bits_.get());
+  }
 }
 
 void BlockedBloomFilter::AddKey(std::string_view key) { AddHash(internal::InlineHashKey(key)); }
@@ -159,7 +164,9 @@ void BlockedBloomFilter::AddHashes(absl::Span<const uint64_t> hashes) {
   if (hashes.empty()) return;
   num_added_ += hashes.size();
   MatchEverythingIfEmpty();
-  simd::AddHashes(hashes.data(), hashes.size(), num_bits(), num_probes_, bits_.get());
+  blocked::AddHashes(hashes.data(), hashes.size(), num_bytes_, num_probes_,
+                     flat_ ? blocked::Geometry::kFlat : blocked::Geometry::kBlocked512,
+                     bits_.get());
 }
 
 void BlockedBloomFilter::AddKeys(absl::Span<const std::string_view> keys) {
@@ -168,6 +175,7 @@ void BlockedBloomFilter::AddKeys(absl::Span<const std::string_view> keys) {
 
 bool BlockedBloomFilter::MayContainHash(uint64_t hash) const {
   if (num_bytes_ == 0) return false;  // the empty set
+  if (flat_) return blocked::flat::MayContainHash(hash, num_bits(), num_probes_, bits_.get());
   return simd::MayContainHash(hash, num_bits(), num_probes_, bits_.get());
 }
 
@@ -180,6 +188,12 @@ void BlockedBloomFilter::MayContainHashes(absl::Span<const uint64_t> hashes,
   const size_t n = std::min(hashes.size(), out.size());
   if (num_bytes_ == 0) {
     std::fill(out.begin(), out.begin() + n, false);  // the empty set
+    return;
+  }
+  if (flat_) {  // at most kFlatMaxBytes: in cache, nothing to prefetch
+    for (size_t i = 0; i < n; ++i) {
+      out[i] = blocked::flat::MayContainHash(hashes[i], num_bits(), num_probes_, bits_.get());
+    }
     return;
   }
   const uint64_t padded =
@@ -198,7 +212,8 @@ void BlockedBloomFilter::MayContainKeys(absl::Span<const std::string_view> keys,
 std::string BlockedBloomFilter::Serialize() const {
   std::string out(reinterpret_cast<const char*>(bits_.get()),
                   static_cast<size_t>(num_bytes_));
-  blocked::AppendTrailer(num_probes_, &out);
+  blocked::AppendTrailer(num_probes_, &out,
+                         flat_ ? blocked::Geometry::kFlat : blocked::Geometry::kBlocked512);
   return out;
 }
 
