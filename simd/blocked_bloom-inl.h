@@ -63,12 +63,9 @@ using LineVec = hn::Vec<LineTag>;
 // The 32-bit words `word` (each in [0, 16)) of a line held in `line`.
 HWY_INLINE LineVec WordsOfLine(const LineVec* line, LineVec word) {
   const LineTag d;
-#if HWY_TARGET <= HWY_AVX2 && HWY_ARCH_X86
-  // vpermd reads only the low log2(lanes) bits of each index: no mask needed.
-  const auto lane = hn::IndicesFromVec(d, word);
-#else
+  // Highway requires indices < lanes (checked in sanitizer/debug builds),
+  // although vpermd would ignore the high bits: one AND.
   const auto lane = hn::IndicesFromVec(d, hn::And(word, hn::Set(d, kLineLanes - 1)));
-#endif
   LineVec words = hn::TableLookupLanes(line[0], lane);
   if (kLineVectors == 2) {
     // Word 8..15 lives in the second vector: bit 3 of the index, moved to the
