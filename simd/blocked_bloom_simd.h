@@ -25,13 +25,14 @@ namespace simd {
 
 // Prefetch window of the batch probes and of builds, in keys: a rolling
 // window (the block of key j + window is prefetched while key j is probed).
-// 64 measured best at 128 MiB-1 GiB on AMD Zen 3 (bench/RESULTS.md).
+// Chosen with the hint below (bench/RESULTS.md, "Kernel (issue 13)").
 inline constexpr size_t kDefaultWindow = 64;
 inline constexpr size_t kMaxWindow = 1024;
 
 // Prefetch hint of the batch probes: __builtin_prefetch locality 3 (T0), 2
-// (T1), 1 (T2) or 0 (NTA). See kDefaultPrefetchLocality's note in
-// bench/RESULTS.md for the measurement that chose it.
+// (T1), 1 (T2) or 0 (NTA). T2 with window 64 measured best at 128 MiB on AMD
+// Zen 3 (1.04x the best prefetched-line floor; the issue's Zen 4 run had T2
+// at 7.7 against T0's 10.1 ns/key); bench/RESULTS.md, "Kernel (issue 13)".
 enum class PrefetchHint { kT0 = 3, kT1 = 2, kT2 = 1, kNta = 0 };
 inline constexpr PrefetchHint kDefaultPrefetchHint = PrefetchHint::kT2;
 
