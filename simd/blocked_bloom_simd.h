@@ -1,29 +1,66 @@
-// Runtime-dispatched batch kernels for the blocked Bloom filter.
+// Runtime-dispatched kernels for the blocked Bloom filter (simd/blocked_kernel.h
+// defines the bits; simd/blocked_bloom-inl.h computes them per target).
 //
-// Each call runs on the best target the CPU supports among those compiled
-// (HWY_DYNAMIC_DISPATCH), from AVX3_DL down to EMU128, the portable scalar
-// target. All targets produce identical bytes and answers; simd_test.cc runs
-// every compiled target and checks it against src/blocked/kernel.h.
+// Every call runs on the best target the CPU supports among those compiled,
+// from AVX3_DL down to EMU128, the portable scalar target. The target is
+// resolved once per process, not per call: the single-key probe is an inline
+// call through one function pointer, fetched from Highway's dispatch table on
+// first use (Highway 1.0.3 has no HWY_DYNAMIC_POINTER). All targets produce
+// identical bytes and answers; tests/simd_test.cc runs every compiled target
+// against the scalar kernel.
 //
 // Thread-safety: pure functions over caller-owned memory. Concurrent calls
 // are safe when they do not write the same filter.
 #ifndef BLOCKBLOOM_SIMD_BLOCKED_BLOOM_SIMD_H_
 #define BLOCKBLOOM_SIMD_BLOCKED_BLOOM_SIMD_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <string>
-#include <vector>
 
 #include "targets.h"  // SupportedTargets, ForceTargetForTesting
 
 namespace blockbloom {
 namespace simd {
 
-// Keys prepared per chunk. Also the default prefetch window of the probes: a
-// chunk's blocks are all prefetched before the first is probed.
+// Prefetch window of the batch probes and of builds, in keys: a rolling
+// window (the block of key j + window is prefetched while key j is probed).
+// Chosen with the hint below (bench/RESULTS.md, "Kernel (issue 13)").
 inline constexpr size_t kDefaultWindow = 64;
 inline constexpr size_t kMaxWindow = 1024;
+
+// Prefetch hint of the batch probes: __builtin_prefetch locality 3 (T0), 2
+// (T1), 1 (T2) or 0 (NTA). T2 with window 64 measured best at 128 MiB on AMD
+// Zen 3 (1.04x the best prefetched-line floor; the issue's Zen 4 run had T2
+// at 7.7 against T0's 10.1 ns/key); bench/RESULTS.md, "Kernel (issue 13)".
+enum class PrefetchHint { kT0 = 3, kT1 = 2, kT2 = 1, kNta = 0 };
+inline constexpr PrefetchHint kDefaultPrefetchHint = PrefetchHint::kT2;
+
+// Whether the key with this hash may be in the filter of total_bits bits at
+// `data` (ceil(total_bits / 8) bytes, any alignment; nothing else is read).
+// REQUIRES: total_bits > 0, 1 <= num_probes <= 16.
+using MayContainHashFn = bool (*)(uint64_t hash, uint64_t total_bits, int num_probes,
+                                  const uint8_t* data);
+
+namespace internal {
+// The chosen target's probe. Starts as a resolver that replaces itself on
+// first call (constant-initialised, so usable during static initialisation).
+extern std::atomic<MayContainHashFn> g_may_contain_hash;
+// Re-fetches the chosen target's kernels (after ForceTargetForTesting).
+void ResolveBlockedKernels();
+}  // namespace internal
+
+// The single-key probe on the chosen target: the same answer as
+// blocked::MayContainHash, with the line held in vector registers.
+inline bool MayContainHash(uint64_t hash, uint64_t total_bits, int num_probes,
+                           const uint8_t* data) {
+  return internal::g_may_contain_hash.load(std::memory_order_relaxed)(hash, total_bits,
+                                                                      num_probes, data);
+}
+
+// The probe compiled for `target` (a bit of SupportedTargets()), for tests
+// and benchmarks that compare targets side by side; nullptr if not compiled.
+MayContainHashFn MayContainHashForTarget(int64_t target);
 
 // Sets the bits of n hashes in a filter of total_bits bits at `data`
 // (ceil(total_bits / 8) bytes, any alignment). REQUIRES: 1 <= num_probes <= 16.
@@ -31,16 +68,16 @@ inline constexpr size_t kMaxWindow = 1024;
 void AddHashes(const uint64_t* hashes, size_t n, uint64_t total_bits,
                int num_probes, uint8_t* data);
 
-// out[j] = whether hashes[j] may be in the filter. `readable_bytes` is how
-// many bytes at `data` may be read; when data is 4-byte aligned and readable
-// through the end of its last block (ceil(total_bits/512) * 64 bytes) and the
-// filter is under 8 GiB, probes use vector gathers, otherwise byte loads.
-// Both give the same answers. `window` (1..kMaxWindow) is the prefetch window.
-// With total_bits == 0 every answer is false (the empty set).
+// out[j] = whether hashes[j] may be in the filter, probed in registers after a
+// rolling prefetch `window` keys ahead (clamped to 1..kMaxWindow) with `hint`.
+// `readable_bytes` is kept for source compatibility; only the filter's
+// ceil(total_bits / 8) bytes are ever read. With total_bits == 0 every
+// answer is false (the empty set).
 void MayContainHashes(const uint64_t* hashes, size_t n, uint64_t total_bits,
                       int num_probes, const uint8_t* data,
                       size_t readable_bytes, bool* out,
-                      size_t window = kDefaultWindow);
+                      size_t window = kDefaultWindow,
+                      PrefetchHint hint = kDefaultPrefetchHint);
 
 }  // namespace simd
 }  // namespace blockbloom

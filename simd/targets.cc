@@ -4,6 +4,8 @@
 #endif
 #include "targets.h"
 
+#include "blocked_bloom_simd.h"
+
 #include "hwy/highway.h"
 #include "hwy/targets.h"
 
@@ -26,7 +28,11 @@ std::string ActiveTargetName() {
   return hwy::TargetName(supported & -supported);
 }
 
-void ForceTargetForTesting(int64_t target) { hwy::SetSupportedTargetsForTest(target); }
+void ForceTargetForTesting(int64_t target) {
+  hwy::SetSupportedTargetsForTest(target);
+  // Kernels resolved once per process (the single-key probe) follow too.
+  internal::ResolveBlockedKernels();
+}
 
 }  // namespace simd
 }  // namespace blockbloom

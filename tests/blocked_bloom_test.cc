@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "blockbloom/hash.h"
@@ -211,6 +212,54 @@ TEST(BlockedBloomTest, CreateRejectsImpossibleSizes) {
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(BlockedBloomFilter::CreateWithGeometry(100, 17).status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+// The k cache and the once-per-process kernel resolution are shared state:
+// concurrent first uses from several threads must agree with the uncached
+// search and with each other (run under TSan by the tsan preset).
+TEST(BlockedBloomTest, KCacheAndKernelResolutionAreThreadSafe) {
+  const double kBits[] = {3.25, 7.5, 10.0, 13.0, 21.0, 40.5};
+  std::vector<std::thread> threads;
+  std::vector<int> failures(4, 0);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 20; ++round) {
+        for (double b : kBits) {
+          if (BlockedBloomProbes(b) != OptimalBlockedProbes(b, 16, 512)) ++failures[t];
+        }
+        std::vector<std::string> keys;
+        for (int i = 0; i < 200; ++i) keys.push_back(Key(1000 * t + i));
+        auto f = BlockedBloomFilter::BuildFromKeys(Views(keys), 10.0);
+        if (!f.ok()) {
+          ++failures[t];
+          continue;
+        }
+        for (const std::string& k : keys) failures[t] += !f->MayContain(k);
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  for (int t = 0; t < 4; ++t) EXPECT_EQ(failures[t], 0) << "thread " << t;
+}
+
+TEST(BlockedBloomTest, HugePagesOptionKeepsAnswers) {
+  BlockedBloomOptions options;
+  options.huge_pages = true;
+  auto big = BlockedBloomFilter::Create(8'000'000, 10.0, options);  // 10 MB: above the threshold
+  auto plain = BlockedBloomFilter::Create(8'000'000, 10.0);
+  ASSERT_TRUE(big.ok() && plain.ok());
+  EXPECT_EQ(big->num_bytes(), plain->num_bytes());
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(big->data()) % (2u << 20), 0u) << "2 MiB aligned";
+  std::printf("huge pages advised: %s\n", big->huge_pages() ? "yes" : "no (kernel refused)");
+  std::vector<uint64_t> hashes;
+  SplitMix64 rng(5);
+  for (int i = 0; i < 20000; ++i) hashes.push_back(rng.Next());
+  big->AddHashes(hashes);
+  plain->AddHashes(hashes);
+  EXPECT_EQ(big->Serialize(), plain->Serialize());
+  auto small = BlockedBloomFilter::Create(1000, 10.0, options);  // below: ordinary pages
+  ASSERT_TRUE(small.ok());
+  EXPECT_FALSE(small->huge_pages());
 }
 
 }  // namespace

@@ -3,14 +3,20 @@
 // version, a new policy Name(), and a new section in docs/FORMAT.md.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "blockbloom/blocked_bloom.h"
 #include "blockbloom/hash.h"
 #include "blockbloom/leveldb_filter_policy.h"
 #include "blocked/format.h"
+#include "leveldb/filter_policy.h"
 #include "leveldb/slice.h"
 #include "test_keys.h"
 
@@ -26,6 +32,22 @@ std::string BuildPolicyFilter(const leveldb::FilterPolicy& policy, int n) {
   std::string filter;
   policy.CreateFilter(slices.data(), n, &filter);
   return filter;
+}
+
+// Version-1 bytes for keys Key(0), Key(2), ... at 10 bits/key: what the
+// policies wrote before version 2, and still write above kFlatMaxBytes.
+std::string BuildV1Filter(int n) {
+  std::vector<std::string> keys;
+  for (int i = 0; i < n; ++i) keys.push_back(Key(2 * i));
+  const uint64_t bytes = BlockedBloomBytes(keys.size(), 10.0);
+  const int k = BlockedBloomProbes(10.0);
+  std::string out(bytes, '\0');
+  std::vector<uint64_t> hashes;
+  for (const std::string& key : keys) hashes.push_back(HashKey(key));
+  blocked::AddHashes(hashes.data(), hashes.size(), bytes, k, blocked::Geometry::kBlocked512,
+                     reinterpret_cast<uint8_t*>(out.data()));
+  blocked::AppendTrailer(k, &out, blocked::Geometry::kBlocked512);
+  return out;
 }
 
 // The first `count` absent keys Key(2i+1) that the filter wrongly admits.
@@ -56,7 +78,8 @@ TEST(BlockedFormatTest, GoldenFilterBytesAndFalsePositives) {
        {125, 217, 571, 655, 783, 1215, 1255, 1705, 2293, 2373}},
   };
   for (const Golden& g : kGolden) {
-    const std::string filter = BuildPolicyFilter(*policy, g.n);
+    // Version-1 bytes, read through the policy (its reader reads both versions).
+    const std::string filter = BuildV1Filter(g.n);
     SCOPED_TRACE("n=" + std::to_string(g.n));
     EXPECT_EQ(filter.size(), g.size);
     EXPECT_EQ(HashKey(filter), g.bytes_hash) << std::hex << HashKey(filter);
@@ -72,8 +95,7 @@ TEST(BlockedFormatTest, GoldenFilterBytesAndFalsePositives) {
 }
 
 TEST(BlockedFormatTest, TrailerLayout) {
-  std::unique_ptr<const leveldb::FilterPolicy> policy(NewBlockedBloomFilterPolicy(10));
-  const std::string filter = BuildPolicyFilter(*policy, 50);
+  const std::string filter = BuildV1Filter(50);
   ASSERT_EQ(filter.size(), 63u + blocked::kTrailerSize);  // ceil(50 * 10 / 8) = 63
   const auto byte = [&](size_t from_end) {
     return static_cast<uint8_t>(filter[filter.size() - from_end]);
@@ -127,6 +149,290 @@ TEST(BlockedFormatTest, EmptyKeySetRejectsEverything) {
   const std::string empty = BuildPolicyFilter(*policy, 0);
   EXPECT_EQ(empty.size(), blocked::kTrailerSize);
   for (int i = 0; i < 1000; ++i) EXPECT_FALSE(policy->KeyMayMatch(Key(i), empty));
+}
+
+}  // namespace
+}  // namespace blockbloom
+
+// ---- Format version 2: the flat geometry for small filters ----
+namespace blockbloom {
+namespace {
+
+using testing_keys::Key;
+
+constexpr double kBitsPerKey = 10.0;
+
+int Probes() { return BlockedBloomProbes(kBitsPerKey); }
+
+// What the LevelDB policies write (blocked::AppendFilter): version 2 (flat)
+// up to kFlatMaxBytes of bits, version 1 above.
+std::string WriteFilter(const std::vector<std::string>& keys) {
+  std::string out;
+  blocked::AppendFilter(keys.size(), BlockedBloomBytes(keys.size(), kBitsPerKey), Probes(),
+                        [&](size_t i) { return std::string_view(keys[i]); }, &out);
+  return out;
+}
+
+// Version 1 bytes for the same keys, whatever their size.
+std::string WriteV1Filter(const std::vector<std::string>& keys) {
+  const uint64_t bytes = BlockedBloomBytes(keys.size(), kBitsPerKey);
+  std::string out(bytes, '\0');
+  std::vector<uint64_t> hashes;
+  for (const std::string& k : keys) hashes.push_back(HashKey(k));
+  blocked::AddHashes(hashes.data(), hashes.size(), bytes, Probes(), blocked::Geometry::kBlocked512,
+                     reinterpret_cast<uint8_t*>(out.data()));
+  blocked::AppendTrailer(Probes(), &out, blocked::Geometry::kBlocked512);
+  return out;
+}
+
+std::vector<std::string> EvenKeys(int n) {
+  std::vector<std::string> keys;
+  for (int i = 0; i < n; ++i) keys.push_back(Key(2 * i));
+  return keys;
+}
+
+TEST(BlockedFormatV2Test, GoldenFilterBytesAndFalsePositives) {
+  struct Golden {
+    int n;
+    size_t size;
+    uint64_t bytes_hash;
+    std::vector<int> first_false_positives;
+  };
+  const Golden kGolden[] = {
+      {1, 5, 0xbf032738b505d20eull, {65, 279, 2775, 4289, 4811, 6101, 6987, 7043, 7301, 7785}},
+      {100, 128, 0xcd978e59b5931144ull,
+       {879, 899, 991, 1071, 1125, 1287, 1549, 1551, 1725, 2117}},
+      {400, 503, 0xfbc430d0704a0dc8ull, {47, 85, 919, 1161, 1297, 1325, 1769, 1893, 2623, 2871}},
+  };
+  for (const Golden& g : kGolden) {
+    const std::string filter = WriteFilter(EvenKeys(g.n));
+    SCOPED_TRACE("n=" + std::to_string(g.n));
+    EXPECT_EQ(filter.size(), g.size);
+    EXPECT_EQ(static_cast<uint8_t>(filter[filter.size() - 2]), 0x20);  // version 2, flat
+    EXPECT_EQ(HashKey(filter), g.bytes_hash) << std::hex << HashKey(filter);
+    std::vector<int> fps;
+    for (int i = 0; fps.size() < 10 && i < 10000000; ++i) {
+      if (blocked::EncodedMayContainHash(filter, HashKey(Key(2 * i + 1)))) fps.push_back(2 * i + 1);
+    }
+    std::string printed;
+    for (int fp : fps) printed += std::to_string(fp) + ", ";
+    EXPECT_EQ(fps, g.first_false_positives) << printed;
+    if (::testing::Test::HasFailure()) {
+      std::printf("actual: {%d, %zu, 0x%016llxull, {%s}},\n", g.n, filter.size(),
+                  static_cast<unsigned long long>(HashKey(filter)), printed.c_str());
+    }
+  }
+}
+
+TEST(BlockedFormatV2Test, WriterPicksFlatUpToThresholdThenVersion1Bytes) {
+  for (int n : {1, 10, 100, 409, 410, 1000, 5000}) {
+    const std::vector<std::string> keys = EvenKeys(n);
+    const std::string filter = WriteFilter(keys);
+    const uint64_t bytes = BlockedBloomBytes(n, kBitsPerKey);
+    ASSERT_EQ(filter.size(), bytes + blocked::kTrailerSize);
+    const uint8_t version = static_cast<uint8_t>(filter[filter.size() - 2]);
+    if (bytes <= blocked::kFlatMaxBytes) {
+      EXPECT_EQ(version, 0x20) << n;
+    } else {
+      EXPECT_EQ(version, 0x13) << n;
+      EXPECT_EQ(filter, WriteV1Filter(keys)) << "large filters must stay version-1 bytes, n=" << n;
+    }
+    for (const std::string& k : keys) ASSERT_TRUE(blocked::EncodedMayContainHash(filter, HashKey(k)));
+    // The class reads it, keeps its geometry and writes the same bytes back.
+    auto loaded = BlockedBloomFilter::Deserialize(filter);
+    ASSERT_TRUE(loaded.ok()) << loaded.status();
+    EXPECT_EQ(loaded->flat(), bytes <= blocked::kFlatMaxBytes);
+    EXPECT_EQ(loaded->Serialize(), filter);
+    for (const std::string& k : keys) ASSERT_TRUE(loaded->MayContain(k));
+    for (int i = 0; i < 300; ++i) {
+      const std::string absent = Key(2 * i + 1);
+      ASSERT_EQ(loaded->MayContain(absent), blocked::EncodedMayContainHash(filter, HashKey(absent)));
+    }
+  }
+}
+
+// Readers that predate version 2 must answer "may match" for it: stock
+// LevelDB (marker 0xBB > 30 reads as a filter from the future) and a
+// version-1-only reader (version byte != 0x13). Neither may give a false
+// negative, and neither misreads the bits.
+TEST(BlockedFormatV2Test, OldReadersReadVersion2AsMayMatch) {
+  const std::string filter = WriteFilter(EvenKeys(100));
+  ASSERT_EQ(static_cast<uint8_t>(filter[filter.size() - 2]), 0x20);
+  std::unique_ptr<const leveldb::FilterPolicy> stock(leveldb::NewBloomFilterPolicy(10));
+  for (int i = 0; i < 1000; ++i) EXPECT_TRUE(stock->KeyMayMatch(Key(2 * i + 1), filter)) << i;
+  EXPECT_NE(static_cast<uint8_t>(filter[filter.size() - 2]), blocked::kVersionByte);
+  // Corruptions of a version-2 trailer read as "may match" too.
+  struct Corruption {
+    const char* what;
+    size_t from_end;
+    uint8_t value;
+  };
+  const Corruption kTable[] = {
+      {"v2, unknown geometry 1", 2, 0x21}, {"v2, geometry 3", 2, 0x23},
+      {"version 3", 2, 0x30},              {"k = 0", 3, 0},
+      {"k = 17", 3, 17},                   {"reserved bit", 3, 0x40 | 7},
+  };
+  for (const Corruption& c : kTable) {
+    std::string bad = filter;
+    bad[bad.size() - c.from_end] = static_cast<char>(c.value);
+    blocked::FilterView view;
+    EXPECT_FALSE(blocked::ParseFilter(bad, &view)) << c.what;
+    EXPECT_TRUE(blocked::EncodedMayContainHash(bad, HashKey("definitely-absent-key"))) << c.what;
+  }
+  // A flat trailer on more than kFlatMaxBytes of bits is not a valid filter.
+  std::string big = WriteFilter(EvenKeys(1000));
+  big[big.size() - 2] = static_cast<char>(0x20);
+  blocked::FilterView view;
+  EXPECT_FALSE(blocked::ParseFilter(big, &view));
+  EXPECT_TRUE(blocked::EncodedMayContainHash(big, HashKey("definitely-absent-key")));
+  // ... nor on zero bytes.
+  std::string empty_flat = WriteFilter({});
+  empty_flat[empty_flat.size() - 2] = static_cast<char>(0x20);
+  EXPECT_FALSE(blocked::ParseFilter(empty_flat, &view));
+}
+
+// ---- No bad tails on tiny filters (issue 12) ----
+//
+// For each key shape and n, 2,000 filters of n keys at 10 bits/key, each
+// probed with the same 2,000 absent keys of that shape through the real
+// readers (LevelDB's KeyMayMatch for its built-in filter). A filter is "bad"
+// when its measured FPR exceeds 2% (more than 40 of 2,000: a perfect 0.82%
+// filter crosses that with probability ~1e-8, so the share counts bad
+// filters, not sampling noise; with 500 probes it would be ~0.4% noise). The
+// writer's filters (version 2 up to kFlatMaxBytes) must have no larger a
+// share of bad filters and no larger a mean FPR than LevelDB's built-in filter
+// on the same keys. Also printed: the exact mean FPR computed from the bits
+// ((fraction set)^k; per block for version 1) for our filters.
+// BLOCKBLOOM_TAIL_FULL=1 sweeps n = 10..400 in steps of 10 and adds version
+// 1: the figures in bench/RESULTS.md.
+enum class Shape { kDecimal, kRandom, kLongPrefix };
+
+std::string ShapedKey(Shape shape, uint64_t id, bool absent) {
+  char buf[96];
+  switch (shape) {
+    case Shape::kDecimal:  // like key000123.7
+      std::snprintf(buf, sizeof(buf), "key%08llu.%d", static_cast<unsigned long long>(id),
+                    absent ? 9 : 7);
+      return buf;
+    case Shape::kRandom: {
+      testing_keys::SplitMix64 rng(id * 2 + (absent ? 1 : 0));
+      std::string k(16, '\0');
+      for (int i = 0; i < 16; i += 8) {
+        const uint64_t r = rng.Next();
+        std::memcpy(&k[i], &r, 8);
+      }
+      return k;
+    }
+    case Shape::kLongPrefix:
+      std::snprintf(buf, sizeof(buf), "tenant-0042/table-users/partition-0007/row-%s%010llu",
+                    absent ? "b" : "a", static_cast<unsigned long long>(id));
+      return buf;
+  }
+  return {};
+}
+
+double SetFraction(const uint8_t* bits, uint64_t first_bit, uint64_t num_bits) {
+  uint64_t ones = 0;
+  for (uint64_t b = first_bit; b < first_bit + num_bits; ++b) ones += (bits[b / 8] >> (b % 8)) & 1;
+  return static_cast<double>(ones) / static_cast<double>(num_bits);
+}
+
+// Exact FPR of one of our filters (either version) or of LevelDB's.
+double ExactFpr(const std::string& filter, bool leveldb) {
+  const auto* bits = reinterpret_cast<const uint8_t*>(filter.data());
+  if (leveldb) {
+    const uint64_t m = (filter.size() - 1) * 8;
+    return std::pow(SetFraction(bits, 0, m), static_cast<uint8_t>(filter.back()));
+  }
+  blocked::FilterView view;
+  if (!blocked::ParseFilter(filter, &view)) return 1.0;
+  const uint64_t m = view.num_bytes * 8;
+  if (m == 0) return 0.0;
+  if (view.geometry == blocked::Geometry::kFlat) {
+    return std::pow(SetFraction(bits, 0, m), view.num_probes);
+  }
+  double fpr = 0;
+  for (uint64_t first = 0; first < m; first += blocked::kBlockBits) {
+    const uint64_t len = std::min<uint64_t>(blocked::kBlockBits, m - first);
+    fpr += static_cast<double>(len) / m * std::pow(SetFraction(bits, first, len), view.num_probes);
+  }
+  return fpr;
+}
+
+struct TailStats {
+  double bad_share = 0;   // filters with measured FPR > 2%
+  double mean_fpr = 0;    // mean measured FPR
+  double exact_fpr = 0;   // mean exact FPR from the bits (ours only)
+};
+
+enum class Writer { kOurs, kOursV1, kLevelDb };
+
+TailStats MeasureTails(Shape shape, int n, Writer writer, int filters, int probes) {
+  std::unique_ptr<const leveldb::FilterPolicy> builtin(leveldb::NewBloomFilterPolicy(10));
+  std::vector<std::string> absent(probes);
+  std::vector<uint64_t> absent_hash(probes);
+  for (int i = 0; i < probes; ++i) {
+    absent[i] = ShapedKey(shape, uint64_t{1} << 40 | static_cast<uint64_t>(i), true);
+    absent_hash[i] = HashKey(absent[i]);
+  }
+  TailStats stats;
+  std::vector<std::string> keys(n);
+  std::vector<leveldb::Slice> slices(n);
+  for (int f = 0; f < filters; ++f) {
+    for (int j = 0; j < n; ++j) {
+      keys[j] = ShapedKey(shape, static_cast<uint64_t>(f) * n + j, false);
+      slices[j] = keys[j];
+    }
+    std::string filter;
+    int fp = 0;
+    if (writer == Writer::kLevelDb) {
+      builtin->CreateFilter(slices.data(), n, &filter);
+      for (int i = 0; i < probes; ++i) fp += builtin->KeyMayMatch(absent[i], filter);
+    } else {
+      filter = writer == Writer::kOurs ? WriteFilter(keys) : WriteV1Filter(keys);
+      for (int i = 0; i < probes; ++i) fp += blocked::EncodedMayContainHash(filter, absent_hash[i]);
+      stats.exact_fpr += ExactFpr(filter, false);
+    }
+    const double fpr = static_cast<double>(fp) / probes;
+    stats.bad_share += fpr > 0.02;
+    stats.mean_fpr += fpr;
+  }
+  stats.bad_share /= filters;
+  stats.mean_fpr /= filters;
+  stats.exact_fpr /= filters;
+  return stats;
+}
+
+TEST(BlockedFormatV2Test, NoBadTailsOnTinyFilters) {
+  const bool full = std::getenv("BLOCKBLOOM_TAIL_FULL") != nullptr;
+  std::vector<int> sizes = {10, 40, 100, 400};
+  if (full) {
+    sizes.clear();
+    for (int n = 10; n <= 400; n += 10) sizes.push_back(n);
+  }
+  constexpr int kFilters = 2000, kProbes = 2000;
+  const std::pair<Shape, const char*> kShapes[] = {
+      {Shape::kDecimal, "decimal"}, {Shape::kRandom, "random"}, {Shape::kLongPrefix, "prefix"}};
+  std::printf("%% of filters with FPR > 2%%, mean FPR %% (measured), exact mean FPR %%\n");
+  std::printf("%-8s %4s | %-22s | %-14s%s\n", "shape", "n", "ours v2: bad mean exact",
+              "leveldb: bad mean", full ? " | v1: bad mean exact" : "");
+  for (const auto& [shape, name] : kShapes) {
+    for (int n : sizes) {
+      const TailStats ours = MeasureTails(shape, n, Writer::kOurs, kFilters, kProbes);
+      const TailStats builtin = MeasureTails(shape, n, Writer::kLevelDb, kFilters, kProbes);
+      std::printf("%-8s %4d | %6.2f %6.3f %6.3f   | %6.2f %6.3f  ", name, n, 100 * ours.bad_share,
+                  100 * ours.mean_fpr, 100 * ours.exact_fpr, 100 * builtin.bad_share,
+                  100 * builtin.mean_fpr);
+      if (full) {
+        const TailStats v1 = MeasureTails(shape, n, Writer::kOursV1, kFilters, kProbes);
+        std::printf(" | %6.2f %6.3f %6.3f", 100 * v1.bad_share, 100 * v1.mean_fpr,
+                    100 * v1.exact_fpr);
+      }
+      std::printf("\n");
+      EXPECT_LE(ours.bad_share, builtin.bad_share) << name << " n=" << n;
+      EXPECT_LE(ours.mean_fpr, builtin.mean_fpr) << name << " n=" << n;
+    }
+  }
 }
 
 }  // namespace

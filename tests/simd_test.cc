@@ -1,18 +1,172 @@
 // Every compiled Highway target (EMU128, the portable scalar one, included)
 // must build byte-identical filters and give identical answers, equal to the
-// scalar kernel in src/blocked/kernel.h. A filter written on an AVX-512
+// scalar kernel in simd/blocked_kernel.h. A filter written on an AVX-512
 // machine is therefore read correctly on any other.
-#include "blocked_bloom_simd.h"
-
+//
+// Two layers: the per-target kernels of simd/blocked_bloom-inl.h, included
+// here once per target (foreach_target.h) and registered per target
+// (HWY_EXPORT_AND_TEST_P), so a failure names its target; then the public,
+// dispatched API (simd::AddHashes, MayContainHashes, MayContainHash) under
+// every target forced in turn.
+#ifndef HWY_COMPILE_ALL_ATTAINABLE
+#define HWY_COMPILE_ALL_ATTAINABLE
+#endif
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <vector>
 
-#include "blocked/kernel.h"
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "simd_test.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "blocked_bloom-inl.h"
+#include "blocked_bloom_simd.h"
+#include "blocked_kernel.h"
+#include "hwy/highway.h"
+#include "hwy/tests/hwy_gtest.h"
 #include "test_keys.h"
 
+// ---- Per-target kernels against the scalar reference ----
+HWY_BEFORE_NAMESPACE();
+namespace blockbloom {
+namespace HWY_NAMESPACE {
+
+// The reference is the scalar kernel, one key at a time.
+HWY_NOINLINE bool ReferenceProbe(uint64_t hash, uint64_t total_bits, int k, const uint8_t* data) {
+  return blocked::MayContainHash(hash, total_bits, k, data);
+}
+
+// Filter bytes in an exact-size heap buffer at a chosen misalignment, so that
+// ASan flags any read past the filter's ceil(total_bits / 8) bytes.
+struct PlacedFilter {
+  std::unique_ptr<uint8_t[]> storage;
+  uint8_t* data;
+  PlacedFilter(const std::vector<uint8_t>& bytes, size_t misalign)
+      : storage(new uint8_t[bytes.size() + misalign + 1]), data(storage.get() + misalign) {
+    if (!bytes.empty()) std::memcpy(data, bytes.data(), bytes.size());
+  }
+};
+
+// Sweep: sizes from 1 byte to several blocks (full and short last blocks),
+// every k, misalignments 0..63; random hashes plus every present hash.
+HWY_NOINLINE void TestSingleProbeMatchesScalar() {
+  testing_keys::SplitMix64 rng(HWY_TARGET);
+  const uint64_t kBytes[] = {1, 2, 7, 8, 63, 64, 65, 100, 127, 128, 129, 191, 192, 1000, 4096, 12347};
+  for (uint64_t bytes : kBytes) {
+    for (int k = 1; k <= blocked::kMaxProbes; ++k) {
+      std::vector<uint8_t> filter(bytes);
+      std::vector<uint64_t> present(bytes * 8 / 10 + 1);
+      for (uint64_t& h : present) {
+        h = rng.Next();
+        blocked::AddHash(h, bytes * 8, k, filter.data());
+      }
+      for (size_t misalign : {size_t{0}, size_t{1}, size_t{3}, size_t{17}, size_t{63}}) {
+        const PlacedFilter placed(filter, misalign);
+        for (int q = 0; q < 400; ++q) {
+          const uint64_t h = rng.Next();
+          ASSERT_EQ(MayContainHashOne(h, bytes * 8, k, placed.data),
+                    ReferenceProbe(h, bytes * 8, k, placed.data))
+              << hwy::TargetName(HWY_TARGET) << " bytes=" << bytes << " k=" << k
+              << " misalign=" << misalign << " hash=" << h;
+        }
+        for (uint64_t h : present) {
+          ASSERT_TRUE(MayContainHashOne(h, bytes * 8, k, placed.data))
+              << hwy::TargetName(HWY_TARGET) << " false negative, bytes=" << bytes << " k=" << k;
+        }
+      }
+    }
+  }
+}
+
+// Full blocks only, every bit pattern density: lines with a single bit
+// cleared, all ones, all zeros, so each probe lane's word and bit selection
+// is checked in isolation.
+HWY_NOINLINE void TestFullBlockEveryBitCleared() {
+  testing_keys::SplitMix64 rng(HWY_TARGET + 1);
+  std::vector<uint8_t> line(64, 0xFF);
+  for (int k : {1, 4, 7, 8, 9, 16}) {
+    for (int bit = 0; bit < 512; ++bit) {
+      line.assign(64, 0xFF);
+      line[bit / 8] = static_cast<uint8_t>(line[bit / 8] & ~(1u << (bit % 8)));
+      for (int q = 0; q < 64; ++q) {
+        const uint32_t seed = static_cast<uint32_t>(rng.Next());
+        ASSERT_EQ(TestFullBlock(line.data(), seed, k),
+                  blocked::detail::TestProbes<true>(seed, 512, k, line.data()))
+            << hwy::TargetName(HWY_TARGET) << " k=" << k << " cleared bit=" << bit;
+      }
+    }
+  }
+}
+
+// The in-register mask build sets exactly the scalar kernel's bits, for
+// every k, on a line at every misalignment and with prior contents.
+HWY_NOINLINE void TestSetFullBlockMatchesScalar() {
+  testing_keys::SplitMix64 rng(HWY_TARGET + 3);
+  std::vector<uint8_t> storage(64 + 64);
+  std::vector<uint8_t> expected(64);
+  for (int k = 1; k <= blocked::kMaxProbes; ++k) {
+    for (size_t misalign = 0; misalign < 64; misalign += 7) {
+      for (int q = 0; q < 200; ++q) {
+        const uint32_t seed = static_cast<uint32_t>(rng.Next());
+        for (size_t i = 0; i < 64; ++i) expected[i] = (q % 3 == 0) ? static_cast<uint8_t>(rng.Next()) : 0;
+        std::copy(expected.begin(), expected.end(), storage.begin() + misalign);
+        blocked::detail::SetProbes<true>(seed, 512, k, expected.data());
+        SetFullBlock(storage.data() + misalign, seed, k);
+        ASSERT_TRUE(std::equal(expected.begin(), expected.end(), storage.begin() + misalign))
+            << hwy::TargetName(HWY_TARGET) << " k=" << k << " seed=" << seed;
+      }
+    }
+  }
+}
+
+// Builds and batch probes of the per-target kernels: byte-identical filters,
+// identical answers at every window and prefetch hint.
+HWY_NOINLINE void TestBuildAndBatchMatchScalar() {
+  testing_keys::SplitMix64 rng(HWY_TARGET + 2);
+  for (uint64_t bytes : {uint64_t{1}, uint64_t{65}, uint64_t{1250}, uint64_t{100003}}) {
+    for (int k : {1, 7, 16}) {
+      std::vector<uint64_t> hashes(bytes * 8 / 10 + 1);
+      for (uint64_t& h : hashes) h = rng.Next();
+      std::vector<uint8_t> expected(bytes), got(bytes);
+      for (uint64_t h : hashes) blocked::AddHash(h, bytes * 8, k, expected.data());
+      AddHashesRolling(hashes.data(), hashes.size(), bytes * 8, k, got.data(), 16);
+      ASSERT_EQ(got, expected) << hwy::TargetName(HWY_TARGET) << " bytes=" << bytes;
+      std::vector<uint64_t> queries(2000);
+      for (uint64_t& h : queries) h = rng.Next();
+      auto out = std::make_unique<bool[]>(queries.size());
+      for (size_t window : {size_t{1}, size_t{7}, size_t{64}, size_t{5000}}) {
+        MayContainHashesRolling<1>(queries.data(), queries.size(), bytes * 8, k, got.data(),
+                                   window, out.get());
+        for (size_t i = 0; i < queries.size(); ++i) {
+          ASSERT_EQ(out[i], blocked::MayContainHash(queries[i], bytes * 8, k, got.data()))
+              << hwy::TargetName(HWY_TARGET) << " window=" << window << " i=" << i;
+        }
+      }
+      auto present = std::make_unique<bool[]>(hashes.size());
+      MayContainHashesRolling<3>(hashes.data(), hashes.size(), bytes * 8, k, got.data(), 64,
+                                 present.get());
+      for (size_t i = 0; i < hashes.size(); ++i) ASSERT_TRUE(present[i]);
+    }
+  }
+}
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace blockbloom
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace blockbloom {
+HWY_BEFORE_TEST(BlockedKernelPerTarget);
+HWY_EXPORT_AND_TEST_P(BlockedKernelPerTarget, TestSingleProbeMatchesScalar);
+HWY_EXPORT_AND_TEST_P(BlockedKernelPerTarget, TestFullBlockEveryBitCleared);
+HWY_EXPORT_AND_TEST_P(BlockedKernelPerTarget, TestBuildAndBatchMatchScalar);
+HWY_EXPORT_AND_TEST_P(BlockedKernelPerTarget, TestSetFullBlockMatchesScalar);
+}  // namespace blockbloom
+
+// ---- The dispatched public API under every target ----
 namespace blockbloom {
 namespace {
 
@@ -105,6 +259,17 @@ TEST_F(EveryTarget, ProbesAnswerIdenticallyAtEveryWindowAndAlignment) {
                   << " offset=" << offset << " window=" << window << " i=" << i;
             }
           }
+          // The single-key probe resolved once per process follows the
+          // forced target, and so does the per-target pointer.
+          const simd::MayContainHashFn fn = simd::MayContainHashForTarget(target);
+          ASSERT_NE(fn, nullptr) << simd::TargetName(target);
+          for (size_t i = 0; i < queries.size(); ++i) {
+            ASSERT_EQ(simd::MayContainHash(queries[i], bytes * 8, k, aligned + offset),
+                      expected[i] != 0)
+                << simd::TargetName(target) << " n=" << n << " k=" << k << " i=" << i;
+            ASSERT_EQ(fn(queries[i], bytes * 8, k, aligned + offset), expected[i] != 0)
+                << simd::TargetName(target) << " n=" << n << " k=" << k << " i=" << i;
+          }
         }
       }
       // Every present key is found (no false negatives on any target).
@@ -115,3 +280,4 @@ TEST_F(EveryTarget, ProbesAnswerIdenticallyAtEveryWindowAndAlignment) {
 
 }  // namespace
 }  // namespace blockbloom
+#endif  // HWY_ONCE

@@ -5,7 +5,6 @@
 
 #include "blockbloom/blocked_bloom.h"
 #include "blocked/format.h"
-#include "blocked_bloom_simd.h"
 #include "common/hash_slices.h"
 #include "leveldb/slice.h"
 #include "policy/policy_base.h"
@@ -13,22 +12,14 @@
 namespace blockbloom {
 namespace {
 
-// Appends a blocked filter for keys[0, n) to *dst: the bits built straight
-// into dst (the kernels need no alignment and never touch a byte past the
-// filter) from hashes taken in L1-sized slices, then the trailer.
+// Appends a blocked filter for keys[0, n) to *dst: version 2 (flat) for
+// filters of at most blocked::kFlatMaxBytes bit bytes, version 1 above
+// (docs/FORMAT.md), built straight into dst.
 void AppendBlockedFilter(const leveldb::Slice* keys, int n, double bits_per_key,
                          int num_probes, std::string* dst) {
   const size_t count = n > 0 ? static_cast<size_t>(n) : 0;
-  const uint64_t num_bytes = BlockedBloomBytes(count, bits_per_key);
-  const size_t start = dst->size();
-  dst->resize(start + static_cast<size_t>(num_bytes), '\0');
-  uint8_t* bits = reinterpret_cast<uint8_t*>(&(*dst)[start]);
-  internal::ForEachHashSlice(
-      count, [&](size_t i) { return internal::View(keys[i]); },
-      [&](absl::Span<const uint64_t> hashes, size_t) {
-        simd::AddHashes(hashes.data(), hashes.size(), num_bytes * 8, num_probes, bits);
-      });
-  blocked::AppendTrailer(num_probes, dst);
+  blocked::AppendFilter(count, BlockedBloomBytes(count, bits_per_key), num_probes,
+                        [&](size_t i) { return internal::View(keys[i]); }, dst);
 }
 
 // The blocked policy and the blocked migrating policy: the same filters,

@@ -3,14 +3,22 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <mutex>
+#include <unordered_map>
 #include <vector>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 #include "blockbloom/hash.h"
+#include "common/coding.h"
 #include "blockbloom/math.h"
 #include "blocked/format.h"
-#include "common/hash_slices.h"
-#include "blocked/kernel.h"
 #include "blocked_bloom_simd.h"
+#include "blocked_kernel.h"
+#include "common/hash_slices.h"
+#include "common/xxh3_inline.h"
 
 namespace blockbloom {
 
@@ -20,16 +28,26 @@ double ClampBitsPerKey(double bits_per_key) {
 }
 
 int BlockedBloomProbes(double bits_per_key) {
-  return OptimalBlockedProbes(ClampBitsPerKey(bits_per_key), blocked::kMaxProbes,
-                              blocked::kBlockBits);
+  const double clamped = ClampBitsPerKey(bits_per_key);
+  // The model search costs ~150 us; its answer depends on the clamped value
+  // alone, so it is computed once per distinct value and cached (bounded: a
+  // program sweeping millions of distinct values keeps searching, correctly).
+  static std::mutex mu;
+  static auto* cache = new std::unordered_map<double, int>();  // never freed: no exit-time race
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    const auto it = cache->find(clamped);
+    if (it != cache->end()) return it->second;
+  }
+  const int k = OptimalBlockedProbes(clamped, blocked::kMaxProbes, blocked::kBlockBits);
+  std::lock_guard<std::mutex> lock(mu);
+  if (cache->size() < 4096) cache->emplace(clamped, k);
+  return k;
 }
 
 uint64_t BlockedBloomBytes(uint64_t num_keys, double bits_per_key) {
-  const double bytes =
-      std::ceil(static_cast<double>(num_keys) * ClampBitsPerKey(bits_per_key) / 8.0);
-  // 2^63 bytes cannot be allocated anyway; saturate rather than overflow.
-  if (!(bytes < 9.2e18)) return UINT64_MAX;
-  return static_cast<uint64_t>(bytes);
+  return internal::SaturatingBytes(
+      std::ceil(static_cast<double>(num_keys) * ClampBitsPerKey(bits_per_key) / 8.0));
 }
 
 double BlockedBloomPredictedFpr(uint64_t num_keys, uint64_t num_bytes, int num_probes) {
@@ -40,11 +58,14 @@ double BlockedBloomPredictedFpr(uint64_t num_keys, uint64_t num_bytes, int num_p
 }
 
 BlockedBloomFilter::BlockedBloomFilter(std::unique_ptr<uint8_t[], AlignedFree> bits,
-                                       uint64_t num_bytes, int num_probes)
-    : bits_(std::move(bits)), num_bytes_(num_bytes), num_probes_(num_probes) {}
+                                       uint64_t num_bytes, int num_probes, bool huge_pages)
+    : bits_(std::move(bits)),
+      num_bytes_(num_bytes),
+      num_probes_(num_probes),
+      huge_pages_(huge_pages) {}
 
 absl::StatusOr<BlockedBloomFilter> BlockedBloomFilter::CreateWithGeometry(
-    uint64_t num_bytes, int num_probes) {
+    uint64_t num_bytes, int num_probes, const BlockedBloomOptions& options) {
   if (num_probes < blocked::kMinProbes || num_probes > blocked::kMaxProbes) {
     return absl::InvalidArgumentError("num_probes must be in [1, 16]");
   }
@@ -54,22 +75,38 @@ absl::StatusOr<BlockedBloomFilter> BlockedBloomFilter::CreateWithGeometry(
   if (num_bytes > (uint64_t{1} << 62)) {
     return absl::ResourceExhaustedError("filter size overflows memory");
   }
-  const uint64_t padded = std::max<uint64_t>(kLine, (num_bytes + kLine - 1) / kLine * kLine);
+  uint64_t padded = std::max<uint64_t>(kLine, (num_bytes + kLine - 1) / kLine * kLine);
+  // Huge pages: a 2 MiB-aligned allocation of whole 2 MiB pages, advised
+  // before the first touch (the memset) so the kernel backs it with huge
+  // pages where transparent huge pages are "madvise" or "always".
+  bool huge = false;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  constexpr uint64_t kHugePage = uint64_t{2} << 20;
+  huge = options.huge_pages && padded >= kHugePageMinBytes;
+  if (huge) padded = (padded + kHugePage - 1) / kHugePage * kHugePage;
+  const size_t alignment = huge ? static_cast<size_t>(kHugePage) : kLine;
+#else
+  (void)options;
+  const size_t alignment = kLine;
+#endif
   if (padded > SIZE_MAX) return absl::ResourceExhaustedError("filter size overflows memory");
-  auto* raw = static_cast<uint8_t*>(std::aligned_alloc(kLine, static_cast<size_t>(padded)));
+  auto* raw = static_cast<uint8_t*>(std::aligned_alloc(alignment, static_cast<size_t>(padded)));
   if (raw == nullptr) {
     return absl::ResourceExhaustedError("cannot allocate " + std::to_string(padded) +
                                         " bytes for a blocked Bloom filter");
   }
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  if (huge) huge = ::madvise(raw, static_cast<size_t>(padded), MADV_HUGEPAGE) == 0;
+#endif
   std::memset(raw, 0, static_cast<size_t>(padded));
   return BlockedBloomFilter(std::unique_ptr<uint8_t[], AlignedFree>(raw), num_bytes,
-                            num_probes);
+                            num_probes, huge);
 }
 
-absl::StatusOr<BlockedBloomFilter> BlockedBloomFilter::Create(uint64_t expected_keys,
-                                                              double bits_per_key) {
+absl::StatusOr<BlockedBloomFilter> BlockedBloomFilter::Create(
+    uint64_t expected_keys, double bits_per_key, const BlockedBloomOptions& options) {
   return CreateWithGeometry(BlockedBloomBytes(expected_keys, bits_per_key),
-                            BlockedBloomProbes(bits_per_key));
+                            BlockedBloomProbes(bits_per_key), options);
 }
 
 absl::StatusOr<BlockedBloomFilter> BlockedBloomFilter::BuildFromHashes(
@@ -89,13 +126,14 @@ absl::StatusOr<BlockedBloomFilter> BlockedBloomFilter::BuildFromKeys(
 absl::StatusOr<BlockedBloomFilter> BlockedBloomFilter::Deserialize(std::string_view encoded) {
   blocked::FilterView view;
   if (!blocked::ParseFilter(encoded, &view)) {
-    return absl::DataLossError("not a version-1 blockbloom blocked filter");
+    return absl::DataLossError("not a version-1 or version-2 blockbloom blocked filter");
   }
   absl::StatusOr<BlockedBloomFilter> filter =
       CreateWithGeometry(view.num_bytes, view.num_probes);
   if (filter.ok() && view.num_bytes > 0) {
     std::memcpy(filter->bits_.get(), view.bits, static_cast<size_t>(view.num_bytes));
   }
+  if (filter.ok()) filter->flat_ = view.geometry == blocked::Geometry::kFlat;
   return filter;
 }
 
@@ -111,16 +149,22 @@ void BlockedBloomFilter::MatchEverythingIfEmpty() {
 void BlockedBloomFilter::AddHash(uint64_t hash) {
   ++num_added_;
   MatchEverythingIfEmpty();
-  blocked::AddHash(hash, num_bits(), num_probes_, bits_.get());
+  if (flat_) {
+    blocked::flat::AddHash(hash, num_bits(), num_probes_, bits_.get());
+  } else {
+    blocked::AddHash(hash, num_bits(), num_probes_, bits_.get());
+  }
 }
 
-void BlockedBloomFilter::AddKey(std::string_view key) { AddHash(HashKey(key)); }
+void BlockedBloomFilter::AddKey(std::string_view key) { AddHash(internal::InlineHashKey(key)); }
 
 void BlockedBloomFilter::AddHashes(absl::Span<const uint64_t> hashes) {
   if (hashes.empty()) return;
   num_added_ += hashes.size();
   MatchEverythingIfEmpty();
-  simd::AddHashes(hashes.data(), hashes.size(), num_bits(), num_probes_, bits_.get());
+  blocked::AddHashes(hashes.data(), hashes.size(), num_bytes_, num_probes_,
+                     flat_ ? blocked::Geometry::kFlat : blocked::Geometry::kBlocked512,
+                     bits_.get());
 }
 
 void BlockedBloomFilter::AddKeys(absl::Span<const std::string_view> keys) {
@@ -129,11 +173,12 @@ void BlockedBloomFilter::AddKeys(absl::Span<const std::string_view> keys) {
 
 bool BlockedBloomFilter::MayContainHash(uint64_t hash) const {
   if (num_bytes_ == 0) return false;  // the empty set
-  return blocked::MayContainHash(hash, num_bits(), num_probes_, bits_.get());
+  if (flat_) return blocked::flat::MayContainHash(hash, num_bits(), num_probes_, bits_.get());
+  return simd::MayContainHash(hash, num_bits(), num_probes_, bits_.get());
 }
 
 bool BlockedBloomFilter::MayContain(std::string_view key) const {
-  return MayContainHash(HashKey(key));
+  return MayContainHash(internal::InlineHashKey(key));
 }
 
 void BlockedBloomFilter::MayContainHashes(absl::Span<const uint64_t> hashes,
@@ -141,6 +186,12 @@ void BlockedBloomFilter::MayContainHashes(absl::Span<const uint64_t> hashes,
   const size_t n = std::min(hashes.size(), out.size());
   if (num_bytes_ == 0) {
     std::fill(out.begin(), out.begin() + n, false);  // the empty set
+    return;
+  }
+  if (flat_) {  // at most kFlatMaxBytes: in cache, nothing to prefetch
+    for (size_t i = 0; i < n; ++i) {
+      out[i] = blocked::flat::MayContainHash(hashes[i], num_bits(), num_probes_, bits_.get());
+    }
     return;
   }
   const uint64_t padded =
@@ -159,7 +210,8 @@ void BlockedBloomFilter::MayContainKeys(absl::Span<const std::string_view> keys,
 std::string BlockedBloomFilter::Serialize() const {
   std::string out(reinterpret_cast<const char*>(bits_.get()),
                   static_cast<size_t>(num_bytes_));
-  blocked::AppendTrailer(num_probes_, &out);
+  blocked::AppendTrailer(num_probes_, &out,
+                         flat_ ? blocked::Geometry::kFlat : blocked::Geometry::kBlocked512);
   return out;
 }
 

@@ -1,17 +1,29 @@
 #include "blocked/format.h"
 
-#include "blocked/kernel.h"
+#include "blocked_bloom_simd.h"
+#include "blocked_kernel.h"
 
 namespace blockbloom {
 namespace blocked {
 
-void AppendTrailer(int num_probes, std::string* dst) {
+void AppendTrailer(int num_probes, std::string* dst, Geometry geometry) {
   const char trailer[kTrailerSize] = {
-      static_cast<char>(num_probes),    // reserved:3 = 0, k:5
-      static_cast<char>(kVersionByte),  // version:4, geometry:4
+      static_cast<char>(num_probes),  // reserved:3 = 0, k:5
+      static_cast<char>(geometry == Geometry::kFlat ? kVersion2FlatByte
+                                                    : kVersionByte),  // version:4, geometry:4
       static_cast<char>(kMarker),
   };
   dst->append(trailer, kTrailerSize);
+}
+
+void AddHashes(const uint64_t* hashes, size_t n, uint64_t num_bytes, int num_probes,
+               Geometry geometry, uint8_t* bits) {
+  if (n == 0 || num_bytes == 0) return;
+  if (geometry == Geometry::kFlat) {
+    for (size_t i = 0; i < n; ++i) flat::AddHash(hashes[i], num_bytes * 8, num_probes, bits);
+    return;
+  }
+  simd::AddHashes(hashes, n, num_bytes * 8, num_probes, bits);
 }
 
 }  // namespace blocked

@@ -1,16 +1,19 @@
-// The blocked Bloom filter's serialized form (format version 1):
+// The blocked Bloom filter's serialized form (format versions 1 and 2):
 //
 //   [ filter bits: D bytes ][ rsvd:3 k:5 ][ version:4 geometry:4 ][ marker ]
 //                            <-------------- 3-byte trailer -------------->
 //
-// geometry = log2(block bits) - 6 (3: 512-bit blocks). The trailer is three
-// bytes because LevelDB filters hold as few as ~10 keys: every trailer byte
-// costs ~0.1-0.8 bits per key there.
+//   version 1, geometry 3 (0x13): 512-bit blocks (simd/blocked_kernel.h).
+//   version 2, geometry 0 (0x20): flat, one block spanning the D bytes, for
+//                                 0 < D <= kFlatMaxBytes (blocked::flat).
+// The trailer is three bytes because LevelDB filters hold as few as ~10
+// keys: every trailer byte costs ~0.1-0.8 bits per key there.
 // Byte layout and rules are drawn in docs/FORMAT.md; this is its only reader
-// and writer. D may be 0 (the empty set: nothing may match). The marker is
-// above 30 on purpose: stock LevelDB reads a last byte above 30 as a filter
-// encoding from the future and answers "may match", which is what makes the
-// migrating policy safe in both directions.
+// and writer. D may be 0 (the empty set: nothing may match; always written
+// as version 1). The marker is above 30 on purpose: stock LevelDB reads a
+// last byte above 30 as a filter encoding from the future and answers "may
+// match", which is what makes the migrating policy safe in both directions;
+// a version-1-only reader likewise answers "may match" for version 2.
 #ifndef BLOCKBLOOM_BLOCKED_FORMAT_H_
 #define BLOCKBLOOM_BLOCKED_FORMAT_H_
 
@@ -18,57 +21,127 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
-#include "blocked/kernel.h"
+#include "absl/types/span.h"
+#include "common/hash_slices.h"
+
+#include "blocked_bloom_simd.h"  // simd::MayContainHash: the chosen target's probe
+#include "blocked_kernel.h"
 
 namespace blockbloom {
 namespace blocked {
 
 inline constexpr size_t kTrailerSize = 3;
 inline constexpr uint8_t kMarker = 0xBB;  // > 30: see above
-inline constexpr uint8_t kFormatVersion = 1;
+inline constexpr uint8_t kFormatVersion = 1;   // 512-bit blocks
+inline constexpr uint8_t kFormatVersion2 = 2;  // adds the flat geometry
+
+// How a filter's bits are laid out.
+enum class Geometry : uint8_t {
+  kBlocked512,  // version 1: 512-bit blocks
+  kFlat,        // version 2: one block spanning the filter (0 < D <= kFlatMaxBytes)
+};
 
 // A parsed, valid filter. `bits` points into the caller's bytes.
 struct FilterView {
   const uint8_t* bits = nullptr;
   uint64_t num_bytes = 0;  // D
   int num_probes = 0;
+  Geometry geometry = Geometry::kBlocked512;
+  int version = kFormatVersion;
 };
 
-// Appends the trailer for a filter with `num_probes` probes to `dst`, which
-// must already end with the filter bits. REQUIRES: 1 <= num_probes <= 16.
-void AppendTrailer(int num_probes, std::string* dst);
+// Appends the trailer for a filter with `num_probes` probes and `geometry`
+// to `dst`, which must already end with the filter bits.
+// REQUIRES: 1 <= num_probes <= 16; kFlat only for 0 < D <= kFlatMaxBytes.
+void AppendTrailer(int num_probes, std::string* dst,
+                   Geometry geometry = Geometry::kBlocked512);
 
 // Trailer bytes, counted from the end of the encoding.
 inline constexpr size_t kProbesAt = 3, kVersionAt = 2, kMarkerAt = 1;
 inline constexpr uint8_t kGeometryCode = kLogBlockBits - 6;  // 3: 512-bit blocks
-inline constexpr uint8_t kVersionByte = kFormatVersion << 4 | kGeometryCode;
+inline constexpr uint8_t kVersionByte = kFormatVersion << 4 | kGeometryCode;  // 0x13
+inline constexpr uint8_t kFlatGeometryCode = 0;
+inline constexpr uint8_t kVersion2FlatByte = kFormatVersion2 << 4 | kFlatGeometryCode;  // 0x20
 
-// Returns true and fills *view if `encoded` is a well-formed version-1
-// filter. Anything else (short, foreign marker, unknown version or geometry,
-// k out of range, reserved bits set) returns false: callers answer "may
-// match". Inline: it runs on every LevelDB filter probe.
+// Returns true and fills *view if `encoded` is a well-formed version-1 or
+// version-2 filter. Anything else (short, foreign marker, unknown version or
+// geometry, k out of range, reserved bits set, a flat filter of 0 or more
+// than kFlatMaxBytes bytes) returns false: callers answer "may match".
+// Inline: it runs on every LevelDB filter probe.
 inline bool ParseFilter(std::string_view encoded, FilterView* view) {
   const size_t n = encoded.size();
   if (n < kTrailerSize) return false;
   const auto at = [&](size_t from_end) { return static_cast<uint8_t>(encoded[n - from_end]); };
-  if (at(kMarkerAt) != kMarker || at(kVersionAt) != kVersionByte) return false;
+  if (at(kMarkerAt) != kMarker) return false;
   const int k = at(kProbesAt);  // reserved high bits must be 0, so k == the byte
   if (k < kMinProbes || k > kMaxProbes) return false;
+  const uint64_t num_bytes = n - kTrailerSize;
+  const uint8_t version = at(kVersionAt);
+  if (version == kVersionByte) {
+    view->geometry = Geometry::kBlocked512;
+    view->version = kFormatVersion;
+  } else if (version == kVersion2FlatByte && num_bytes > 0 && num_bytes <= kFlatMaxBytes) {
+    view->geometry = Geometry::kFlat;
+    view->version = kFormatVersion2;
+  } else {
+    return false;
+  }
   view->bits = reinterpret_cast<const uint8_t*>(encoded.data());
-  view->num_bytes = n - kTrailerSize;
+  view->num_bytes = num_bytes;
   view->num_probes = k;
   return true;
 }
 
 // Whether the key with this hash may be in `encoded`. Never reads outside
 // `encoded`; an unparseable filter may match everything. Inline: it is the
-// whole of the LevelDB policy's KeyMayMatch.
+// whole of the LevelDB policy's KeyMayMatch. A blocked filter's probe is the
+// CPU's best target's in-register probe, called through a pointer resolved
+// once per process (simd/blocked_bloom_simd.h); same answer as the scalar
+// blocked::MayContainHash. A flat filter (at most 8 lines, in cache) is
+// probed by the scalar blocked::flat kernel.
 inline bool EncodedMayContainHash(std::string_view encoded, uint64_t hash) {
   FilterView view;
   if (!ParseFilter(encoded, &view)) return true;
   if (view.num_bytes == 0) return false;  // the empty set
-  return MayContainHash(hash, view.num_bytes * 8, view.num_probes, view.bits);
+  if (view.geometry == Geometry::kFlat) {
+    return flat::MayContainHash(hash, view.num_bytes * 8, view.num_probes, view.bits);
+  }
+  return simd::MayContainHash(hash, view.num_bytes * 8, view.num_probes, view.bits);
+}
+
+// The geometry writers use for a filter of `num_bytes` bit bytes: flat
+// (version 2) for 0 < num_bytes <= kFlatMaxBytes, else 512-bit blocks
+// (version 1, byte for byte what version-1 writers wrote).
+inline Geometry WriterGeometry(uint64_t num_bytes) {
+  return num_bytes > 0 && num_bytes <= kFlatMaxBytes ? Geometry::kFlat : Geometry::kBlocked512;
+}
+
+// Sets the bits of hashes[0, n) in `bits` (num_bytes bytes) laid out as
+// `geometry`. REQUIRES: as AppendTrailer; num_bytes > 0 unless n == 0.
+void AddHashes(const uint64_t* hashes, size_t n, uint64_t num_bytes, int num_probes,
+               Geometry geometry, uint8_t* bits);
+
+// Appends a whole filter (bits and trailer) for `n` keys to *dst, the way
+// the LevelDB policies write: ceil(n * bits_per_key / 8) bit bytes (the
+// caller passes that as num_bytes), the geometry of WriterGeometry, and
+// key_at(i) (i in [0, n); anything convertible to std::string_view) hashed
+// in L1-sized slices (internal::ForEachHashSlice).
+// REQUIRES: 1 <= num_probes <= 16.
+template <typename KeyAt>
+void AppendFilter(size_t n, uint64_t num_bytes, int num_probes, KeyAt&& key_at,
+                  std::string* dst) {
+  const Geometry geometry = WriterGeometry(num_bytes);
+  const size_t start = dst->size();
+  dst->resize(start + static_cast<size_t>(num_bytes), '\0');
+  uint8_t* bits = reinterpret_cast<uint8_t*>(&(*dst)[start]);
+  internal::ForEachHashSlice(n, std::forward<KeyAt>(key_at),
+                             [&](absl::Span<const uint64_t> hashes, size_t) {
+                               AddHashes(hashes.data(), hashes.size(), num_bytes, num_probes,
+                                         geometry, bits);
+                             });
+  AppendTrailer(num_probes, dst, geometry);
 }
 
 // Is `encoded` ours (last byte is kMarker)? The migrating policy uses this to

@@ -43,7 +43,7 @@
 #include <string>
 #include <string_view>
 
-#include "common/fast_range.h"
+#include "range_reduction.h"
 
 namespace blockbloom {
 namespace compact {

@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "blocked/kernel.h"  // kProbeMultiplier: the blocked filter's probe sequence
-#include "common/fast_range.h"
+#include "range_reduction.h"
 
 namespace blockbloom {
 namespace counting {

@@ -22,7 +22,7 @@
 #include "blockbloom/math.h"
 #include "blockbloom/standard_bloom.h"
 #include "common/coding.h"
-#include "common/fast_range.h"
+#include "range_reduction.h"
 
 namespace blockbloom {
 namespace variants {

@@ -1,9 +1,9 @@
-// Range reduction shared by every filter outside src/blocked (which keeps its
-// own copy in the SIMD kernel's layer until simd/ has a home for it).
+// Range reduction shared by every filter: the blocked kernel here in simd/
+// (the bottom layer) and every structure in src/.
 //
 // Thread-safety: pure functions, safe from any thread.
-#ifndef BLOCKBLOOM_COMMON_FAST_RANGE_H_
-#define BLOCKBLOOM_COMMON_FAST_RANGE_H_
+#ifndef BLOCKBLOOM_SIMD_RANGE_REDUCTION_H_
+#define BLOCKBLOOM_SIMD_RANGE_REDUCTION_H_
 
 #include <cstdint>
 
@@ -21,4 +21,4 @@ inline uint64_t FastRange64(uint64_t h, uint64_t n) {
 }  // namespace internal
 }  // namespace blockbloom
 
-#endif  // BLOCKBLOOM_COMMON_FAST_RANGE_H_
+#endif  // BLOCKBLOOM_SIMD_RANGE_REDUCTION_H_
