@@ -202,7 +202,7 @@ TEST(CliTest, InspectReadsBlockedAndBuiltinDatabases) {
   const ToolRun b = Tool("inspect " + blocked_db);
   ASSERT_EQ(b.code, 0) << b.out << b.err;
   EXPECT_TRUE(Has(b.out, "blockbloom.BlockedBloom.v1")) << b.out;
-  EXPECT_TRUE(Has(b.out, "blockbloom blocked v1, k=7")) << b.out;
+  EXPECT_TRUE(Has(b.out, "blockbloom blocked v2, k=7")) << b.out;
   // Totals: every key was counted, ~10 bits/key, predicted FPR near the
   // model's 0.96% for 10 bits/key (per-2KiB filters are small and vary).
   std::smatch m;

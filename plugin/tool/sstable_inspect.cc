@@ -245,9 +245,16 @@ absl::Status Inspect(std::string_view file, TableReport* report) {
     blocked::FilterView view;
     if (kind.kind == format::FilterKind::kBlocked && blocked::ParseFilter(filter, &view)) {
       ++report->blocked_filters;
-      report->blocked_version = kind.version;
+      report->blocked_version = std::max(report->blocked_version, kind.version);
       k = view.num_probes;
-      fpr = BlockedBloomPredictedFpr(keys, view.num_bytes, k);
+      // Version 2 (flat) is one block over the whole filter: the standard
+      // Bloom filter's model; version 1, the blocked Poisson mixture.
+      fpr = view.geometry == blocked::Geometry::kFlat
+                ? (keys == 0 ? 0.0
+                             : StandardBloomFpr(8.0 * static_cast<double>(view.num_bytes) /
+                                                    static_cast<double>(keys),
+                                                k))
+                : BlockedBloomPredictedFpr(keys, view.num_bytes, k);
     } else if (kind.kind == format::FilterKind::kCompact) {
       // A compact filter knows its own exact FPR (stored fingerprints over
       // the fingerprint range, or 2^-R); one that does not parse may match
