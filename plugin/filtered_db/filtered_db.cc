@@ -1,5 +1,7 @@
 #include "blockbloom/filtered_db.h"
 
+#include "blockbloom/filter_stats.h"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -207,6 +209,9 @@ struct FilteredDB::Impl {
   leveldb::Status Save();
 
   const FilteredDBOptions options;
+  // The table filter policy LevelDB was opened with (may be null): its probe
+  // counts are reported by GetProperty("blockbloom.filter-policy-stats").
+  const leveldb::FilterPolicy* filter_policy = nullptr;
   const std::string name;
   bool persist = false;
   DirLock dir_lock;
@@ -475,6 +480,7 @@ leveldb::Status FilteredDB::Open(const FilteredDBOptions& fdb_options,
                                  std::unique_ptr<FilteredDB>* db) {
   db->reset();
   auto impl = std::make_unique<Impl>(fdb_options, name);
+  impl->filter_policy = options.filter_policy;
   impl->persist = fdb_options.persist_index &&
                   (options.env == nullptr || options.env == leveldb::Env::Default());
   std::unique_ptr<KeyIndex> loaded;
@@ -743,6 +749,14 @@ bool FilteredDB::GetProperty(const leveldb::Slice& property, std::string* value)
                   s.keys ? static_cast<double>(s.memory_bytes) / s.keys : 0.0, s.estimated_fpr,
                   s.gets_checked, s.gets_ruled_out, s.filter_passes, s.passes_not_found,
                   measured_fpr, s.rebuilds, s.insert_refusals, s.failed_writes, s.index_saves);
+  } else if (property == "blockbloom.filter-policy-stats") {
+    // The table filters' own counters (blockbloom/filter_stats.h): with the
+    // index's passes-not-found they give the filters' live FPR.
+    const FilterPolicyStats p = GetFilterPolicyStats(impl_->filter_policy);
+    if (!p.available) return false;
+    std::snprintf(buf, sizeof(buf),
+                  "probes: %" PRIu64 "\nnegatives: %" PRIu64 "\npositives: %" PRIu64 "\n",
+                  p.probes, p.negatives, p.probes - p.negatives);
   } else if (property == "blockbloom.index-keys") {
     std::snprintf(buf, sizeof(buf), "%" PRIu64, s.keys);
   } else if (property == "blockbloom.index-memory-bytes") {
