@@ -115,8 +115,6 @@ TEST(BlockedBloomTest, FprMatchesModelWithoutDrift) {
     const uint64_t queries = std::max<uint64_t>(4000000 / std::max<uint64_t>(1, 1000000 / n), 1000);
     const FprSample s = MeasureFpr(n, queries, /*seed=*/n);
     SCOPED_TRACE("n=" + std::to_string(n));
-    std::printf("n=%-10llu measured FPR %.4f%%  model %.4f%%\n",
-                static_cast<unsigned long long>(n), 100 * s.measured, 100 * s.predicted);
     EXPECT_LE(s.measured, 0.010);
     EXPECT_NEAR(s.measured, s.predicted, 0.05 * s.predicted)
         << "measured " << s.measured << " model " << s.predicted;
@@ -250,7 +248,6 @@ TEST(BlockedBloomTest, HugePagesOptionKeepsAnswers) {
   ASSERT_TRUE(big.ok() && plain.ok());
   EXPECT_EQ(big->num_bytes(), plain->num_bytes());
   EXPECT_EQ(reinterpret_cast<uintptr_t>(big->data()) % (2u << 20), 0u) << "2 MiB aligned";
-  std::printf("huge pages advised: %s\n", big->huge_pages() ? "yes" : "no (kernel refused)");
   std::vector<uint64_t> hashes;
   SplitMix64 rng(5);
   for (int i = 0; i < 20000; ++i) hashes.push_back(rng.Next());

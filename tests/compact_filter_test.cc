@@ -198,9 +198,6 @@ TEST(CompactFilterTest, FprPerLevelDbFilterSizeMeetsGoalAndModel) {
   double sum = 0;
   for (size_t n : {10, 35, 100, 300, 1000}) {
     const SizeFpr s = MeasureSize(n, static_cast<int>(100 + 40000 / n), 1000, 10.0);
-    std::printf("n=%-5zu measured %.4f%%  exact E/U %.4f%%  model %.4f%%  (%llu queries)\n", n,
-                100 * s.measured, 100 * s.exact, 100 * s.model,
-                static_cast<unsigned long long>(s.queries));
     sum += s.measured;
     // Measured agrees with the filters' exact E/U (5 binomial sigmas).
     const double sigma = std::sqrt(s.exact * (1 - s.exact) / s.queries);
@@ -230,8 +227,6 @@ TEST(CompactFilterTest, FprFollowsModelAcrossBitsPerKey) {
     exact /= kFilters;
     const double measured = static_cast<double>(false_positives) / queries;
     const double model = CompactFilterPredictedFpr(1000, bpk);
-    std::printf("bpk=%-4g measured %.5f%%  exact %.5f%%  model %.5f%%\n", bpk, 100 * measured,
-                100 * exact, 100 * model);
     EXPECT_NEAR(exact, model, 0.05 * model) << bpk;
     EXPECT_NEAR(measured, exact, 5 * std::sqrt(exact / queries)) << bpk;
   }

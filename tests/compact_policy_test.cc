@@ -483,9 +483,6 @@ TEST_F(DbTest, AbsentKeyReadsMatchTheCompactFilterFpr) {
   ExpectAllFound(kDbKeys);
   const double compact_reads = AbsentReadsPerGet(kDbKeys);
   const double expected = recording->MeanFpr();
-  std::printf("absent-key data-block reads per Get: no filter %.4f, compact %.5f "
-              "(filters' E/U %.5f, %.1f keys/filter)\n",
-              no_filter, compact_reads, expected, recording->MeanKeysPerFilter());
   db_.reset();
 
   EXPECT_GT(no_filter, 0.9);
@@ -518,8 +515,6 @@ TEST_F(DbTest, BuiltinDatabaseReopenedWithMigratingCompactPolicy) {
   Compact();
   ExpectAllFound(kDbKeys);
   const double compact_reads = AbsentReadsPerGet(kDbKeys);
-  std::printf("absent reads/Get: built-in %.5f, after migration %.5f, after compaction %.5f\n",
-              builtin_reads, migrated_reads, compact_reads);
   EXPECT_LT(compact_reads, 0.0035);
 }
 

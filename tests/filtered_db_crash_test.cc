@@ -288,7 +288,6 @@ TEST(FilteredDBPersistTest, SigkillAtRandomPointsAndDuringSavesNeverLosesAKey) {
     ASSERT_NO_FATAL_FAILURE(CheckAgainstOracle(*db, acked));
     db.reset();  // clean close: saves; the next child opens from the file
   }
-  std::printf("rounds whose reopen used the index file: %d of %d\n", from_file, kRounds);
   munmap(shared, sizeof(Shared));
   ::unlink(shm.c_str());
   // A kill right after a save with no write since may legitimately reuse it;

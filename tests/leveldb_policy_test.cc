@@ -315,7 +315,6 @@ TEST_F(DbTest, BlockedFilterSkipsDataBlockReads) {
   Fill(db.get());
   const FilterPolicyStats before = GetFilterPolicyStats(policy.get());
   const double reads = CheckAndMeasure(db.get());
-  std::printf("blocked policy: %.4f data-block reads per absent Get\n", reads);
   // One table per absent Get after a full compaction; a read happens only on
   // a false positive (model: 0.957%). 2% leaves room for sampling noise.
   EXPECT_LT(reads, 0.02);
@@ -334,7 +333,6 @@ TEST_F(DbTest, WithoutFilterEveryAbsentGetReadsABlock) {
   auto db = Open(nullptr);
   Fill(db.get());
   const double reads = CheckAndMeasure(db.get());
-  std::printf("no filter: %.4f data-block reads per absent Get\n", reads);
   EXPECT_GT(reads, 0.9);
 }
 
@@ -347,7 +345,6 @@ TEST_F(DbTest, BuiltinDatabaseReopenedWithMigratingPolicyKeepsFilters) {
   PolicyPtr migrating(NewMigratingFilterPolicy(10));
   auto db = Open(migrating.get());
   const double reads = CheckAndMeasure(db.get());
-  std::printf("built-in tables read by migrating policy: %.4f reads per absent Get\n", reads);
   EXPECT_LT(reads, 0.03);  // the built-in filters are still used (FPR ~1-1.5%)
 
   // New writes and a compaction rewrite every table with blocked filters.

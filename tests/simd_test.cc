@@ -197,7 +197,6 @@ TEST_F(EveryTarget, CompilesScalarAndBestTargets) {
   // The portable target is EMU128 or SCALAR depending on Highway's baseline.
   const std::string last = simd::TargetName(targets.back());
   EXPECT_TRUE(last == "EMU128" || last == "SCALAR") << last;
-  for (int64_t t : targets) std::printf("compiled+supported target: %s\n", simd::TargetName(t).c_str());
 }
 
 TEST_F(EveryTarget, BuildsIdenticalBytes) {
