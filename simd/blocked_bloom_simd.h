@@ -31,8 +31,8 @@ inline constexpr size_t kMaxWindow = 1024;
 
 // Prefetch hint of the batch probes: __builtin_prefetch locality 3 (T0), 2
 // (T1), 1 (T2) or 0 (NTA). T2 with window 64 measured best at 128 MiB on AMD
-// Zen 3 (1.04x the best prefetched-line floor; the issue's Zen 4 run had T2
-// at 7.7 against T0's 10.1 ns/key); bench/RESULTS.md, "Kernel (issue 13)".
+// Zen 3 and Zen 4 (bench/kernel_bench.cc, batch/*; bench/RESULTS.md,
+// "Kernel (issue 13)", has the figures and the machines).
 enum class PrefetchHint { kT0 = 3, kT1 = 2, kT2 = 1, kNta = 0 };
 inline constexpr PrefetchHint kDefaultPrefetchHint = PrefetchHint::kT2;
 

@@ -120,8 +120,8 @@ inline void SetProbes(uint32_t seed, uint32_t block_bits, int num_probes, uint8_
 
 // Branch-free: a data-dependent early exit mispredicts for absent keys (the
 // first probe fails about half the time), which cost more than the probes it
-// saves: 17.2 against 8.8 ns per absent-key policy probe at 16 KiB
-// (bench/filter_bench.cc, probe/bbpolicy/single). All k loads hit one line.
+// saves (about 2x slower for absent keys in cache: bench/filter_bench.cc,
+// probe/bbpolicy/single/absent). All k loads hit one line.
 template <bool kFullBlock>
 inline bool TestProbes(uint32_t seed, uint32_t block_bits, int num_probes,
                        const uint8_t* block) {

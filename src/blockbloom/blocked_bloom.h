@@ -36,7 +36,7 @@ double ClampBitsPerKey(double bits_per_key);
 
 // k for a (clamped) bits-per-key: the minimiser of the blocked filter's
 // Poisson-mixture FPR (blockbloom/math.h). 7 at 10 bits/key. The search
-// (16 model evaluations, ~150 us) runs once per distinct bits-per-key per
+// (16 model evaluations; bench/kernel_bench.cc, class/per-call) runs once per distinct bits-per-key per
 // process; later calls read a cache (thread-safe).
 int BlockedBloomProbes(double bits_per_key);
 
@@ -73,7 +73,8 @@ class BlockedBloomFilter {
   static absl::StatusOr<BlockedBloomFilter> BuildFromHashes(
       absl::Span<const uint64_t> hashes, double bits_per_key);
   // Parses the output of Serialize() (or a LevelDB policy's filter, version 1
-  // or 2) into an owned copy. InvalidArgument/DataLoss on anything malformed.
+  // or 2) into an owned copy. DataLoss on anything malformed (it is then not
+  // a filter this library wrote); ResourceExhausted if it cannot be copied.
   // A version-2 (flat, small) filter keeps its geometry: its probes, adds and
   // Serialize() follow it. Filters this class creates are version 1.
   static absl::StatusOr<BlockedBloomFilter> Deserialize(std::string_view encoded);

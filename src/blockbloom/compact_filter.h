@@ -21,9 +21,9 @@
 // Elias-Fano coding of the same fingerprints costs ~0.45 bits/key more
 // (0.39% at best); a binary fuse filter cannot beat 2^-8 = 0.39% with 8-bit
 // fingerprints and needs 1.4-2.4x space at these sizes. A probe hashes the
-// key and decodes one bucket of ~64 Rice codes (~32 for an absent key):
-// ~110 ns of CPU at 1,000 keys, against the microseconds of the data-block
-// read it saves.
+// key and decodes one bucket of ~64 Rice codes (~32 for an absent key): far
+// less CPU than the data-block read it saves (bench/compact_bench.cc,
+// BM_Probe, measures it).
 //
 // Size: at most ceil(n * bits_per_key / 8) + 8 bytes for n keys, trailer
 // included; the builder spends all of it on fingerprint range. Duplicate

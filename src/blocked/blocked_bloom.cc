@@ -29,7 +29,7 @@ double ClampBitsPerKey(double bits_per_key) {
 
 int BlockedBloomProbes(double bits_per_key) {
   const double clamped = ClampBitsPerKey(bits_per_key);
-  // The model search costs ~150 us; its answer depends on the clamped value
+  // The model search is 16 Poisson-mixture sums; its answer depends on the clamped value
   // alone, so it is computed once per distinct value and cached (bounded: a
   // program sweeping millions of distinct values keeps searching, correctly).
   static std::mutex mu;

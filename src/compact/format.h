@@ -59,8 +59,8 @@ inline constexpr int kMaxRiceBits = 60;
 inline constexpr uint64_t kMaxRange = uint64_t{1} << 62;
 // Target entries per bucket. A negative probe decodes about half a bucket;
 // each stored offset costs w bits (~14 at 1,000 keys). 64 gives ~0.2 bits/key
-// of index at 1,000 keys and ~110 ns probes; 32 costs 0.05 points of FPR,
-// 128 doubles the probe (docs/FORMAT.md has the sweep).
+// of index at 1,000 keys; 32 costs 0.05 points of FPR, 128 doubles the
+// probe's work (docs/FORMAT.md has the sweep; bench/compact_bench.cc times it).
 inline constexpr uint64_t kKeysPerBucket = 64;
 
 struct Params {
