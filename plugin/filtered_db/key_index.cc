@@ -7,6 +7,8 @@
 
 #include "blockbloom/counting_bloom.h"
 #include "blockbloom/dleft_counting_bloom.h"
+#include "common/coding.h"
+#include "range_reduction.h"
 
 namespace blockbloom {
 namespace {
@@ -87,18 +89,7 @@ class FrontFilter {
   void Serialize(std::string* out) const {
     PutU64(out, blocks_.size());
     PutU64(out, inserted());
-    size_t at = out->size();
-    out->resize(at + memory_bytes());
-    for (const Block& b : blocks_) {
-      for (const auto& word : b.words) {
-        uint64_t w = word.load(std::memory_order_relaxed);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-        w = __builtin_bswap64(w);
-#endif
-        std::memcpy(&(*out)[at], &w, 8);  // little-endian on disk
-        at += 8;
-      }
-    }
+    internal::AppendAtomicWords(blocks_, out);
   }
   // Reads what Serialize wrote from the front of *in; false on a mismatch.
   static std::unique_ptr<FrontFilter> Deserialize(std::string_view* in) {
@@ -108,18 +99,7 @@ class FrontFilter {
       return nullptr;
     }
     auto f = std::make_unique<FrontFilter>(num_blocks);
-    const char* p = in->data();
-    for (Block& b : f->blocks_) {
-      for (auto& word : b.words) {
-        uint64_t w;
-        std::memcpy(&w, p, 8);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-        w = __builtin_bswap64(w);
-#endif
-        p += 8;
-        word.store(w, std::memory_order_relaxed);
-      }
-    }
+    internal::LoadAtomicWords(in->data(), &f->blocks_, [](uint64_t) {});
     in->remove_prefix(num_blocks * sizeof(Block));
     f->inserted_.store(inserted, std::memory_order_relaxed);
     return f;
@@ -131,7 +111,7 @@ class FrontFilter {
   };
   // Block: the high bits of the hash (multiply-shift range reduction).
   uint64_t BlockOf(uint64_t hash) const {
-    return static_cast<uint64_t>((static_cast<unsigned __int128>(hash) * blocks_.size()) >> 64);
+    return internal::FastRange64(hash, blocks_.size());
   }
   // Bit positions: a remix of the hash (the SplitMix64 finaliser, Steele et
   // al. 2014), independent of the block choice and of the counting filters'

@@ -6,6 +6,7 @@
 #ifndef BLOCKBLOOM_COMMON_CODING_H_
 #define BLOCKBLOOM_COMMON_CODING_H_
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -40,6 +41,34 @@ inline uint64_t DecodeFixed64(const char* p) {
 inline uint64_t SaturatingBytes(double bytes) {
   if (!(bytes < 9.2e18)) return UINT64_MAX;
   return static_cast<uint64_t>(bytes);
+}
+
+// The words of `blocks` (a range of structs, each with a `words` array of
+// std::atomic<uint64_t>), in order, as little-endian u64s: the in-memory
+// state of the counting, d-left and FilteredDB front filters. Relaxed loads:
+// the caller excludes writers for a consistent image.
+template <typename Blocks>
+void AppendAtomicWords(const Blocks& blocks, std::string* out) {
+  out->reserve(out->size() + blocks.size() * sizeof(blocks[0].words));
+  for (const auto& block : blocks) {
+    for (const auto& word : block.words) PutFixed64(out, word.load(std::memory_order_relaxed));
+  }
+}
+
+// The inverse: stores every word of *blocks from `in`, calling on_word(w)
+// for each (to recount occupancy), and returns the end of what it read.
+// REQUIRES: `in` holds 8 bytes per word of *blocks.
+template <typename Blocks, typename OnWord>
+const char* LoadAtomicWords(const char* in, Blocks* blocks, OnWord&& on_word) {
+  for (auto& block : *blocks) {
+    for (auto& word : block.words) {
+      const uint64_t w = DecodeFixed64(in);
+      in += 8;
+      on_word(w);
+      word.store(w, std::memory_order_relaxed);
+    }
+  }
+  return in;
 }
 
 }  // namespace internal

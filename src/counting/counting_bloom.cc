@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "blockbloom/hash.h"
+#include "common/coding.h"
 #include "blockbloom/math.h"
 #include "common/hash_slices.h"
 #include "counting/kernel.h"
@@ -267,18 +268,7 @@ CountingBloomStats CountingBloomFilter::stats() const {
 }
 
 void CountingBloomFilter::AppendCounters(std::string* out) const {
-  size_t at = out->size();
-  out->resize(at + memory_bytes());
-  for (const Block& block : blocks_) {
-    for (const auto& word : block.words) {
-      uint64_t w = word.load(std::memory_order_relaxed);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-      w = __builtin_bswap64(w);
-#endif
-      std::memcpy(&(*out)[at], &w, 8);  // little-endian on disk
-      at += 8;
-    }
-  }
+  internal::AppendAtomicWords(blocks_, out);
 }
 
 absl::StatusOr<std::unique_ptr<CountingBloomFilter>> CountingBloomFilter::FromCounters(
@@ -289,22 +279,12 @@ absl::StatusOr<std::unique_ptr<CountingBloomFilter>> CountingBloomFilter::FromCo
   }
   auto filter = CreateWithGeometry(num_blocks, num_probes);
   if (!filter.ok()) return filter.status();
-  const auto* p = reinterpret_cast<const unsigned char*>(counters.data());
   uint64_t saturated = 0;
-  for (Block& block : (*filter)->blocks_) {
-    for (auto& word : block.words) {
-      uint64_t w;
-      std::memcpy(&w, p, 8);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-      w = __builtin_bswap64(w);
-#endif
-      p += 8;
-      // A nibble is saturated when all four of its bits are set (15).
-      saturated += static_cast<uint64_t>(__builtin_popcountll(
-          w & (w >> 1) & (w >> 2) & (w >> 3) & 0x1111111111111111ull));
-      word.store(w, std::memory_order_relaxed);
-    }
-  }
+  internal::LoadAtomicWords(counters.data(), &(*filter)->blocks_, [&](uint64_t w) {
+    // A nibble is saturated when all four of its bits are set (15).
+    saturated += static_cast<uint64_t>(__builtin_popcountll(
+        w & (w >> 1) & (w >> 2) & (w >> 3) & 0x1111111111111111ull));
+  });
   (*filter)->saturated_.store(saturated, std::memory_order_relaxed);
   (*filter)->keys_.store(num_keys, std::memory_order_relaxed);
   return filter;

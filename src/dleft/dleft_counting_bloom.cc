@@ -6,6 +6,7 @@
 #include <new>
 
 #include "blockbloom/hash.h"
+#include "common/coding.h"
 #include "common/hash_slices.h"
 #include "dleft_simd.h"
 
@@ -248,18 +249,7 @@ DleftStats DleftCountingBloomFilter::stats() const {
 }
 
 void DleftCountingBloomFilter::AppendTables(std::string* out) const {
-  size_t at = out->size();
-  out->resize(at + memory_bytes());
-  for (const Bucket& bucket : buckets_) {
-    for (const auto& word : bucket.words) {
-      uint64_t w = word.load(std::memory_order_relaxed);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-      w = __builtin_bswap64(w);
-#endif
-      std::memcpy(&(*out)[at], &w, 8);  // little-endian on disk
-      at += 8;
-    }
-  }
+  internal::AppendAtomicWords(buckets_, out);
 }
 
 absl::StatusOr<std::unique_ptr<DleftCountingBloomFilter>> DleftCountingBloomFilter::FromTables(
@@ -270,23 +260,13 @@ absl::StatusOr<std::unique_ptr<DleftCountingBloomFilter>> DleftCountingBloomFilt
   }
   auto filter = CreateWithGeometry(log2_buckets);
   if (!filter.ok()) return filter.status();
-  const auto* p = reinterpret_cast<const unsigned char*>(tables.data());
   uint64_t occupied = 0;
-  for (Bucket& bucket : (*filter)->buckets_) {
-    for (auto& word : bucket.words) {
-      uint64_t w;
-      std::memcpy(&w, p, 8);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-      w = __builtin_bswap64(w);
-#endif
-      p += 8;
-      // A cell is occupied when its 2-bit counter (bits 0-1 of each 16) is not 0.
-      const uint64_t counters = w & 0x0003000300030003ull;
-      occupied += static_cast<uint64_t>(
-          __builtin_popcountll((counters | (counters >> 1)) & 0x0001000100010001ull));
-      word.store(w, std::memory_order_relaxed);
-    }
-  }
+  internal::LoadAtomicWords(tables.data(), &(*filter)->buckets_, [&](uint64_t w) {
+    // A cell is occupied when its 2-bit counter (bits 0-1 of each 16) is not 0.
+    const uint64_t counters = w & 0x0003000300030003ull;
+    occupied += static_cast<uint64_t>(
+        __builtin_popcountll((counters | (counters >> 1)) & 0x0001000100010001ull));
+  });
   (*filter)->occupied_.store(occupied, std::memory_order_relaxed);
   (*filter)->keys_.store(num_keys, std::memory_order_relaxed);
   return filter;
