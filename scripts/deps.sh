@@ -8,7 +8,7 @@
 set -euo pipefail
 packages=(
   build-essential cmake pkg-config git ca-certificates
-  clang-14 libclang-rt-14-dev
+  clang-14 libclang-rt-14-dev clang-format-14
   libleveldb-dev libsnappy-dev libhwy-dev libabsl-dev libxxhash-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-matplotlib
