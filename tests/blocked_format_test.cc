@@ -129,18 +129,49 @@ TEST(BlockedFormatTest, CorruptTrailersMayMatchEverything) {
   }
 }
 
-TEST(BlockedFormatTest, EveryTruncationIsSafe) {
-  std::unique_ptr<const leveldb::FilterPolicy> policy(NewBlockedBloomFilterPolicy(10));
-  const std::string good = BuildPolicyFilter(*policy, 300);
-  for (size_t len = 0; len < good.size(); ++len) {
+// Every proper prefix of `good` of at least 2 bytes must read "may match"
+// for an absent key, and no probe may read outside it (ASan). Lengths 0 and 1
+// are LevelDB's "empty filter matches nothing" convention (util/bloom.cc:
+// `if (len < 2) return false`), which every blockbloom policy follows, so
+// they are not damage and are skipped here (EmptyFilterConvention pins them).
+void ExpectEveryTruncationReadsMayMatch(const leveldb::FilterPolicy& policy,
+                                        const std::string& good) {
+  for (size_t len = 2; len < good.size(); ++len) {
     // Copy into an exact-size heap buffer so ASan flags any over-read.
-    auto exact = std::make_unique<char[]>(len == 0 ? 1 : len);
+    auto exact = std::make_unique<char[]>(len);
     std::copy(good.data(), good.data() + len, exact.get());
     const leveldb::Slice truncated(exact.get(), len);
     // Truncation removes the trailer: the rest is filter bits, never a valid
-    // trailer for this key set, so it must read as "may match".
-    EXPECT_TRUE(policy->KeyMayMatch("definitely-absent-key", truncated)) << len;
-    for (int i = 0; i < 20; ++i) policy->KeyMayMatch(Key(2 * i), truncated);
+    // trailer for this key set (another format's trailer, such as compact
+    // version 2's, is caught by its check), so it must read as "may match".
+    EXPECT_TRUE(policy.KeyMayMatch("definitely-absent-key", truncated))
+        << "len " << len << " of " << good.size();
+    for (int i = 0; i < 20; ++i) policy.KeyMayMatch(Key(2 * i), truncated);
+  }
+}
+
+TEST(BlockedFormatTest, EveryTruncationIsSafe) {
+  std::unique_ptr<const leveldb::FilterPolicy> policy(NewBlockedBloomFilterPolicy(10));
+  ASSERT_NO_FATAL_FAILURE(ExpectEveryTruncationReadsMayMatch(*policy, BuildPolicyFilter(*policy, 300)));
+}
+
+TEST(BlockedFormatTest, EveryTruncationOfAFlatFilterIsSafe) {
+  std::unique_ptr<const leveldb::FilterPolicy> policy(NewBlockedBloomFilterPolicy(10));
+  const std::string flat = BuildPolicyFilter(*policy, 30);
+  ASSERT_GE(flat.size(), blocked::kTrailerSize);
+  ASSERT_EQ(static_cast<uint8_t>(flat[flat.size() - blocked::kVersionAt]),
+            blocked::kVersion2FlatByte);  // version 2, flat geometry
+  ASSERT_NO_FATAL_FAILURE(ExpectEveryTruncationReadsMayMatch(*policy, flat));
+}
+
+TEST(BlockedFormatTest, EmptyFilterConvention) {
+  // Under 2 bytes: LevelDB's built-in answers "no" for every key; so do we.
+  std::unique_ptr<const leveldb::FilterPolicy> policy(NewBlockedBloomFilterPolicy(10));
+  const std::string good = BuildPolicyFilter(*policy, 300);
+  for (size_t len = 0; len < 2; ++len) {
+    auto exact = std::make_unique<char[]>(len == 0 ? 1 : len);
+    std::copy(good.data(), good.data() + len, exact.get());
+    EXPECT_FALSE(policy->KeyMayMatch(Key(0), leveldb::Slice(exact.get(), len))) << len;
   }
 }
 

@@ -161,7 +161,8 @@ TEST(CompactFilterTest, BudgetIsSpent) {
     ASSERT_TRUE(filter.ok());
     EXPECT_EQ(filter->format_version(), 2) << n;
     EXPECT_EQ(filter->size_bytes(), (n * 10 + 7) / 8) << n;
-    EXPECT_GE(filter->fingerprint_bits(), n == 10 ? 8 : 9) << n;
+    // R = floor(8 (ceil(10n/8) - 3) / n): 8 for 9..20 keys, 9 from 21 keys.
+    EXPECT_GE(filter->fingerprint_bits(), n <= 20 ? 8 : 9) << n;
     const CompactFilter v1 = BuildV1FromHashes(hashes, 10.0);
     EXPECT_GE(v1.size_bytes(), 0.97 * CompactFilterMaxBytes(n, 10.0)) << n;
   }
@@ -323,15 +324,16 @@ TEST(CompactFilterTest, DeserializeRejectsGarbage) {
   std::string bytes = BuildV1(keys, 10.0).Serialize();
   bytes[0] = static_cast<char>(bytes[0] ^ 0x01);  // first unary bit
   EXPECT_EQ(CompactFilter::Deserialize(bytes).status().code(), absl::StatusCode::kDataLoss);
-  // Version 2 (100 keys: 123 body bytes, R = 9, m = 109, 3 padding bits):
-  // a padding bit set is DataLoss; a damaged check is InvalidArgument.
+  // Version 2 (100 keys: 122 body bytes, R = 9, m = 108, 4 padding bits,
+  // then the 3-byte trailer): a padding bit set is DataLoss; a damaged check
+  // is InvalidArgument.
   keys.resize(100);
   std::string v2 = Build(keys, 10.0).Serialize();
   ASSERT_EQ(v2.size(), 125u);
-  v2[122] = static_cast<char>(v2[122] | 0x80);
+  v2[121] = static_cast<char>(v2[121] | 0x80);
   EXPECT_EQ(CompactFilter::Deserialize(v2).status().code(), absl::StatusCode::kDataLoss);
   std::string bad_check = Build(keys, 10.0).Serialize();
-  bad_check[123] = static_cast<char>(bad_check[123] ^ 0x80);
+  bad_check[122] = static_cast<char>(bad_check[122] ^ 0x80);  // check bit 11
   EXPECT_EQ(CompactFilter::Deserialize(bad_check).status().code(),
             absl::StatusCode::kInvalidArgument);
 }
@@ -400,20 +402,39 @@ TEST(CompactFormatV1Golden, EmptySetBytes) {
   EXPECT_EQ(bytes, want);
 }
 
+// Version 2's goldens were regenerated when its trailer grew from 2 bytes
+// (4-bit check) to 3 (12-bit check), before any release: at 16 keys the body
+// lost a byte (R 9 -> 8), at 164 keys m went from 180 to 179 slots, at 1,000
+// keys and 16 bits/key only the trailer bytes changed (same R and m, so the
+// same false positives).
+TEST(CompactFormatV2Golden, TrailerLayout) {
+  std::vector<std::string> keys;
+  for (size_t i = 0; i < 164; ++i) keys.push_back(Key(2 * i));
+  const CompactFilter filter = Build(keys, 10.0);
+  ASSERT_EQ(filter.format_version(), 2);
+  const std::string& bytes = filter.Serialize();
+  ASSERT_EQ(bytes.size(), 205u);  // ceil(164 * 10 / 8), all-in
+  const auto at = [&](size_t from_end) { return static_cast<uint8_t>(bytes[bytes.size() - from_end]); };
+  EXPECT_EQ(at(1), 0x40 | (9 - 1));  // marker, R = floor(8 * 202 / 164) = 9
+  const uint8_t seed = at(2) & 0x0F;
+  const uint16_t check = static_cast<uint16_t>(at(3) << 4 | at(2) >> 4);
+  EXPECT_EQ(check, compact::V2Check(205, 9, seed));
+  EXPECT_LT(check, 1u << 12);
+}
 TEST(CompactFormatV2Golden, SixteenKeys) {
   ExpectGolden(16, 10.0,
-               {0xb3c38e6d87e06d95ull, 20, {137, 2311, 3207, 3241, 3471, 3575, 4383, 4789, 7491, 7613}},
+               {0x12f908d46bfb4e4full, 20, {309, 657, 1333, 2121, 2595, 3045, 3195, 3443, 4169, 4701}},
                2);
 }
 TEST(CompactFormatV2Golden, HundredSixtyFourKeys) {
   ExpectGolden(164, 10.0,
-               {0x9db94008dccd587dull, 205,
-                {2783, 3791, 4087, 5541, 5659, 6313, 9063, 9121, 9633, 9805}},
+               {0x813f37bbf3ad872bull, 205,
+                {1395, 1907, 4595, 4703, 7223, 7297, 7641, 7773, 11315, 11627}},
                2);
 }
 TEST(CompactFormatV2Golden, ThousandKeysSixteenBits) {
   ExpectGolden(1000, 16.0,
-               {0xe1185d4eafe5a1a6ull, 2000,
+               {0xe7ea24d90f3f3e19ull, 2000,
                 {41095, 176785, 190891, 301465, 384363, 410753, 475519, 496951, 608893, 619273}},
                2);
 }

@@ -1,9 +1,9 @@
 // LevelDB filter policies whose per-block filters are compact filters
 // (blockbloom/compact_filter.h). They write format version 2, a retrieval
 // filter of exactly ceil(n * bits_per_key / 8) bytes per filter, trailer
-// included, with FPR 2^-R for R = floor((8 * bytes - 16) / n): 0.195% at 10
-// bits/key from 16 keys up, 0.39% at 10 keys (docs/FORMAT.md, "Compact
-// filter, version 2"). Version-1 filters (Golomb-Rice sets, written by
+// included, with FPR 2^-R for R = min(32, floor((8 * bytes - 24) / n)):
+// 0.195% at 10 bits/key from 21 keys up, 0.39% at 9..20 keys (docs/FORMAT.md,
+// "Compact filter, version 2"). Version-1 filters (Golomb-Rice sets, written by
 // earlier builds) are still read.
 //
 //   #include "blockbloom/compact_filter_policy.h"
@@ -16,7 +16,8 @@
 // and never modified, which is what a static structure needs. Every policy
 // reads every blockbloom format (src/format/recognize.h). A filter that
 // cannot be parsed (damaged, truncated, from a newer version) answers "may
-// match" (for a damaged version-2 trailer with probability 15/16, see
+// match" (a damaged version-2 trailer, or a truncated filter ending in a
+// version-2 marker, passes its 12-bit check with probability 2^-12 only, see
 // docs/FORMAT.md). A filter under 2 bytes matches nothing, as in LevelDB.
 // Probe counts: blockbloom/filter_stats.h.
 //

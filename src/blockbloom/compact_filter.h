@@ -10,8 +10,9 @@
 //
 // Up to 65,536 keys the builder writes format version 2, a retrieval filter
 // (a GF(2) linear system solved for R-bit fingerprints, R = floor of the
-// bits per key left after a 2-byte trailer): exactly ceil(n * bits_per_key
-// / 8) bytes, FPR 2^-R (0.195% at 10 bits/key for 16..1,000 keys). Beyond
+// bits per key left after a 3-byte trailer): exactly ceil(n * bits_per_key
+// / 8) bytes, FPR 2^-R (0.195% at 10 bits/key for 21..65,536 keys, 0.39%
+// for 9..20 keys). Beyond
 // that, or where version 2 does not apply, it writes version 1, the
 // Golomb-Rice set described next (docs/FORMAT.md has both).
 //

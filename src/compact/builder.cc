@@ -357,8 +357,7 @@ bool AppendDenseV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byte
       }
       OrBits(column, static_cast<int>(m), static_cast<uint64_t>(b) * m, out);
     }
-    out[body] = static_cast<uint8_t>(V2Check(total_bytes, r, seed) << 4 | seed);
-    out[body + 1] = static_cast<uint8_t>(kV2MarkerBase | (r - 1));
+    WriteV2Trailer(total_bytes, r, seed, out + body);
     info->version = 2;
     info->num_entries = m;
     info->fingerprint_bits = r;
@@ -414,8 +413,7 @@ bool AppendFilterV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byt
         out[bit >> 3] |= static_cast<uint8_t>(v << (bit & 7));
       }
     }
-    out[body] = static_cast<uint8_t>(V2Check(total_bytes, r, seed) << 4 | seed);
-    out[body + 1] = static_cast<uint8_t>(kV2MarkerBase | (r - 1));
+    WriteV2Trailer(total_bytes, r, seed, out + body);
     info->version = 2;
     info->num_entries = m;
     info->fingerprint_bits = r;

@@ -48,8 +48,8 @@ struct BuildInfo {
 
 // Version 2 sizing. For n keys at bits_per_key (clamped) the filter is
 // exactly ceil(n * bits_per_key / 8) bytes, trailer included ("all-in"):
-// D = that - 2 body bytes, R = min(32, floor(8D / n)) fingerprint bits and
-// m = floor(8D / R) >= n slots. fingerprint_bits is 0 where version 2 does
+// D = that - kV2TrailerSize (3) body bytes, R = min(32, floor(8D / n))
+// fingerprint bits and m = floor(8D / R) >= n slots. fingerprint_bits is 0 where version 2 does
 // not apply (no keys, R < 1, more than kV2MaxKeys keys); the builder then
 // writes version 1.
 inline constexpr uint64_t kV2MaxKeys = uint64_t{1} << 16;
@@ -80,7 +80,8 @@ BuildInfo AppendFilterV1Consuming(std::vector<uint64_t>* hashes, double bits_per
 
 // Version 2 with exactly R fingerprint bits in total_bytes bytes. Returns
 // false (dst unchanged) if no seed solves the system. REQUIRES:
-// 1 <= R <= 32, total_bytes > 2, V2Slots(total_bytes - 2, R) >= hashes.size().
+// 1 <= R <= 32, total_bytes > kV2TrailerSize and
+// V2Slots(total_bytes - kV2TrailerSize, R) >= hashes.size().
 bool AppendFilterV2(absl::Span<const uint64_t> hashes, int fingerprint_bits,
                     uint64_t total_bytes, std::string* dst, BuildInfo* info);
 

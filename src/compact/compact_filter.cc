@@ -105,7 +105,7 @@ void CompactFilter::CacheTrailer() {
 bool CompactFilter::MayContainHash(uint64_t hash) const {
   if (version_ == 2) {
     compact::V2View v2;
-    compact::ParseV2(encoded_, &v2);  // cheap: two trailer bytes
+    compact::ParseV2(encoded_, &v2);  // cheap: three trailer bytes
     return compact::V2MayContainHash(v2, hash);
   }
   compact::FilterView view;

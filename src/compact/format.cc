@@ -321,7 +321,8 @@ bool ParseV2(std::string_view encoded, V2View* view) {
   view->slots = slots;
   view->fingerprint_bits = r;
   const uint8_t seed = data[n - 2] & 0x0F;
-  if ((data[n - 2] >> 4) != V2Check(n, r, seed)) return false;
+  const uint16_t check = static_cast<uint16_t>(data[n - 3] << 4 | data[n - 2] >> 4);
+  if (check != V2Check(n, r, seed)) return false;
   view->seed = seed;
   return true;
 }

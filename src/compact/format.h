@@ -136,8 +136,8 @@ inline bool HasCompactMarker(std::string_view encoded) {
 // "Compact filter, version 2").
 //
 //   [ R columns of m bits each, column-major; zero padding to D bytes ]
-//   [ check:4 | seed:4 ][ 0x40 | (R - 1) ]
-//    <------ 2-byte trailer ------>
+//   [ check bits 11..4 ][ check bits 3..0 | seed:4 ][ 0x40 | (R - 1) ]
+//    <------------------ 3-byte trailer ------------------->
 //
 // R = fingerprint bits (1..32), D = body bytes, m = floor(8D / R) slots.
 // The last byte is in 0x40..0x5F: above 30 (stock LevelDB reads "may
@@ -161,13 +161,17 @@ inline bool HasCompactMarker(std::string_view encoded) {
 // and of the solution. This is a static function, not a set of
 // fingerprints, so it is not bound by the log2(e) bits/key a fingerprint set
 // pays: R bits/key give 2^-R where a Golomb-Rice set needs ~R + 1.47.
-// check = V2Check(total size, R, seed): a damaged trailer or a truncated
-// filter is caught (read as "may match") w.p. 15/16; version 1's check
-// byte catches 255/256, but a byte is half a bit per key at 16 keys. Damage
-// to the body, as in any Bloom filter, can change answers either way.
+// check = V2Check(total size, R, seed), 12 bits: a damaged trailer or a
+// truncated filter (of this or another format) whose last byte happens to
+// be a version-2 marker (w.p. 32/256) is caught, i.e. read as "may match",
+// unless the 12 bits also agree (w.p. 2^-12), so it is accepted w.p. at most
+// 2^-12 * 32/256 = 2^-15. A 4-bit check (the first draft of this format)
+// let 1 in 16 truncated blocked filters through as a version-2 filter that
+// could answer a wrong "no". Damage to the body, as in any Bloom filter, can
+// change answers either way.
 inline constexpr uint8_t kV2MarkerBase = 0x40;
 inline constexpr uint8_t kV2MarkerMask = 0xE0;  // top 3 bits 010
-inline constexpr size_t kV2TrailerSize = 2;
+inline constexpr size_t kV2TrailerSize = 3;  // check:8, check:4 | seed:4, marker
 inline constexpr int kV2MaxFingerprintBits = 32;
 inline constexpr uint32_t kV2WindowBits = 64;
 inline constexpr uint64_t kV2SeedStep = 0x9E3779B97F4A7C15ull;
@@ -183,10 +187,24 @@ inline uint64_t Mix64(uint64_t x) {
   return x;
 }
 
-// The trailer's 4-bit check of (total encoded bytes, R, seed).
-inline uint8_t V2Check(uint64_t total_bytes, int fingerprint_bits, uint8_t seed) {
-  return static_cast<uint8_t>(
-      Mix64(total_bytes * 0xC2B2AE3D27D4EB4Full ^ (uint64_t(fingerprint_bits) << 8 | seed)) >> 60);
+inline constexpr int kV2CheckBits = 12;
+
+// The trailer's 12-bit check of (total encoded bytes, R, seed): the top 12
+// bits of a bijective mix, so every input bit reaches them.
+inline uint16_t V2Check(uint64_t total_bytes, int fingerprint_bits, uint8_t seed) {
+  return static_cast<uint16_t>(
+      Mix64(total_bytes * 0xC2B2AE3D27D4EB4Full ^ (uint64_t(fingerprint_bits) << 8 | seed)) >>
+      (64 - kV2CheckBits));
+}
+
+// Writes the kV2TrailerSize trailer bytes at `out` for a filter of
+// total_bytes bytes (trailer included). REQUIRES: 1 <= R <= 32, seed < 16.
+inline void WriteV2Trailer(uint64_t total_bytes, int fingerprint_bits, uint8_t seed,
+                           uint8_t* out) {
+  const uint16_t check = V2Check(total_bytes, fingerprint_bits, seed);
+  out[0] = static_cast<uint8_t>(check >> 4);
+  out[1] = static_cast<uint8_t>((check & 0x0F) << 4 | seed);
+  out[2] = static_cast<uint8_t>(kV2MarkerBase | (fingerprint_bits - 1));
 }
 
 struct V2View {
