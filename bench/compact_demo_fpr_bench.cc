@@ -114,12 +114,16 @@ void Run(const char* label, const std::vector<Filter>& filters, double bpk, int 
     Result r;
   };
   Contender cs[] = {
-      {"leveldb built-in", std::unique_ptr<const leveldb::FilterPolicy>(
-                               leveldb::NewBloomFilterPolicy(static_cast<int>(bpk))), {}},
-      {"blockbloom blocked", std::unique_ptr<const leveldb::FilterPolicy>(
-                                 blockbloom::NewBlockedBloomFilterPolicy(bpk)), {}},
-      {"blockbloom compact", std::unique_ptr<const leveldb::FilterPolicy>(
-                                 blockbloom::NewCompactFilterPolicy(bpk)), {}},
+      {"leveldb built-in",
+       std::unique_ptr<const leveldb::FilterPolicy>(
+           leveldb::NewBloomFilterPolicy(static_cast<int>(bpk))),
+       {}},
+      {"blockbloom blocked",
+       std::unique_ptr<const leveldb::FilterPolicy>(blockbloom::NewBlockedBloomFilterPolicy(bpk)),
+       {}},
+      {"blockbloom compact",
+       std::unique_ptr<const leveldb::FilterPolicy>(blockbloom::NewCompactFilterPolicy(bpk)),
+       {}},
   };
   std::vector<std::vector<leveldb::Slice>> slices;
   uint64_t total_keys = 0;
@@ -156,11 +160,14 @@ void Run(const char* label, const std::vector<Filter>& filters, double bpk, int 
       c.r.build_ns_per_key.push_back(ns / static_cast<double>(total_keys));
     }
   }
-  std::printf("\n%s: %zu filters, %.1f keys/filter on average, %.1f bits/key, %d absent probes "
-              "per filter\n",
-              label, filters.size(), static_cast<double>(total_keys) / filters.size(), bpk, probes);
-  std::printf("| policy             | bits/key all-in | FPR     | build ns/key (median of %d) | "
-              "build / blocked |\n|---|---|---|---|---|\n", reps);
+  std::printf(
+      "\n%s: %zu filters, %.1f keys/filter on average, %.1f bits/key, %d absent probes "
+      "per filter\n",
+      label, filters.size(), static_cast<double>(total_keys) / filters.size(), bpk, probes);
+  std::printf(
+      "| policy             | bits/key all-in | FPR     | build ns/key (median of %d) | "
+      "build / blocked |\n|---|---|---|---|---|\n",
+      reps);
   const double blocked_ns = Median(cs[1].r.build_ns_per_key);
   for (Contender& c : cs) {
     const double ns = Median(c.r.build_ns_per_key);
@@ -173,7 +180,8 @@ void Run(const char* label, const std::vector<Filter>& filters, double bpk, int 
 int Flag(int argc, char** argv, const char* name, int fallback) {
   const size_t len = std::strlen(name);
   for (int i = 1; i < argc; ++i) {
-    if (std::strncmp(argv[i], name, len) == 0 && argv[i][len] == '=') return std::atoi(argv[i] + len + 1);
+    if (std::strncmp(argv[i], name, len) == 0 && argv[i][len] == '=')
+      return std::atoi(argv[i] + len + 1);
   }
   return fallback;
 }

@@ -151,7 +151,10 @@ Row RunConfig(const Config& config, const std::string& path) {
         return filtered ? filtered->Get(leveldb::ReadOptions(), key, value)
                         : plain->Get(leveldb::ReadOptions(), key, value);
       },
-      [&] { (filtered ? static_cast<leveldb::DB*>(filtered.get()) : plain.get())->CompactRange(nullptr, nullptr); },
+      [&] {
+        (filtered ? static_cast<leveldb::DB*>(filtered.get()) : plain.get())
+            ->CompactRange(nullptr, nullptr);
+      },
   };
 
   Load(db, num_keys, absl::GetFlag(FLAGS_value_size), config.name);
@@ -191,8 +194,8 @@ Row RunConfig(const Config& config, const std::string& path) {
   }
   if (filtered) {
     const FilteredDBStats index_after = filtered->index_stats();
-    const double passes = static_cast<double>(index_after.passes_not_found -
-                                              index_before.passes_not_found);
+    const double passes =
+        static_cast<double>(index_after.passes_not_found - index_before.passes_not_found);
     const double ruled_out =
         static_cast<double>(index_after.gets_ruled_out - index_before.gets_ruled_out);
     if (passes + ruled_out > 0) row.index_fpr = passes / (passes + ruled_out);
@@ -228,7 +231,8 @@ Row RunConfig(const Config& config, const std::string& path) {
         while (done < cold_gets && (done % 16 != 0 || Clock::now() < deadline)) {
           const std::string key = DemoKey(static_cast<int64_t>(rng() % num_keys), want_present);
           s = db.get(key, &value);
-          if (want_present ? !s.ok() : !s.IsNotFound()) Die("cold Get of " + key + ": " + s.ToString());
+          if (want_present ? !s.ok() : !s.IsNotFound())
+            Die("cold Get of " + key + ": " + s.ToString());
           ++done;
         }
         const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -263,7 +267,8 @@ void ValidateFlags() {
   at_least("value_size", absl::GetFlag(FLAGS_value_size), 0);
   if (absl::GetFlag(FLAGS_value_size) > (64 << 20)) bad("--value_size must be <= 64 MiB");
   at_least("block_cache_mb", static_cast<double>(absl::GetFlag(FLAGS_block_cache_mb)), 0);
-  if (absl::GetFlag(FLAGS_block_cache_mb) > (int64_t{1} << 30)) bad("--block_cache_mb is too large");
+  if (absl::GetFlag(FLAGS_block_cache_mb) > (int64_t{1} << 30))
+    bad("--block_cache_mb is too large");
   at_least("device_us", absl::GetFlag(FLAGS_device_us), 0);
   at_least("cold_runs", absl::GetFlag(FLAGS_cold_runs), 0);
   at_least("cold_gets", static_cast<double>(absl::GetFlag(FLAGS_cold_gets)), 0);
@@ -282,13 +287,14 @@ std::string Cell(const char* fmt, double value) {
 // The disk-bound view: the model (reads x --device_us) and the cold runs.
 void PrintDiskBoundView(const std::vector<Row>& rows) {
   const double device_us = absl::GetFlag(FLAGS_device_us);
-  std::printf("\nDisk-bound view. MODEL: one Get = its measured CPU time (mean, page cache) + "
-              "data-block reads x %.0f us\n(one random 4 KiB NVMe read; --device_us). "
-              "COLD: measured, table files dropped from the page cache\nbefore each run "
-              "(posix_fadvise DONTNEED%s), median of %d runs of %d ms or %lld Gets, one thread.\n",
-              device_us, absl::GetFlag(FLAGS_drop_caches) ? " + drop_caches" : "",
-              absl::GetFlag(FLAGS_cold_runs), absl::GetFlag(FLAGS_cold_ms),
-              static_cast<long long>(absl::GetFlag(FLAGS_cold_gets)));
+  std::printf(
+      "\nDisk-bound view. MODEL: one Get = its measured CPU time (mean, page cache) + "
+      "data-block reads x %.0f us\n(one random 4 KiB NVMe read; --device_us). "
+      "COLD: measured, table files dropped from the page cache\nbefore each run "
+      "(posix_fadvise DONTNEED%s), median of %d runs of %d ms or %lld Gets, one thread.\n",
+      device_us, absl::GetFlag(FLAGS_drop_caches) ? " + drop_caches" : "",
+      absl::GetFlag(FLAGS_cold_runs), absl::GetFlag(FLAGS_cold_ms),
+      static_cast<long long>(absl::GetFlag(FLAGS_cold_gets)));
   std::printf("\n| %-26s | %12s | %13s | %13s | %14s | %14s | %13s | %13s | %7s |\n", "filter",
               "reads/absent", "reads/present", "model abs/s", "model pres/s", "cold reads/abs",
               "cold abs/s", "cold pres/s", "cached");
@@ -314,8 +320,10 @@ void PrintDiskBoundView(const std::vector<Row>& rows) {
     if (!std::isnan(none.absent.mean)) {
       const double us_per_read =
           (1e6 / none.cold_absent_per_s - none.absent.mean) / none.cold_reads_per_absent;
-      std::printf("\nThis machine, measured: ~%.0f us per cold data-block read (no-filter cold "
-                  "absent Gets less their page-cache CPU time).\n", us_per_read);
+      std::printf(
+          "\nThis machine, measured: ~%.0f us per cold data-block read (no-filter cold "
+          "absent Gets less their page-cache CPU time).\n",
+          us_per_read);
     }
     std::printf("Cold absent Gets/s against no filter:");
     for (size_t i = 1; i < rows.size(); ++i) {
@@ -324,8 +332,9 @@ void PrintDiskBoundView(const std::vector<Row>& rows) {
     }
     std::printf(".\n");
   }
-  std::printf("cached: share of table-file pages still in the page cache right after a drop "
-              "(worst run; mincore).\n");
+  std::printf(
+      "cached: share of table-file pages still in the page cache right after a drop "
+      "(worst run; mincore).\n");
 }
 
 int Main() {
@@ -342,14 +351,15 @@ int Main() {
     if (ec) Die("cannot create --dir " + dir + ": " + ec.message());
   }
   const double bpk = absl::GetFlag(FLAGS_bits_per_key);
-  std::printf("blockbloom demo: %lld keys, %d-byte values, %lld Gets per row, "
-              "block cache %lld MiB, %.1f bits/key, SIMD target %s\n",
-              static_cast<long long>(absl::GetFlag(FLAGS_keys)), absl::GetFlag(FLAGS_value_size),
-              static_cast<long long>(absl::GetFlag(FLAGS_gets)),
-              static_cast<long long>(absl::GetFlag(FLAGS_block_cache_mb)), bpk,
-              simd::ActiveTargetName().c_str());
-  std::unique_ptr<const leveldb::FilterPolicy> builtin(leveldb::NewBloomFilterPolicy(
-      static_cast<int>(bpk)));
+  std::printf(
+      "blockbloom demo: %lld keys, %d-byte values, %lld Gets per row, "
+      "block cache %lld MiB, %.1f bits/key, SIMD target %s\n",
+      static_cast<long long>(absl::GetFlag(FLAGS_keys)), absl::GetFlag(FLAGS_value_size),
+      static_cast<long long>(absl::GetFlag(FLAGS_gets)),
+      static_cast<long long>(absl::GetFlag(FLAGS_block_cache_mb)), bpk,
+      simd::ActiveTargetName().c_str());
+  std::unique_ptr<const leveldb::FilterPolicy> builtin(
+      leveldb::NewBloomFilterPolicy(static_cast<int>(bpk)));
   std::unique_ptr<const leveldb::FilterPolicy> blocked(NewBlockedBloomFilterPolicy(bpk));
   std::unique_ptr<const leveldb::FilterPolicy> compact(NewCompactFilterPolicy(bpk));
   // The compact filter's bits per key for the blocked filter's FPR: the
@@ -377,40 +387,41 @@ int Main() {
   std::printf("\n| %-26s | %8s | %7s | %9s | %12s | %8s | %8s | %8s | %8s | %9s |\n", "filter",
               "B/key", "FPR", "stats FPR", "reads/absent", "abs p50", "abs p99", "pres p50",
               "pres p99", "build ns");
-  std::printf("|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n", std::string(28, '-').c_str(),
-              std::string(10, '-').c_str(), std::string(9, '-').c_str(),
-              std::string(11, '-').c_str(),
-              std::string(14, '-').c_str(), std::string(10, '-').c_str(),
-              std::string(10, '-').c_str(), std::string(10, '-').c_str(),
-              std::string(10, '-').c_str(), std::string(11, '-').c_str());
+  std::printf(
+      "|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n", std::string(28, '-').c_str(),
+      std::string(10, '-').c_str(), std::string(9, '-').c_str(), std::string(11, '-').c_str(),
+      std::string(14, '-').c_str(), std::string(10, '-').c_str(), std::string(10, '-').c_str(),
+      std::string(10, '-').c_str(), std::string(10, '-').c_str(), std::string(11, '-').c_str());
   for (const Row& r : rows) {
     const bool has = r.filter.keys > 0;
     std::printf("| %-26s | %8s | %7s | %9s | %12s | %8s | %8s | %8s | %8s | %9s |\n",
                 r.name.c_str(), has ? Format("%.3f", r.filter.BytesPerKey()).c_str() : "-",
                 has ? Cell("%.3f%%", 100 * r.filter.fpr).c_str() : "-",
-                Cell("%.3f%%", 100 * r.stats_fpr).c_str(),
-                Cell("%.4f", r.reads_per_absent).c_str(), Cell("%.2fus", r.absent.p50).c_str(),
-                Cell("%.2fus", r.absent.p99).c_str(), Cell("%.2fus", r.present.p50).c_str(),
-                Cell("%.2fus", r.present.p99).c_str(),
+                Cell("%.3f%%", 100 * r.stats_fpr).c_str(), Cell("%.4f", r.reads_per_absent).c_str(),
+                Cell("%.2fus", r.absent.p50).c_str(), Cell("%.2fus", r.absent.p99).c_str(),
+                Cell("%.2fus", r.present.p50).c_str(), Cell("%.2fus", r.present.p99).c_str(),
                 has ? Format("%.1f", r.filter.NanosPerKey()).c_str() : "-");
   }
   std::printf("\nreads/absent: data-block reads per Get of an absent key (block cache %s).\n",
               absl::GetFlag(FLAGS_block_cache_mb) == 0 ? "off" : "on");
   std::printf(
       "FPR: counted by the demo's wrapper around each policy; stats FPR: the same probes as the\n"
-      "policy counts them itself (GetFilterPolicyStats: positives / probes; all keys absent), what\n"
+      "policy counts them itself (GetFilterPolicyStats: positives / probes; all keys absent), "
+      "what\n"
       "an application can watch in production. \"-\": not a blockbloom policy.\n");
   for (const Row& r : rows) {
     if (std::isnan(r.index_fpr)) continue;
-    std::printf("%s: the index's own statistics (FilteredDB::index_stats, GetProperty"
-                "(\"blockbloom.stats\")): %.3f%% of absent Gets passed the index.\n",
-                r.name.c_str(), 100 * r.index_fpr);
+    std::printf(
+        "%s: the index's own statistics (FilteredDB::index_stats, GetProperty"
+        "(\"blockbloom.stats\")): %.3f%% of absent Gets passed the index.\n",
+        r.name.c_str(), 100 * r.index_fpr);
   }
   for (const Row& r : rows) {
     if (r.index_bytes == 0 || absl::GetFlag(FLAGS_keys) == 0) continue;
-    std::printf("%s: FPR is of the filter probes that got past the index; the d-left index "
-                "itself holds %.2f bytes/key in memory.\n",
-                r.name.c_str(), static_cast<double>(r.index_bytes) / absl::GetFlag(FLAGS_keys));
+    std::printf(
+        "%s: FPR is of the filter probes that got past the index; the d-left index "
+        "itself holds %.2f bytes/key in memory.\n",
+        r.name.c_str(), static_cast<double>(r.index_bytes) / absl::GetFlag(FLAGS_keys));
   }
   PrintDiskBoundView(rows);
   return 0;

@@ -144,7 +144,9 @@ struct LatencySummary {
 inline LatencySummary Summarize(std::vector<double>* micros) {
   if (micros->empty()) return {};
   std::sort(micros->begin(), micros->end());
-  const auto at = [&](double q) { return (*micros)[static_cast<size_t>(q * (micros->size() - 1))]; };
+  const auto at = [&](double q) {
+    return (*micros)[static_cast<size_t>(q * (micros->size() - 1))];
+  };
   double sum = 0;
   for (double m : *micros) sum += m;
   return {at(0.50), at(0.99), sum / static_cast<double>(micros->size())};

@@ -65,15 +65,15 @@ int main(int argc, char** argv) {
   int log2 = std::getenv("BLOCKBLOOM_BENCH_QUICK") != nullptr ? 10 : 16;
   if (argc > 1 && argv[1][0] != '-') log2 = std::atoi(argv[1]);
   std::printf("# d-left vs counting Bloom filter, B = 2^%d buckets per subtable\n", log2);
-  std::printf("%-34s %10s %10s %11s %11s %9s\n", "filter", "keys", "bits/key", "FPR",
-              "model FPR", "ns/query");
+  std::printf("%-34s %10s %10s %11s %11s %9s\n", "filter", "keys", "bits/key", "FPR", "model FPR",
+              "ns/query");
   for (double load : {0.5, 0.75}) {
     auto dl = DleftCountingBloomFilter::CreateWithGeometry(log2);
     if (!dl.ok()) return 1;
     const uint64_t n = static_cast<uint64_t>(load * (*dl)->design_capacity() / 0.75);
     for (uint64_t i = 0; i < n; ++i) {
-      if (!(*dl)->InsertHash(Mix(i)).ok()) std::printf("d-left insert refused at %llu\n",
-                                                       static_cast<unsigned long long>(i));
+      if (!(*dl)->InsertHash(Mix(i)).ok())
+        std::printf("d-left insert refused at %llu\n", static_cast<unsigned long long>(i));
     }
     const uint64_t bytes = (*dl)->memory_bytes();
     const double bpk = 8.0 * bytes / n;
@@ -91,8 +91,8 @@ int main(int argc, char** argv) {
     std::printf("%-34s %10llu %10.2f %11.5f%% %10.5f%% %9.1f\n", "counting, equal memory",
                 static_cast<unsigned long long>(n), bpk, 100 * cb_fpr,
                 100 * blockbloom::BlockedBloomFpr(c, cb->num_probes(), 128), cb_ns);
-    std::printf("%-34s %10s %10s %11s %10.5f%%\n", "  (standard unblocked CBF model)", "", "",
-                "", 100 * blockbloom::StandardBloomFpr(c, std::max(1, int(std::lround(c * 0.693)))));
+    std::printf("%-34s %10s %10s %11s %10.5f%%\n", "  (standard unblocked CBF model)", "", "", "",
+                100 * blockbloom::StandardBloomFpr(c, std::max(1, int(std::lround(c * 0.693)))));
 
     // Equal FPR: grow the counting filter until it matches d-left's FPR.
     uint64_t eq_bytes = bytes;
@@ -105,9 +105,10 @@ int main(int argc, char** argv) {
     }
     std::printf("%-34s %10llu %10.2f %11.5f%% %11s %9.1f\n", "counting, equal FPR",
                 static_cast<unsigned long long>(n), 8.0 * eq_bytes / n, 100 * eq_fpr, "", eq_ns);
-    std::printf("=> load %.0f%%: FPR ratio counting/d-left at equal memory = %.0fx; "
-                "memory ratio d-left/counting at equal FPR = %.2f\n\n",
-                100 * load, cb_fpr / dl_fpr, static_cast<double>(bytes) / eq_bytes);
+    std::printf(
+        "=> load %.0f%%: FPR ratio counting/d-left at equal memory = %.0fx; "
+        "memory ratio d-left/counting at equal FPR = %.2f\n\n",
+        100 * load, cb_fpr / dl_fpr, static_cast<double>(bytes) / eq_bytes);
   }
   return 0;
 }

@@ -131,9 +131,9 @@ ProbeSet MakeProbeSet(uint64_t n, bool present, size_t count, uint64_t seed) {
   ps.views.resize(count);
   for (size_t i = 0; i < count; ++i) {
     const uint64_t r = Mix64(seed * 0x100000001B3ull + i);
-    const uint64_t id =
-        present ? static_cast<uint64_t>((static_cast<unsigned __int128>(r) * n) >> 64)
-                : kAbsentBase + seed * (uint64_t{1} << 40) + i;
+    const uint64_t id = present
+                            ? static_cast<uint64_t>((static_cast<unsigned __int128>(r) * n) >> 64)
+                            : kAbsentBase + seed * (uint64_t{1} << 40) + i;
     char* k = ps.bytes.data() + i * kKeyBytes;
     WriteKey(id, k);
     ps.hashes[i] = HashKey(std::string_view(k, kKeyBytes));
@@ -262,9 +262,8 @@ struct SizeFixture {
         std::fprintf(stderr, "%s\n", f.status().ToString().c_str());
         std::abort();
       }
-      ForEachHashChunk(n, [&](const uint64_t* h, size_t c) {
-        f->AddHashes(absl::Span<const uint64_t>(h, c));
-      });
+      ForEachHashChunk(
+          n, [&](const uint64_t* h, size_t c) { f->AddHashes(absl::Span<const uint64_t>(h, c)); });
       blocked.emplace(std::move(*f));
     }
     return *blocked;
@@ -332,8 +331,7 @@ SizeFixture& Fixture(uint64_t bytes) {
 void SetCommonCounters(benchmark::State& state, uint64_t keys, uint64_t filter_bytes,
                        uint64_t keys_per_iter) {
   state.counters["ns_per_key"] = benchmark::Counter(
-      static_cast<double>(keys) * 1e-9,
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+      static_cast<double>(keys) * 1e-9, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
   state.counters["keys_per_iter"] = static_cast<double>(keys_per_iter);
   state.counters["filter_bytes"] = static_cast<double>(filter_bytes);
   state.SetItemsProcessed(static_cast<int64_t>(keys));
@@ -347,8 +345,8 @@ enum class Expect { kAnything, kAllPositive, kNoPositive };
 bool g_failed = false;
 
 template <typename Probe>
-void RunProbes(benchmark::State& state, size_t probe_count, uint64_t filter_bytes,
-               Probe&& probe, Expect expect = Expect::kAnything) {
+void RunProbes(benchmark::State& state, size_t probe_count, uint64_t filter_bytes, Probe&& probe,
+               Expect expect = Expect::kAnything) {
   size_t cursor = 0;
   uint64_t positives = 0, keys = 0;
   for (auto _ : state) {
@@ -360,8 +358,9 @@ void RunProbes(benchmark::State& state, size_t probe_count, uint64_t filter_byte
   if ((expect == Expect::kAllPositive && positives != keys) ||
       (expect == Expect::kNoPositive && positives != 0)) {
     g_failed = true;
-    state.SkipWithError(expect == Expect::kAllPositive ? "false negative: a present key was missed"
-                                                        : "exact set answered yes for an absent key");
+    state.SkipWithError(expect == Expect::kAllPositive
+                            ? "false negative: a present key was missed"
+                            : "exact set answered yes for an absent key");
   }
   SetCommonCounters(state, keys, filter_bytes, kKeysPerIter);
   state.counters["positive_rate"] =
@@ -381,39 +380,45 @@ std::string SizeName(uint64_t bytes) { return std::to_string(bytes); }
 enum class Mode { kSingle, kBatchKeys, kBatchHashes };
 const char* ModeName(Mode m) {
   switch (m) {
-    case Mode::kSingle: return "single";
-    case Mode::kBatchKeys: return "batch_keys";
-    case Mode::kBatchHashes: return "batch_hashes";
+    case Mode::kSingle:
+      return "single";
+    case Mode::kBatchKeys:
+      return "batch_keys";
+    case Mode::kBatchHashes:
+      return "batch_hashes";
   }
   return "?";
 }
 
-void ProbeBlocked(benchmark::State& state, uint64_t bytes, bool present, Mode mode,
-                  int64_t target, size_t window) {
+void ProbeBlocked(benchmark::State& state, uint64_t bytes, bool present, Mode mode, int64_t target,
+                  size_t window) {
   SizeFixture& fx = Fixture(bytes);
   const BlockedBloomFilter& f = fx.Blocked();
   const ProbeSet& ps = fx.Probes(present);
   std::vector<char> out_storage(kKeysPerIter);
   bool* out = reinterpret_cast<bool*>(out_storage.data());
   ScopedTarget scoped(target);
-  RunProbes(state, ps.size(), bytes, [&](size_t begin, size_t count) -> uint64_t {
-    switch (mode) {
-      case Mode::kSingle: {
-        uint64_t c = 0;
-        for (size_t i = begin; i < begin + count; ++i) c += f.MayContain(ps.views[i]);
-        return c;
-      }
-      case Mode::kBatchKeys:
-        f.MayContainKeys(absl::MakeConstSpan(ps.views.data() + begin, count),
-                         absl::MakeSpan(out, count), window);
-        return CountTrue(out, count);
-      case Mode::kBatchHashes:
-        f.MayContainHashes(absl::MakeConstSpan(ps.hashes.data() + begin, count),
-                           absl::MakeSpan(out, count), window);
-        return CountTrue(out, count);
-    }
-    return 0;
-  }, present ? Expect::kAllPositive : Expect::kAnything);
+  RunProbes(
+      state, ps.size(), bytes,
+      [&](size_t begin, size_t count) -> uint64_t {
+        switch (mode) {
+          case Mode::kSingle: {
+            uint64_t c = 0;
+            for (size_t i = begin; i < begin + count; ++i) c += f.MayContain(ps.views[i]);
+            return c;
+          }
+          case Mode::kBatchKeys:
+            f.MayContainKeys(absl::MakeConstSpan(ps.views.data() + begin, count),
+                             absl::MakeSpan(out, count), window);
+            return CountTrue(out, count);
+          case Mode::kBatchHashes:
+            f.MayContainHashes(absl::MakeConstSpan(ps.hashes.data() + begin, count),
+                               absl::MakeSpan(out, count), window);
+            return CountTrue(out, count);
+        }
+        return 0;
+      },
+      present ? Expect::kAllPositive : Expect::kAnything);
 }
 
 void ProbePolicy(benchmark::State& state, uint64_t bytes, bool present,
@@ -422,13 +427,16 @@ void ProbePolicy(benchmark::State& state, uint64_t bytes, bool present,
   const std::string& filter = builtin ? fx.LevelDb() : fx.BlockedEncoded();
   const leveldb::Slice filter_slice(filter);
   const ProbeSet& ps = fx.Probes(present);
-  RunProbes(state, ps.size(), bytes, [&](size_t begin, size_t count) -> uint64_t {
-    uint64_t c = 0;
-    for (size_t i = begin; i < begin + count; ++i) {
-      c += policy.KeyMayMatch(leveldb::Slice(ps.key(i), kKeyBytes), filter_slice);
-    }
-    return c;
-  }, present ? Expect::kAllPositive : Expect::kAnything);
+  RunProbes(
+      state, ps.size(), bytes,
+      [&](size_t begin, size_t count) -> uint64_t {
+        uint64_t c = 0;
+        for (size_t i = begin; i < begin + count; ++i) {
+          c += policy.KeyMayMatch(leveldb::Slice(ps.key(i), kKeyBytes), filter_slice);
+        }
+        return c;
+      },
+      present ? Expect::kAllPositive : Expect::kAnything);
 }
 
 void ProbeTextbook(benchmark::State& state, uint64_t bytes, bool present, Mode mode) {
@@ -438,16 +446,20 @@ void ProbeTextbook(benchmark::State& state, uint64_t bytes, bool present, Mode m
   std::vector<uint64_t> hashes(kKeysPerIter);
   std::vector<char> out_storage(kKeysPerIter);
   bool* out = reinterpret_cast<bool*>(out_storage.data());
-  RunProbes(state, ps.size(), bytes, [&](size_t begin, size_t count) -> uint64_t {
-    if (mode == Mode::kSingle) {
-      uint64_t c = 0;
-      for (size_t i = begin; i < begin + count; ++i) c += f.MayContainHash(HashKey(ps.views[i]));
-      return c;
-    }
-    for (size_t i = 0; i < count; ++i) hashes[i] = HashKey(ps.views[begin + i]);
-    f.MayContainHashes(hashes.data(), count, out, kDefaultWindow);
-    return CountTrue(out, count);
-  }, present ? Expect::kAllPositive : Expect::kAnything);
+  RunProbes(
+      state, ps.size(), bytes,
+      [&](size_t begin, size_t count) -> uint64_t {
+        if (mode == Mode::kSingle) {
+          uint64_t c = 0;
+          for (size_t i = begin; i < begin + count; ++i)
+            c += f.MayContainHash(HashKey(ps.views[i]));
+          return c;
+        }
+        for (size_t i = 0; i < count; ++i) hashes[i] = HashKey(ps.views[begin + i]);
+        f.MayContainHashes(hashes.data(), count, out, kDefaultWindow);
+        return CountTrue(out, count);
+      },
+      present ? Expect::kAllPositive : Expect::kAnything);
 }
 
 void ProbeHashSet(benchmark::State& state, uint64_t bytes, bool present, Mode mode) {
@@ -459,20 +471,24 @@ void ProbeHashSet(benchmark::State& state, uint64_t bytes, bool present, Mode mo
     std::memcpy(k.data(), ps.key(i), kKeyBytes);
     return k;
   };
-  RunProbes(state, ps.size(), bytes, [&](size_t begin, size_t count) -> uint64_t {
-    uint64_t c = 0;
-    if (mode == Mode::kSingle) {
-      for (size_t i = begin; i < begin + count; ++i) c += set.contains(key_at(i));
-      return c;
-    }
-    const size_t end = begin + count;
-    for (size_t i = begin; i < std::min(end, begin + kDefaultWindow); ++i) set.prefetch(key_at(i));
-    for (size_t i = begin; i < end; ++i) {
-      if (i + kDefaultWindow < end) set.prefetch(key_at(i + kDefaultWindow));
-      c += set.contains(key_at(i));
-    }
-    return c;
-  }, present ? Expect::kAllPositive : Expect::kNoPositive);
+  RunProbes(
+      state, ps.size(), bytes,
+      [&](size_t begin, size_t count) -> uint64_t {
+        uint64_t c = 0;
+        if (mode == Mode::kSingle) {
+          for (size_t i = begin; i < begin + count; ++i) c += set.contains(key_at(i));
+          return c;
+        }
+        const size_t end = begin + count;
+        for (size_t i = begin; i < std::min(end, begin + kDefaultWindow); ++i)
+          set.prefetch(key_at(i));
+        for (size_t i = begin; i < end; ++i) {
+          if (i + kDefaultWindow < end) set.prefetch(key_at(i + kDefaultWindow));
+          c += set.contains(key_at(i));
+        }
+        return c;
+      },
+      present ? Expect::kAllPositive : Expect::kNoPositive);
 }
 
 // ---- Floors ----
@@ -708,15 +724,12 @@ void RegisterAll() {
     const bool stored = bytes <= kMaxStoredBytes;
     // Builds first: they need the stored keys, which later benchmarks do not.
     if (stored) {
-      Register("build/leveldb/whole/all/" + sz, [=](benchmark::State& s) {
-        BuildPolicy(s, bytes, LevelDbPolicy(), 0);
-      });
-      Register("build/bbpolicy-best/whole/all/" + sz, [=](benchmark::State& s) {
-        BuildPolicy(s, bytes, BlockbloomPolicy(), 0);
-      });
-      Register("build/bbpolicy-scalar/whole/all/" + sz, [=](benchmark::State& s) {
-        BuildPolicy(s, bytes, BlockbloomPolicy(), scalar);
-      });
+      Register("build/leveldb/whole/all/" + sz,
+               [=](benchmark::State& s) { BuildPolicy(s, bytes, LevelDbPolicy(), 0); });
+      Register("build/bbpolicy-best/whole/all/" + sz,
+               [=](benchmark::State& s) { BuildPolicy(s, bytes, BlockbloomPolicy(), 0); });
+      Register("build/bbpolicy-scalar/whole/all/" + sz,
+               [=](benchmark::State& s) { BuildPolicy(s, bytes, BlockbloomPolicy(), scalar); });
       Register("build/textbook/whole/all/" + sz,
                [=](benchmark::State& s) { BuildTextbook(s, bytes); });
       Register("build/hashset/whole/all/" + sz,
@@ -736,10 +749,9 @@ void RegisterAll() {
         ProbeBlocked(s, bytes, present, Mode::kSingle, 0, kDefaultWindow);
       });
       for (Mode m : {Mode::kBatchKeys, Mode::kBatchHashes}) {
-        Register(std::string("probe/blocked-best/") + ModeName(m) + tail,
-                 [=](benchmark::State& s) {
-                   ProbeBlocked(s, bytes, present, m, 0, kDefaultWindow);
-                 });
+        Register(std::string("probe/blocked-best/") + ModeName(m) + tail, [=](benchmark::State& s) {
+          ProbeBlocked(s, bytes, present, m, 0, kDefaultWindow);
+        });
         Register(std::string("probe/blocked-scalar/") + ModeName(m) + tail,
                  [=](benchmark::State& s) {
                    ProbeBlocked(s, bytes, present, m, scalar, kDefaultWindow);
@@ -750,15 +762,13 @@ void RegisterAll() {
           ProbePolicy(s, bytes, present, BlockbloomPolicy(), false);
         });
       }
-      Register("probe/leveldb/single" + tail, [=](benchmark::State& s) {
-        ProbePolicy(s, bytes, present, LevelDbPolicy(), true);
-      });
+      Register("probe/leveldb/single" + tail,
+               [=](benchmark::State& s) { ProbePolicy(s, bytes, present, LevelDbPolicy(), true); });
       if (bytes <= kMaxTextbookBytes) {
         Register("probe/textbook/single" + tail,
                  [=](benchmark::State& s) { ProbeTextbook(s, bytes, present, Mode::kSingle); });
-        Register("probe/textbook/batch_keys" + tail, [=](benchmark::State& s) {
-          ProbeTextbook(s, bytes, present, Mode::kBatchKeys);
-        });
+        Register("probe/textbook/batch_keys" + tail,
+                 [=](benchmark::State& s) { ProbeTextbook(s, bytes, present, Mode::kBatchKeys); });
       }
       if (stored) {
         Register("probe/hashset/single" + tail,
@@ -780,12 +790,12 @@ void RegisterAll() {
   }
 
   const uint64_t fpr_n = g_quick ? 100'000 : 1'000'000;
-  const std::vector<int> bits = g_quick ? std::vector<int>{4, 10, 20}
-                                        : std::vector<int>{4,  5,  6,  7,  8,  9,  10, 11, 12,
-                                                           13, 14, 15, 16, 17, 18, 19, 20};
-  for (const auto& entry : {std::pair{Structure::kBlocked, "blocked"},
-                            std::pair{Structure::kLevelDb, "leveldb"},
-                            std::pair{Structure::kTextbook, "textbook"}}) {
+  const std::vector<int> bits =
+      g_quick ? std::vector<int>{4, 10, 20}
+              : std::vector<int>{4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20};
+  for (const auto& entry :
+       {std::pair{Structure::kBlocked, "blocked"}, std::pair{Structure::kLevelDb, "leveldb"},
+        std::pair{Structure::kTextbook, "textbook"}}) {
     const Structure s = entry.first;
     const char* name = entry.second;
     for (int b : bits) {

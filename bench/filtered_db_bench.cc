@@ -261,10 +261,11 @@ void ModeGets(uint64_t n, int rounds, bool quick) {
   row("Get absent, 2 threads", p_abs2, f_abs2);
   row("Get present, 1 thread", p_pres, f_pres);
   row("Put new key", p_put, f_put);
-  std::printf("absent Get speedup (cpu): %.1fx at 1 thread, %.1fx at 2 threads; "
-              "(wall): %.1fx, %.1fx\n",
-              med(p_abs, true) / med(f_abs1, true), med(p_abs2, true) / med(f_abs2, true),
-              med(p_abs, false) / med(f_abs1, false), med(p_abs2, false) / med(f_abs2, false));
+  std::printf(
+      "absent Get speedup (cpu): %.1fx at 1 thread, %.1fx at 2 threads; "
+      "(wall): %.1fx, %.1fx\n",
+      med(p_abs, true) / med(f_abs1, true), med(p_abs2, true) / med(f_abs2, true),
+      med(p_abs, false) / med(f_abs1, false), med(p_abs2, false) / med(f_abs2, false));
   std::printf("FilteredDB absent Get per thread, 2 threads / 1 thread: cpu %.2f, wall %.2f\n",
               med(f_abs2, true) / med(f_abs1, true), med(f_abs2, false) / med(f_abs1, false));
   blockbloom::DestroyFilteredDB(path, leveldb::Options());

@@ -93,10 +93,10 @@ __attribute__((target("avx2"))) bool FastLocalProbe(const uint8_t* line, uint32_
   const __m256 pick_hi = _mm256_castsi256_ps(_mm256_slli_epi32(word_address, 28));
   const __m256i words = _mm256_castps_si256(
       _mm256_blendv_ps(_mm256_castsi256_ps(from_lo), _mm256_castsi256_ps(from_hi), pick_hi));
-  const __m256i bits = _mm256_sllv_epi32(
-      _mm256_set1_epi32(1), _mm256_and_si256(bit_address, _mm256_set1_epi32(31)));
-  const __m256i lane_in_k = _mm256_cmpgt_epi32(_mm256_set1_epi32(num_probes),
-                                               _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  const __m256i bits =
+      _mm256_sllv_epi32(_mm256_set1_epi32(1), _mm256_and_si256(bit_address, _mm256_set1_epi32(31)));
+  const __m256i lane_in_k =
+      _mm256_cmpgt_epi32(_mm256_set1_epi32(num_probes), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
   return _mm256_testc_si256(words, _mm256_and_si256(bits, lane_in_k)) != 0;
 }
 
@@ -139,8 +139,9 @@ Probes MakeProbes(uint64_t n, bool present, size_t count, uint64_t seed) {
   p.views.resize(count);
   for (size_t i = 0; i < count; ++i) {
     const uint64_t r = Mix64(seed * 0x100000001B3ull + i);
-    const uint64_t id = present ? static_cast<uint64_t>((static_cast<unsigned __int128>(r) * n) >> 64)
-                                : kAbsentBase + seed * (uint64_t{1} << 40) + i;
+    const uint64_t id = present
+                            ? static_cast<uint64_t>((static_cast<unsigned __int128>(r) * n) >> 64)
+                            : kAbsentBase + seed * (uint64_t{1} << 40) + i;
     char* k = p.bytes.data() + i * kKeyBytes;
     WriteKey(id, k);
     p.views[i] = std::string_view(k, kKeyBytes);
@@ -183,7 +184,8 @@ Fixture& GetFixture(uint64_t bytes) {
   };
   fx->filter.emplace(build(false));
   if (bytes >= kHugePageMinBytes) fx->huge.emplace(build(true));
-  const size_t count = bytes >= (uint64_t{64} << 20) && !g_quick ? size_t{1} << 22 : size_t{1} << 16;
+  const size_t count =
+      bytes >= (uint64_t{64} << 20) && !g_quick ? size_t{1} << 22 : size_t{1} << 16;
   fx->present = MakeProbes(fx->n, true, count, 1);
   fx->absent = MakeProbes(fx->n, false, count, 2);
   if (bytes <= (uint64_t{1} << 20)) {
@@ -312,7 +314,8 @@ void FloorLine(benchmark::State& state, uint64_t bytes, size_t window, bool huge
     uint64_t acc = 0;
     size_t i = 0;
     if (window > 0) {
-      for (size_t j = 0; j < std::min(window, count); ++j) __builtin_prefetch(line_of(h[j]), 0, kLocality);
+      for (size_t j = 0; j < std::min(window, count); ++j)
+        __builtin_prefetch(line_of(h[j]), 0, kLocality);
       for (; i + window < count; ++i) {
         __builtin_prefetch(line_of(h[i + window]), 0, kLocality);
         uint64_t w;
@@ -337,8 +340,8 @@ void Batch(benchmark::State& state, uint64_t bytes, bool present, size_t window,
   const Probes& ps = fx.Get(present);
   auto out = std::make_unique<bool[]>(kKeysPerIter);
   Run(state, ps, present, [&](size_t begin, size_t count) -> uint64_t {
-    simd::MayContainHashes(ps.hashes.data() + begin, count, f.num_bits(), f.num_probes(),
-                           f.data(), 0, out.get(), window, hint);
+    simd::MayContainHashes(ps.hashes.data() + begin, count, f.num_bits(), f.num_probes(), f.data(),
+                           0, out.get(), window, hint);
     uint64_t c = 0;
     for (size_t i = 0; i < count; ++i) c += out[i];
     return c;
@@ -424,7 +427,8 @@ void RegisterAll() {
     const bool in_cache = bytes <= MiB;
     for (bool present : {false, true}) {
       const std::string tail = std::string(present ? "/present/" : "/absent/") + sz;
-      Reg("hash/best" + tail, [=](benchmark::State& s) { ProbeHash(s, bytes, present, Single::kBest); });
+      Reg("hash/best" + tail,
+          [=](benchmark::State& s) { ProbeHash(s, bytes, present, Single::kBest); });
       Reg("hash/scalar-target" + tail,
           [=](benchmark::State& s) { ProbeHash(s, bytes, present, Single::kScalarTarget); });
       Reg("hash/scalar-inline" + tail,
@@ -439,8 +443,10 @@ void RegisterAll() {
       }
       Reg("key/best" + tail, [=](benchmark::State& s) { ProbeKey(s, bytes, present); });
       if (in_cache) {
-        Reg("policy/blockbloom" + tail, [=](benchmark::State& s) { ProbePolicy(s, bytes, present, true); });
-        Reg("policy/leveldb" + tail, [=](benchmark::State& s) { ProbePolicy(s, bytes, present, false); });
+        Reg("policy/blockbloom" + tail,
+            [=](benchmark::State& s) { ProbePolicy(s, bytes, present, true); });
+        Reg("policy/leveldb" + tail,
+            [=](benchmark::State& s) { ProbePolicy(s, bytes, present, false); });
       }
     }
     Reg("floor/hash/absent/" + sz, [=](benchmark::State& s) { FloorHash(s, bytes); });
@@ -449,10 +455,14 @@ void RegisterAll() {
       const std::vector<size_t> windows = {16, 32, 64, 128};
       for (size_t w : windows) {
         const std::string ws = "/w" + std::to_string(w) + "/absent/" + sz;
-        Reg("floor/prefetched-T0" + ws, [=](benchmark::State& s) { FloorLine<3>(s, bytes, w, false); });
-        Reg("floor/prefetched-T1" + ws, [=](benchmark::State& s) { FloorLine<2>(s, bytes, w, false); });
-        Reg("floor/prefetched-T2" + ws, [=](benchmark::State& s) { FloorLine<1>(s, bytes, w, false); });
-        Reg("floor/prefetched-NTA" + ws, [=](benchmark::State& s) { FloorLine<0>(s, bytes, w, false); });
+        Reg("floor/prefetched-T0" + ws,
+            [=](benchmark::State& s) { FloorLine<3>(s, bytes, w, false); });
+        Reg("floor/prefetched-T1" + ws,
+            [=](benchmark::State& s) { FloorLine<2>(s, bytes, w, false); });
+        Reg("floor/prefetched-T2" + ws,
+            [=](benchmark::State& s) { FloorLine<1>(s, bytes, w, false); });
+        Reg("floor/prefetched-NTA" + ws,
+            [=](benchmark::State& s) { FloorLine<0>(s, bytes, w, false); });
         for (auto hint : {simd::PrefetchHint::kT0, simd::PrefetchHint::kT1, simd::PrefetchHint::kT2,
                           simd::PrefetchHint::kNta}) {
           const char* hn = hint == simd::PrefetchHint::kT0   ? "T0"
@@ -464,11 +474,13 @@ void RegisterAll() {
         }
       }
       if (bytes >= kHugePageMinBytes) {
-        Reg("floor/line-hugepages/absent/" + sz, [=](benchmark::State& s) { FloorLine<3>(s, bytes, 0, true); });
+        Reg("floor/line-hugepages/absent/" + sz,
+            [=](benchmark::State& s) { FloorLine<3>(s, bytes, 0, true); });
         Reg("floor/prefetched-T2-hugepages/w64/absent/" + sz,
             [=](benchmark::State& s) { FloorLine<1>(s, bytes, 64, true); });
-        Reg("batch/T2-hugepages/w64/absent/" + sz,
-            [=](benchmark::State& s) { Batch(s, bytes, false, 64, simd::PrefetchHint::kT2, true); });
+        Reg("batch/T2-hugepages/w64/absent/" + sz, [=](benchmark::State& s) {
+          Batch(s, bytes, false, 64, simd::PrefetchHint::kT2, true);
+        });
       }
       Reg("batch/T2/w64/present/" + sz,
           [=](benchmark::State& s) { Batch(s, bytes, true, 64, simd::PrefetchHint::kT2, false); });
@@ -480,7 +492,8 @@ void RegisterAll() {
     const std::string ns = "/" + std::to_string(n);
     Reg("build/leveldb" + ns, [=](benchmark::State& s) { Build(s, n, Builder::kLevelDb); });
     Reg("build/bbpolicy-best" + ns, [=](benchmark::State& s) { Build(s, n, Builder::kOurPolicy); });
-    Reg("build/bbpolicy-scalar" + ns, [=](benchmark::State& s) { Build(s, n, Builder::kOurPolicyScalar); });
+    Reg("build/bbpolicy-scalar" + ns,
+        [=](benchmark::State& s) { Build(s, n, Builder::kOurPolicyScalar); });
     Reg("build/class-best" + ns, [=](benchmark::State& s) { Build(s, n, Builder::kClass); });
   }
   Reg("create/tiny/10", [](benchmark::State& s) { CreateTiny(s); });
@@ -502,8 +515,9 @@ int main(int argc, char** argv) {
     }
   }
   benchmark::AddCustomContext("highway_best_target", blockbloom::simd::ActiveTargetName());
-  benchmark::AddCustomContext("highway_scalar_target",
-                              blockbloom::simd::TargetName(blockbloom::simd::SupportedTargets().back()));
+  benchmark::AddCustomContext(
+      "highway_scalar_target",
+      blockbloom::simd::TargetName(blockbloom::simd::SupportedTargets().back()));
   RegisterAll();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

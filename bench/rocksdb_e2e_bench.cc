@@ -266,8 +266,7 @@ struct Result {
 };
 
 // Present keys are DemoKey(i, true), i in [0, n); absent ones DemoKey(i, false).
-Result Run(const std::string& name, Engine* db, const std::string& path, int64_t n,
-           int64_t gets) {
+Result Run(const std::string& name, Engine* db, const std::string& path, int64_t n, int64_t gets) {
   Result r;
   r.name = name;
   std::fprintf(stderr, "%-22s loading %lld keys...\n", name.c_str(), static_cast<long long>(n));
@@ -350,50 +349,54 @@ void PrintTable(const std::vector<Result>& results) {
   std::printf("|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n", std::string(24, '-').c_str(),
               std::string(8, '-').c_str(), std::string(8, '-').c_str(),
               std::string(10, '-').c_str(), std::string(10, '-').c_str(),
-              std::string(9, '-').c_str(), std::string(9, '-').c_str(),
-              std::string(9, '-').c_str(), std::string(9, '-').c_str(),
-              std::string(11, '-').c_str(), std::string(11, '-').c_str(),
-              std::string(11, '-').c_str());
+              std::string(9, '-').c_str(), std::string(9, '-').c_str(), std::string(9, '-').c_str(),
+              std::string(9, '-').c_str(), std::string(11, '-').c_str(),
+              std::string(11, '-').c_str(), std::string(11, '-').c_str());
   for (const Result& r : results) {
-    std::printf("| %-22s | %6.3f | %6.3f | %8.4f | %8.4f | %7.2f | %7.2f | %7.2f | %7.2f | %9s | "
-                "%9.0f | %9.0f |\n",
-                r.name.c_str(), r.filter_bpk, r.filter_block_bpk, r.reads_per_absent,
-                r.reads_per_present, r.absent.p50, r.absent.p99, r.present.p50, r.present.p99,
-                Cell("%.0f", r.cold_absent_per_s).c_str(), r.fill_keys_per_s / 1e3,
-                r.fill_compact_keys_per_s / 1e3);
+    std::printf(
+        "| %-22s | %6.3f | %6.3f | %8.4f | %8.4f | %7.2f | %7.2f | %7.2f | %7.2f | %9s | "
+        "%9.0f | %9.0f |\n",
+        r.name.c_str(), r.filter_bpk, r.filter_block_bpk, r.reads_per_absent, r.reads_per_present,
+        r.absent.p50, r.absent.p99, r.present.p50, r.present.p99,
+        Cell("%.0f", r.cold_absent_per_s).c_str(), r.fill_keys_per_s / 1e3,
+        r.fill_compact_keys_per_s / 1e3);
   }
-  std::printf("\nfilter/block: filter bytes per key (block: with LevelDB's offset array, est.); "
-              "reads/ab, reads/pr: data-block reads per absent/present Get; latencies in us "
-              "(page cache, block cache off); cold ab/s: absent Gets/s, table files dropped "
-              "from the page cache, median of %d runs of %d ms; fill: thousand keys/s loading, "
-              "and including the final full compaction.\n",
-              absl::GetFlag(FLAGS_cold_runs), absl::GetFlag(FLAGS_cold_ms));
+  std::printf(
+      "\nfilter/block: filter bytes per key (block: with LevelDB's offset array, est.); "
+      "reads/ab, reads/pr: data-block reads per absent/present Get; latencies in us "
+      "(page cache, block cache off); cold ab/s: absent Gets/s, table files dropped "
+      "from the page cache, median of %d runs of %d ms; fill: thousand keys/s loading, "
+      "and including the final full compaction.\n",
+      absl::GetFlag(FLAGS_cold_runs), absl::GetFlag(FLAGS_cold_ms));
 }
 
 void WriteJson(const std::string& file, const std::vector<Result>& results, int64_t n) {
   FILE* f = std::fopen(file.c_str(), "w");
   if (f == nullptr) Die("cannot write " + file);
   const auto num = [](double v) { return std::isnan(v) ? std::string("null") : Format("%.6g", v); };
-  std::fprintf(f, "{\"keys\": %lld, \"value_size\": %d, \"bits_per_key\": %g, \"rocksdb\": \"%d.%d.%d\",\n"
-               " \"cold_runs\": %d, \"cold_ms\": %d, \"results\": [\n",
-               static_cast<long long>(n), absl::GetFlag(FLAGS_value_size),
-               absl::GetFlag(FLAGS_bits_per_key), ROCKSDB_MAJOR, ROCKSDB_MINOR, ROCKSDB_PATCH,
-               absl::GetFlag(FLAGS_cold_runs), absl::GetFlag(FLAGS_cold_ms));
+  std::fprintf(
+      f,
+      "{\"keys\": %lld, \"value_size\": %d, \"bits_per_key\": %g, \"rocksdb\": \"%d.%d.%d\",\n"
+      " \"cold_runs\": %d, \"cold_ms\": %d, \"results\": [\n",
+      static_cast<long long>(n), absl::GetFlag(FLAGS_value_size), absl::GetFlag(FLAGS_bits_per_key),
+      ROCKSDB_MAJOR, ROCKSDB_MINOR, ROCKSDB_PATCH, absl::GetFlag(FLAGS_cold_runs),
+      absl::GetFlag(FLAGS_cold_ms));
   for (size_t i = 0; i < results.size(); ++i) {
     const Result& r = results[i];
-    std::fprintf(f,
-                 "  {\"name\": \"%s\", \"filter_bytes_per_key\": %s, \"filter_block_bytes_per_key\": %s, "
-                 "\"reads_per_absent_get\": %s, \"reads_per_present_get\": %s, "
-                 "\"absent_p50_us\": %s, \"absent_p99_us\": %s, \"present_p50_us\": %s, "
-                 "\"present_p99_us\": %s, \"cold_absent_gets_per_s\": %s, "
-                 "\"cold_reads_per_absent_get\": %s, \"fill_keys_per_s\": %s, "
-                 "\"fill_and_compact_keys_per_s\": %s}%s\n",
-                 r.name.c_str(), num(r.filter_bpk).c_str(), num(r.filter_block_bpk).c_str(),
-                 num(r.reads_per_absent).c_str(), num(r.reads_per_present).c_str(),
-                 num(r.absent.p50).c_str(), num(r.absent.p99).c_str(), num(r.present.p50).c_str(),
-                 num(r.present.p99).c_str(), num(r.cold_absent_per_s).c_str(),
-                 num(r.cold_reads_per_absent).c_str(), num(r.fill_keys_per_s).c_str(),
-                 num(r.fill_compact_keys_per_s).c_str(), i + 1 < results.size() ? "," : "");
+    std::fprintf(
+        f,
+        "  {\"name\": \"%s\", \"filter_bytes_per_key\": %s, \"filter_block_bytes_per_key\": %s, "
+        "\"reads_per_absent_get\": %s, \"reads_per_present_get\": %s, "
+        "\"absent_p50_us\": %s, \"absent_p99_us\": %s, \"present_p50_us\": %s, "
+        "\"present_p99_us\": %s, \"cold_absent_gets_per_s\": %s, "
+        "\"cold_reads_per_absent_get\": %s, \"fill_keys_per_s\": %s, "
+        "\"fill_and_compact_keys_per_s\": %s}%s\n",
+        r.name.c_str(), num(r.filter_bpk).c_str(), num(r.filter_block_bpk).c_str(),
+        num(r.reads_per_absent).c_str(), num(r.reads_per_present).c_str(),
+        num(r.absent.p50).c_str(), num(r.absent.p99).c_str(), num(r.present.p50).c_str(),
+        num(r.present.p99).c_str(), num(r.cold_absent_per_s).c_str(),
+        num(r.cold_reads_per_absent).c_str(), num(r.fill_keys_per_s).c_str(),
+        num(r.fill_compact_keys_per_s).c_str(), i + 1 < results.size() ? "," : "");
   }
   std::fprintf(f, "]}\n");
   std::fclose(f);
@@ -413,8 +416,9 @@ int Main() {
   if (n < 1 || gets < 0 || absl::GetFlag(FLAGS_value_size) < 0 ||
       absl::GetFlag(FLAGS_cold_runs) < 0 || absl::GetFlag(FLAGS_cold_ms) < 0 ||
       !(bpk > 0 && bpk <= 64)) {
-    std::fprintf(stderr, "rocksdb_e2e_bench: --keys >= 1, --gets/--value_size/--cold_* >= 0, "
-                         "--bits_per_key in (0, 64]\n");
+    std::fprintf(stderr,
+                 "rocksdb_e2e_bench: --keys >= 1, --gets/--value_size/--cold_* >= 0, "
+                 "--bits_per_key in (0, 64]\n");
     return 2;
   }
   std::string dir = absl::GetFlag(FLAGS_dir);
@@ -425,10 +429,11 @@ int Main() {
   } else {
     std::filesystem::create_directories(dir);
   }
-  std::printf("rocksdb_e2e_bench: %lld keys, %d-byte values, %.1f bits/key, %lld Gets each; "
-              "LevelDB 1.23 (blockbloom) vs RocksDB %d.%d.%d\n",
-              static_cast<long long>(n), absl::GetFlag(FLAGS_value_size), bpk,
-              static_cast<long long>(gets), ROCKSDB_MAJOR, ROCKSDB_MINOR, ROCKSDB_PATCH);
+  std::printf(
+      "rocksdb_e2e_bench: %lld keys, %d-byte values, %.1f bits/key, %lld Gets each; "
+      "LevelDB 1.23 (blockbloom) vs RocksDB %d.%d.%d\n",
+      static_cast<long long>(n), absl::GetFlag(FLAGS_value_size), bpk, static_cast<long long>(gets),
+      ROCKSDB_MAJOR, ROCKSDB_MINOR, ROCKSDB_PATCH);
   std::unique_ptr<const leveldb::FilterPolicy> builtin(
       leveldb::NewBloomFilterPolicy(static_cast<int>(std::lround(bpk))));
   std::unique_ptr<const leveldb::FilterPolicy> blocked(NewBlockedBloomFilterPolicy(bpk));

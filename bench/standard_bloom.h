@@ -23,10 +23,10 @@ class TextbookBloomFilter {
  public:
   TextbookBloomFilter() = default;
   TextbookBloomFilter(uint64_t num_keys, double bits_per_key)
-      : num_bits_(std::max<uint64_t>(64, static_cast<uint64_t>(
-                                             std::ceil(num_keys * bits_per_key)))),
-        num_probes_(std::clamp(static_cast<int>(std::lround(bits_per_key * 0.6931471805599453)),
-                               1, 30)),
+      : num_bits_(
+            std::max<uint64_t>(64, static_cast<uint64_t>(std::ceil(num_keys * bits_per_key)))),
+        num_probes_(
+            std::clamp(static_cast<int>(std::lround(bits_per_key * 0.6931471805599453)), 1, 30)),
         words_((num_bits_ + 63) / 64, 0) {}
 
   int num_probes() const { return num_probes_; }

@@ -56,7 +56,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         for (int i = in.Byte() % 16; i > 0; --i) keys.push_back(in.Key());
         std::vector<std::string_view> views(keys.begin(), keys.end());
         std::vector<char> out(keys.size() + 1);
-        filter.MayContainKeys(views, absl::MakeSpan(reinterpret_cast<bool*>(out.data()), keys.size()),
+        filter.MayContainKeys(views,
+                              absl::MakeSpan(reinterpret_cast<bool*>(out.data()), keys.size()),
                               1 + in.Byte() % 128);
         for (size_t i = 0; i < keys.size(); ++i) {
           if (oracle.count(keys[i]) != 0 && !out[i]) Fail("false negative (batch)", keys[i]);

@@ -97,7 +97,8 @@ void CheckFilterFile(std::string_view bytes) {
   absl::StatusOr<blockbloom::LoadedFilter> reloaded = blockbloom::DecodeFilterFile(copy2.view());
   if (!reloaded.ok()) Broken("DecodeFilterFile", "re-encoding does not decode");
   for (size_t i = 0; i < std::size(kProbes); ++i) {
-    if (reloaded->MayContain(kProbes[i]) != answers[i]) Broken("DecodeFilterFile", "answers changed");
+    if (reloaded->MayContain(kProbes[i]) != answers[i])
+      Broken("DecodeFilterFile", "answers changed");
   }
 }
 

@@ -26,12 +26,18 @@ namespace {
 
 double TargetFpr(uint8_t b) {
   switch (b % 6) {
-    case 0: return std::numeric_limits<double>::quiet_NaN();
-    case 1: return 0.0;   // clamped to 1e-7
-    case 2: return 2.0;   // clamped to 1
-    case 3: return 0.01;
-    case 4: return 1e-4;
-    default: return 0.3;
+    case 0:
+      return std::numeric_limits<double>::quiet_NaN();
+    case 1:
+      return 0.0;  // clamped to 1e-7
+    case 2:
+      return 2.0;  // clamped to 1
+    case 3:
+      return 0.01;
+    case 4:
+      return 1e-4;
+    default:
+      return 0.3;
   }
 }
 
@@ -71,12 +77,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const absl::Status s = filter.Insert(key);
     if (s.ok()) {
       // One fingerprint never occupies two cells: the key's cell grew by one.
-      if (filter.Count(key) != count_before + 1) Fail("Insert did not add one to the key's cell", key);
+      if (filter.Count(key) != count_before + 1)
+        Fail("Insert did not add one to the key's cell", key);
       oracle.insert(key);
       held.push_back(key);
       return;
     }
-    if (!absl::IsResourceExhausted(s)) Fail("Insert failed with a status other than ResourceExhausted", key);
+    if (!absl::IsResourceExhausted(s))
+      Fail("Insert failed with a status other than ResourceExhausted", key);
     ++refusals;
     const DleftStats after = filter.stats();
     if (!SameStats(before, after)) Fail("refused insert changed the stats", key);
@@ -89,43 +97,49 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   };
 
-  RunOperations(in, filter, held, oracle, [&](int code) {
-    switch (code) {
-      case 0:
-        insert(in.Key());
-        break;
-      case 1: {  // the same key several times: the 2-bit counter refuses the 4th
-        const std::string key = in.Key();
-        for (int i = in.Byte() % 6; i > 0; --i) insert(key);
-        break;
-      }
-      case 2: {  // erase a key the oracle holds (Erase's precondition)
-        if (held.empty()) break;
-        const std::string key = TakeHeldKey(in, &held, &oracle);
-        const uint32_t count_before = filter.Count(key);
-        if (!filter.Erase(key).ok()) Fail("Erase of a held key refused (false negative)", key);
-        if (filter.Count(key) != count_before - 1) Fail("Erase did not take one from the key's cell", key);
-        break;
-      }
-      case 3: {  // erase a key the filter rules out: NotFound, nothing changed
-        const std::string key = in.Key();
-        if (oracle.count(key) != 0 || filter.MayContain(key)) break;
-        const DleftStats before = filter.stats();
-        if (!absl::IsNotFound(filter.Erase(key))) Fail("Erase of a ruled-out key was not NotFound", key);
-        if (!SameStats(before, filter.stats())) Fail("refused Erase changed the stats", key);
-        break;
-      }
-      case 4: {  // single query, of an input key or a held one
-        size_t count = 0;
-        const std::string key = CheckSingleQuery(in, filter, held, oracle, &count);
-        // Keys sharing a whole fingerprint share a cell: the count is at least ours.
-        if (filter.Count(key) < count) Fail("Count below the true count", key);
-        if ((filter.Count(key) != 0) != filter.MayContain(key)) Fail("Count and MayContain disagree", key);
-        break;
-      }
-      // 5: batch query of every held key plus some others; 6: check every
-      // held key (RunOperations).
-    }
-  }, check_all);
+  RunOperations(
+      in, filter, held, oracle,
+      [&](int code) {
+        switch (code) {
+          case 0:
+            insert(in.Key());
+            break;
+          case 1: {  // the same key several times: the 2-bit counter refuses the 4th
+            const std::string key = in.Key();
+            for (int i = in.Byte() % 6; i > 0; --i) insert(key);
+            break;
+          }
+          case 2: {  // erase a key the oracle holds (Erase's precondition)
+            if (held.empty()) break;
+            const std::string key = TakeHeldKey(in, &held, &oracle);
+            const uint32_t count_before = filter.Count(key);
+            if (!filter.Erase(key).ok()) Fail("Erase of a held key refused (false negative)", key);
+            if (filter.Count(key) != count_before - 1)
+              Fail("Erase did not take one from the key's cell", key);
+            break;
+          }
+          case 3: {  // erase a key the filter rules out: NotFound, nothing changed
+            const std::string key = in.Key();
+            if (oracle.count(key) != 0 || filter.MayContain(key)) break;
+            const DleftStats before = filter.stats();
+            if (!absl::IsNotFound(filter.Erase(key)))
+              Fail("Erase of a ruled-out key was not NotFound", key);
+            if (!SameStats(before, filter.stats())) Fail("refused Erase changed the stats", key);
+            break;
+          }
+          case 4: {  // single query, of an input key or a held one
+            size_t count = 0;
+            const std::string key = CheckSingleQuery(in, filter, held, oracle, &count);
+            // Keys sharing a whole fingerprint share a cell: the count is at least ours.
+            if (filter.Count(key) < count) Fail("Count below the true count", key);
+            if ((filter.Count(key) != 0) != filter.MayContain(key))
+              Fail("Count and MayContain disagree", key);
+            break;
+          }
+            // 5: batch query of every held key plus some others; 6: check every
+            // held key (RunOperations).
+        }
+      },
+      check_all);
   return 0;
 }

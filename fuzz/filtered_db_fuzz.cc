@@ -66,7 +66,8 @@ void CheckGet(FilteredDB& db, const leveldb::ReadOptions& options, const Oracle&
 void CheckIndexKeys(FilteredDB& db, const Oracle& oracle) {
   db.WaitForGrowth();  // a background growth publishes an exact index
   const blockbloom::FilteredDBStats stats = db.index_stats();
-  if (stats.index_active && stats.keys != oracle.size()) Fail("index key count differs from the map", "");
+  if (stats.index_active && stats.keys != oracle.size())
+    Fail("index key count differs from the map", "");
 }
 
 }  // namespace
@@ -75,8 +76,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FuzzInput in(data, size);
   const uint8_t config = in.Byte();
   blockbloom::FilteredDBOptions index_options;
-  index_options.kind = (config & 1) != 0 ? blockbloom::IndexKind::kDleft
-                                         : blockbloom::IndexKind::kCounting;
+  index_options.kind =
+      (config & 1) != 0 ? blockbloom::IndexKind::kDleft : blockbloom::IndexKind::kCounting;
   index_options.expected_keys = 1 + (config >> 1) % 16;
   static constexpr double kFprs[] = {0.01, 0.3, 1e-4, 0.0};
   index_options.target_fpr = kFprs[(config >> 5) % 4];

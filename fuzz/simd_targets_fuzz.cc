@@ -33,7 +33,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<uint32_t> words(padded / 4);
   uint8_t* filter = reinterpret_cast<uint8_t*>(words.data());
   std::vector<uint64_t> probes = hashes;
-  for (size_t i = 0; i < hashes.size(); ++i) probes.push_back(hashes[i] * 0x9E3779B97F4A7C15ull + i);
+  for (size_t i = 0; i < hashes.size(); ++i)
+    probes.push_back(hashes[i] * 0x9E3779B97F4A7C15ull + i);
   auto out = std::make_unique<bool[]>(probes.size() + 1);
   for (int64_t target : simd::SupportedTargets()) {
     simd::ForceTargetForTesting(target);

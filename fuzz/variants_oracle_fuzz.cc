@@ -39,17 +39,22 @@ using KeySet = std::unordered_set<std::string>;
 // (every Create clamps them).
 double BitsPerKey(uint8_t b) {
   switch (b % 8) {
-    case 0: return std::numeric_limits<double>::quiet_NaN();
-    case 1: return -1.0;
-    case 2: return 1e9;
-    default: return 0.5 + (b >> 3) * 0.75;  // 0.5 .. 23.75
+    case 0:
+      return std::numeric_limits<double>::quiet_NaN();
+    case 1:
+      return -1.0;
+    case 2:
+      return 1e9;
+    default:
+      return 0.5 + (b >> 3) * 0.75;  // 0.5 .. 23.75
   }
 }
 
 // A filter of a shape the input chooses.
 void Make(FuzzInput& in, HashScheme scheme, absl::StatusOr<StandardBloomFilter>* out) {
   if ((in.Byte() & 1) != 0) {
-    *out = StandardBloomFilter::CreateWithGeometry(1 + in.U16() % 20000, 1 + in.Byte() % 64, scheme);
+    *out =
+        StandardBloomFilter::CreateWithGeometry(1 + in.U16() % 20000, 1 + in.Byte() % 64, scheme);
   } else {
     *out = StandardBloomFilter::Create(in.U16() % 3000, BitsPerKey(in.Byte()), scheme);
   }
@@ -209,11 +214,21 @@ void Run(FuzzInput& in, HashScheme scheme) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FuzzInput in(data, size);
   switch (in.Byte() % 5) {
-    case 0: Run<StandardBloomFilter>(in, HashScheme::kDoubleHashing); break;
-    case 1: Run<StandardBloomFilter>(in, HashScheme::kEnhancedDoubleHashing); break;
-    case 2: Run<PartitionedBloomFilter>(in, HashScheme::kEnhancedDoubleHashing); break;
-    case 3: Run<ScalableBloomFilter>(in, HashScheme::kEnhancedDoubleHashing); break;
-    case 4: Run<BlockedBloomFilter>(in, HashScheme::kEnhancedDoubleHashing); break;
+    case 0:
+      Run<StandardBloomFilter>(in, HashScheme::kDoubleHashing);
+      break;
+    case 1:
+      Run<StandardBloomFilter>(in, HashScheme::kEnhancedDoubleHashing);
+      break;
+    case 2:
+      Run<PartitionedBloomFilter>(in, HashScheme::kEnhancedDoubleHashing);
+      break;
+    case 3:
+      Run<ScalableBloomFilter>(in, HashScheme::kEnhancedDoubleHashing);
+      break;
+    case 4:
+      Run<BlockedBloomFilter>(in, HashScheme::kEnhancedDoubleHashing);
+      break;
   }
   return 0;
 }

@@ -9,8 +9,11 @@ shopt -s nullglob
 ran=0
 for bin in "$build"/bench/*_bench; do
   [[ -x "$bin" ]] || continue
-  # These two run as ctest tests (label "bench") with the unit tests.
-  case "$(basename "$bin")" in filter_bench|leveldb_e2e_bench) continue ;; esac
+  # These run as ctest tests (label "bench") with the unit tests, with their
+  # own quick flags.
+  case "$(basename "$bin")" in
+    filter_bench | leveldb_e2e_bench | kernel_bench | rocksdb_e2e_bench) continue ;;
+  esac
   echo "== $(basename "$bin") (quick)"
   "$bin" --benchmark_min_time=0.01 >/dev/null
   ran=$((ran + 1))

@@ -27,8 +27,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 // out[i] = Op(a[i], b[i]) for i < n. `out` may alias `a` or `b` exactly
 // (in-place merge) but must not otherwise overlap them.
 template <class Op>
-HWY_INLINE void BytewiseBinary(const uint8_t* a, const uint8_t* b, uint8_t* out,
-                               size_t n, Op op) {
+HWY_INLINE void BytewiseBinary(const uint8_t* a, const uint8_t* b, uint8_t* out, size_t n, Op op) {
   const hn::ScalableTag<uint8_t> d;
   const size_t lanes = hn::Lanes(d);
   size_t i = 0;
@@ -43,11 +42,15 @@ HWY_INLINE void BytewiseBinary(const uint8_t* a, const uint8_t* b, uint8_t* out,
 
 struct OrOp {
   template <class V>
-  HWY_INLINE V operator()(V x, V y) const { return hn::Or(x, y); }
+  HWY_INLINE V operator()(V x, V y) const {
+    return hn::Or(x, y);
+  }
 };
 struct AndOp {
   template <class V>
-  HWY_INLINE V operator()(V x, V y) const { return hn::And(x, y); }
+  HWY_INLINE V operator()(V x, V y) const {
+    return hn::And(x, y);
+  }
 };
 
 HWY_ATTR void OrBytes(const uint8_t* a, const uint8_t* b, uint8_t* out, size_t n) {

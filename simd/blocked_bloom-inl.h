@@ -43,8 +43,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 // filter's little-endian bit order (bit p is bit p % 32 of 32-bit word p / 32
 // only on little-endian machines). Elsewhere (HWY_SCALAR, SVE/RVV,
 // big-endian) the scalar kernel runs.
-#if HWY_TARGET == HWY_SCALAR || HWY_HAVE_SCALABLE || \
-    __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#if HWY_TARGET == HWY_SCALAR || HWY_HAVE_SCALABLE || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #define BLOCKBLOOM_VECTOR_PROBE 0
 #else
 #define BLOCKBLOOM_VECTOR_PROBE 1
@@ -71,10 +70,10 @@ HWY_INLINE LineVec WordsOfLine(const LineVec* line, LineVec word) {
     // Word 8..15 lives in the second vector: bit 3 of the index, moved to the
     // sign bit, picks it (one shift, one blend).
     const hn::RebindToSigned<LineTag> di;
-    words = hn::BitCast(d, hn::IfNegativeThenElse(
-                               hn::BitCast(di, hn::ShiftLeft<32 - 1 - kLogLineLanes>(word)),
-                               hn::BitCast(di, hn::TableLookupLanes(line[1], lane)),
-                               hn::BitCast(di, words)));
+    words = hn::BitCast(
+        d, hn::IfNegativeThenElse(hn::BitCast(di, hn::ShiftLeft<32 - 1 - kLogLineLanes>(word)),
+                                  hn::BitCast(di, hn::TableLookupLanes(line[1], lane)),
+                                  hn::BitCast(di, words)));
   } else if (kLineVectors > 2) {
     const LineVec which = hn::ShiftRight<kLogLineLanes>(word);
     for (size_t j = 1; j < kLineVectors; ++j) {
@@ -97,16 +96,15 @@ HWY_INLINE LineVec MissingBits(const LineVec* line, LineVec seeds, const uint32_
 // Whether all probe bits of `seed` are set in the full 512-bit block at
 // `block` (64 readable bytes, any alignment). Same answer as
 // blocked::detail::TestProbes<true>. REQUIRES: 1 <= num_probes <= 16.
-HWY_INLINE bool TestFullBlock(const uint8_t* HWY_RESTRICT block, uint32_t seed,
-                              int num_probes) {
+HWY_INLINE bool TestFullBlock(const uint8_t* HWY_RESTRICT block, uint32_t seed, int num_probes) {
 #if !BLOCKBLOOM_VECTOR_PROBE
   return blocked::detail::TestProbes<true>(seed, blocked::kBlockBits, num_probes, block);
 #else
   const LineTag d;
   LineVec line[kLineVectors];
   for (size_t j = 0; j < kLineVectors; ++j) {
-    line[j] = hn::BitCast(d, hn::LoadU(hn::FixedTag<uint8_t, kLineLanes * 4>(),
-                                       block + j * kLineLanes * 4));
+    line[j] = hn::BitCast(
+        d, hn::LoadU(hn::FixedTag<uint8_t, kLineLanes * 4>(), block + j * kLineLanes * 4));
   }
   const LineVec seeds = hn::Set(d, seed);
   const uint32_t* powers = blocked::kPaddedProbePowers.row[num_probes];
@@ -144,14 +142,15 @@ HWY_INLINE void SetFullBlock(uint8_t* HWY_RESTRICT block, uint32_t seed, int num
   const LineVec seeds = hn::Set(d, seed);
   const uint32_t* powers = blocked::kPaddedProbePowers.row[num_probes];
   for (int i = 0; i < num_probes; i += static_cast<int>(kLineLanes)) {
-    const LineVec pos = hn::ShiftRight<32 - blocked::kLogBlockBits>(seeds * hn::Load(d, powers + i));
+    const LineVec pos =
+        hn::ShiftRight<32 - blocked::kLogBlockBits>(seeds * hn::Load(d, powers + i));
     // Lanes past k repeat probe 0 (kPaddedProbePowers): setting a bit twice
     // is harmless, so every lane is used. Unrolled: the lane indices become
     // constants.
 #pragma GCC unroll 16
     for (size_t p = 0; p < kLineLanes; ++p) {
-      const LineVec at = hn::TableLookupLanes(
-          pos, hn::IndicesFromVec(d, hn::Set(d, static_cast<uint32_t>(p))));
+      const LineVec at =
+          hn::TableLookupLanes(pos, hn::IndicesFromVec(d, hn::Set(d, static_cast<uint32_t>(p))));
       for (size_t j = 0; j < kLineVectors; ++j) {
         const LineVec count = hn::Sub(at, first_bit[j]);  // wraps above 31 elsewhere
 #if HWY_TARGET <= HWY_AVX2 && HWY_ARCH_X86
@@ -216,9 +215,8 @@ HWY_INLINE void MayContainHashesRolling(const uint64_t* HWY_RESTRICT hashes, siz
 
 // Sets the bits of hashes[0, n) (blocked::AddHash for each), prefetching
 // `window` keys ahead for writing; full blocks through SetFullBlock.
-HWY_INLINE void AddHashesRolling(const uint64_t* HWY_RESTRICT hashes, size_t n,
-                                 uint64_t total_bits, int num_probes,
-                                 uint8_t* HWY_RESTRICT data, size_t window) {
+HWY_INLINE void AddHashesRolling(const uint64_t* HWY_RESTRICT hashes, size_t n, uint64_t total_bits,
+                                 int num_probes, uint8_t* HWY_RESTRICT data, size_t window) {
   const auto block_of = [&](uint64_t h) {
     return data + blocked::LocateBlock(h, total_bits).first_bit / 8;
   };

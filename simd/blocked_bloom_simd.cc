@@ -23,15 +23,18 @@ HWY_NOINLINE bool MayContainHashKernel(uint64_t hash, uint64_t total_bits, int n
   return MayContainHashOne(hash, total_bits, num_probes, data);
 }
 
-HWY_NOINLINE void MayContainHashesKernel(const uint64_t* hashes, size_t n,
-                                         uint64_t total_bits, int num_probes,
-                                         const uint8_t* data, size_t window, int locality,
-                                         bool* out) {
+HWY_NOINLINE void MayContainHashesKernel(const uint64_t* hashes, size_t n, uint64_t total_bits,
+                                         int num_probes, const uint8_t* data, size_t window,
+                                         int locality, bool* out) {
   switch (locality) {
-    case 3: return MayContainHashesRolling<3>(hashes, n, total_bits, num_probes, data, window, out);
-    case 2: return MayContainHashesRolling<2>(hashes, n, total_bits, num_probes, data, window, out);
-    case 1: return MayContainHashesRolling<1>(hashes, n, total_bits, num_probes, data, window, out);
-    default: return MayContainHashesRolling<0>(hashes, n, total_bits, num_probes, data, window, out);
+    case 3:
+      return MayContainHashesRolling<3>(hashes, n, total_bits, num_probes, data, window, out);
+    case 2:
+      return MayContainHashesRolling<2>(hashes, n, total_bits, num_probes, data, window, out);
+    case 1:
+      return MayContainHashesRolling<1>(hashes, n, total_bits, num_probes, data, window, out);
+    default:
+      return MayContainHashesRolling<0>(hashes, n, total_bits, num_probes, data, window, out);
   }
 }
 
@@ -92,23 +95,22 @@ MayContainHashFn MayContainHashForTarget(int64_t target) {
   return HWY_DISPATCH_TABLE(MayContainHashKernel)[TableIndex(target)];
 }
 
-void AddHashes(const uint64_t* hashes, size_t n, uint64_t total_bits,
-               int num_probes, uint8_t* data) {
+void AddHashes(const uint64_t* hashes, size_t n, uint64_t total_bits, int num_probes,
+               uint8_t* data) {
   if (total_bits == 0 || n == 0) return;
   HWY_DYNAMIC_DISPATCH(AddHashesKernel)(hashes, n, total_bits, num_probes, data);
 }
 
-void MayContainHashes(const uint64_t* hashes, size_t n, uint64_t total_bits,
-                      int num_probes, const uint8_t* data,
-                      size_t /*readable_bytes*/, bool* out, size_t window,
+void MayContainHashes(const uint64_t* hashes, size_t n, uint64_t total_bits, int num_probes,
+                      const uint8_t* data, size_t /*readable_bytes*/, bool* out, size_t window,
                       PrefetchHint hint) {
   if (total_bits == 0) {
     std::fill(out, out + n, false);
     return;
   }
   window = std::clamp<size_t>(window, 1, kMaxWindow);
-  HWY_DYNAMIC_DISPATCH(MayContainHashesKernel)(hashes, n, total_bits, num_probes, data,
-                                               window, static_cast<int>(hint), out);
+  HWY_DYNAMIC_DISPATCH(MayContainHashesKernel)
+  (hashes, n, total_bits, num_probes, data, window, static_cast<int>(hint), out);
 }
 
 }  // namespace simd

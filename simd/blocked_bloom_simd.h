@@ -54,8 +54,8 @@ void ResolveBlockedKernels();
 // blocked::MayContainHash, with the line held in vector registers.
 inline bool MayContainHash(uint64_t hash, uint64_t total_bits, int num_probes,
                            const uint8_t* data) {
-  return internal::g_may_contain_hash.load(std::memory_order_relaxed)(hash, total_bits,
-                                                                      num_probes, data);
+  return internal::g_may_contain_hash.load(std::memory_order_relaxed)(hash, total_bits, num_probes,
+                                                                      data);
 }
 
 // The probe compiled for `target` (a bit of SupportedTargets()), for tests
@@ -65,19 +65,17 @@ MayContainHashFn MayContainHashForTarget(int64_t target);
 // Sets the bits of n hashes in a filter of total_bits bits at `data`
 // (ceil(total_bits / 8) bytes, any alignment). REQUIRES: 1 <= num_probes <= 16.
 // With total_bits == 0 there is nothing to set and the call does nothing.
-void AddHashes(const uint64_t* hashes, size_t n, uint64_t total_bits,
-               int num_probes, uint8_t* data);
+void AddHashes(const uint64_t* hashes, size_t n, uint64_t total_bits, int num_probes,
+               uint8_t* data);
 
 // out[j] = whether hashes[j] may be in the filter, probed in registers after a
 // rolling prefetch `window` keys ahead (clamped to 1..kMaxWindow) with `hint`.
 // `readable_bytes` is kept for source compatibility; only the filter's
 // ceil(total_bits / 8) bytes are ever read. With total_bits == 0 every
 // answer is false (the empty set).
-void MayContainHashes(const uint64_t* hashes, size_t n, uint64_t total_bits,
-                      int num_probes, const uint8_t* data,
-                      size_t readable_bytes, bool* out,
-                      size_t window = kDefaultWindow,
-                      PrefetchHint hint = kDefaultPrefetchHint);
+void MayContainHashes(const uint64_t* hashes, size_t n, uint64_t total_bits, int num_probes,
+                      const uint8_t* data, size_t readable_bytes, bool* out,
+                      size_t window = kDefaultWindow, PrefetchHint hint = kDefaultPrefetchHint);
 
 }  // namespace simd
 }  // namespace blockbloom

@@ -4,9 +4,9 @@
 // so the same definitions serve the scalar path below (the reference every
 // Highway target is tested against), every Highway target in
 // simd/blocked_bloom-inl.h, and the readers of every format that embeds the
-// structure. This is the bottom layer: it includes nothing from src/. Changing any constant or formula here changes the on-disk
-// format (see docs/FORMAT.md): the golden tests in tests/blocked_format_test.cc
-// exist to catch exactly that.
+// structure. This is the bottom layer: it includes nothing from src/. Changing any constant or
+// formula here changes the on-disk format (see docs/FORMAT.md): the golden tests in
+// tests/blocked_format_test.cc exist to catch exactly that.
 //
 // Geometry. The filter is `total_bits` bits, numbered so that bit p is bit
 // (p % 8) of byte p / 8. It is cut into blocks of 512 bits (one 64-byte cache
@@ -41,8 +41,8 @@ namespace blocked {
 
 inline constexpr uint32_t kLogBlockBits = 9;
 inline constexpr uint32_t kBlockBits = 1u << kLogBlockBits;  // 512
-inline constexpr uint32_t kBlockBytes = kBlockBits / 8;        // 64
-inline constexpr uint32_t kProbeMultiplier = 0x9E3779B9u;      // 2^32 / phi
+inline constexpr uint32_t kBlockBytes = kBlockBits / 8;      // 64
+inline constexpr uint32_t kProbeMultiplier = 0x9E3779B9u;    // 2^32 / phi
 inline constexpr int kMinProbes = 1;
 inline constexpr int kMaxProbes = 16;
 
@@ -56,8 +56,7 @@ using internal::FastRange64;  // floor(h * n / 2^64), range_reduction.h
 
 // REQUIRES: total_bits > 0.
 inline Block LocateBlock(uint64_t hash, uint64_t total_bits) {
-  const uint64_t first = (FastRange64(hash, total_bits) >> kLogBlockBits)
-                         << kLogBlockBits;
+  const uint64_t first = (FastRange64(hash, total_bits) >> kLogBlockBits) << kLogBlockBits;
   const uint64_t left = total_bits - first;  // > 0 since p < total_bits
   return Block{first, static_cast<uint32_t>(std::min<uint64_t>(left, kBlockBits))};
 }
@@ -65,9 +64,7 @@ inline Block LocateBlock(uint64_t hash, uint64_t total_bits) {
 inline uint32_t ProbeSeed(uint64_t hash) { return static_cast<uint32_t>(hash); }
 
 // Bit offset of one probe inside a block of `block_bits` (<= 512) bits.
-inline uint32_t ProbeBit(uint32_t x, uint32_t block_bits) {
-  return ((x >> 10) * block_bits) >> 22;
-}
+inline uint32_t ProbeBit(uint32_t x, uint32_t block_bits) { return ((x >> 10) * block_bits) >> 22; }
 
 // x_i = x_0 * kProbeMultiplier^i (mod 2^32), tabulated: the same values as
 // multiplying k times in a row, but no probe waits for the previous one's
@@ -123,8 +120,7 @@ inline void SetProbes(uint32_t seed, uint32_t block_bits, int num_probes, uint8_
 // saves (about 2x slower for absent keys in cache: bench/filter_bench.cc,
 // probe/bbpolicy/single/absent). All k loads hit one line.
 template <bool kFullBlock>
-inline bool TestProbes(uint32_t seed, uint32_t block_bits, int num_probes,
-                       const uint8_t* block) {
+inline bool TestProbes(uint32_t seed, uint32_t block_bits, int num_probes, const uint8_t* block) {
   uint32_t all = 1;
   for (int i = 0; i < num_probes; ++i) {
     const uint32_t bit = ProbeBitIn<kFullBlock>(seed * kProbePowers.of[i], block_bits);

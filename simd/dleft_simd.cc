@@ -18,8 +18,8 @@ namespace dleft_simd {
 
 HWY_EXPORT(DleftScanBuckets);
 
-void ScanBuckets(const uint16_t* cells, const uint16_t* tags, size_t num_buckets,
-                 int8_t* match, uint8_t* load) {
+void ScanBuckets(const uint16_t* cells, const uint16_t* tags, size_t num_buckets, int8_t* match,
+                 uint8_t* load) {
   HWY_DYNAMIC_DISPATCH(DleftScanBuckets)(cells, tags, num_buckets, match, load);
 }
 

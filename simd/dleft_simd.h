@@ -22,8 +22,8 @@ inline constexpr size_t kCellsPerBucket = 8;
 // For bucket j (cells[8j, 8j+8), 16-bit cells (remainder << 2) | counter):
 // match[j] = first occupied cell whose remainder equals tags[j] >> 2, or -1;
 // load[j] = occupied cells (counter != 0).
-void ScanBuckets(const uint16_t* cells, const uint16_t* tags, size_t num_buckets,
-                 int8_t* match, uint8_t* load);
+void ScanBuckets(const uint16_t* cells, const uint16_t* tags, size_t num_buckets, int8_t* match,
+                 uint8_t* load);
 
 // The same, written with plain loops: the reference the tests compare with.
 void ScanBucketsReference(const uint16_t* cells, const uint16_t* tags, size_t num_buckets,

@@ -50,8 +50,8 @@ TEST(BlockedBloomTest, NoFalseNegativesAnySize) {
 
 TEST(BlockedBloomTest, NoFalseNegativesAcrossBitsPerKey) {
   const std::vector<std::string> keys = RandomLengthKeys(3000, 7);
-  for (double bpk : std::initializer_list<double>{-5.0, 0.0, 0.5, 1.0, 2.5, 7.0, 10.0, 16.0, 33.3, 64.0, 1e9,
-                     std::nan(""), INFINITY, -INFINITY}) {
+  for (double bpk : std::initializer_list<double>{-5.0, 0.0, 0.5, 1.0, 2.5, 7.0, 10.0, 16.0, 33.3,
+                                                  64.0, 1e9, std::nan(""), INFINITY, -INFINITY}) {
     auto filter = BlockedBloomFilter::BuildFromKeys(Views(keys), bpk);
     ASSERT_TRUE(filter.ok());
     for (const std::string& key : keys) ASSERT_TRUE(filter->MayContain(key)) << bpk;

@@ -51,8 +51,8 @@ std::string BuildV1Filter(int n) {
 }
 
 // The first `count` absent keys Key(2i+1) that the filter wrongly admits.
-std::vector<int> FirstFalsePositives(const leveldb::FilterPolicy& policy,
-                                     const std::string& filter, int count) {
+std::vector<int> FirstFalsePositives(const leveldb::FilterPolicy& policy, const std::string& filter,
+                                     int count) {
   std::vector<int> found;
   for (int i = 0; static_cast<int>(found.size()) < count && i < 10000000; ++i) {
     if (policy.KeyMayMatch(Key(2 * i + 1), filter)) found.push_back(2 * i + 1);
@@ -71,11 +71,12 @@ TEST(BlockedFormatTest, GoldenFilterBytesAndFalsePositives) {
   };
   const Golden kGolden[] = {
       {0, 3, 0xed9b519dfdf75a15ull, {}},
-      {1, 5, 0x9837b13bc3917ebaull,
+      {1,
+       5,
+       0x9837b13bc3917ebaull,
        {4373, 21975, 22295, 27995, 36545, 40845, 47835, 65729, 81643, 91571}},
       {100, 128, 0xba4532821b80575full, {57, 469, 639, 779, 1299, 1421, 1811, 1949, 2037, 2089}},
-      {1000, 1253, 0x836ae80c918a6065ull,
-       {125, 217, 571, 655, 783, 1215, 1255, 1705, 2293, 2373}},
+      {1000, 1253, 0x836ae80c918a6065ull, {125, 217, 571, 655, 783, 1215, 1255, 1705, 2293, 2373}},
   };
   for (const Golden& g : kGolden) {
     // Version-1 bytes, read through the policy (its reader reads both versions).
@@ -115,12 +116,18 @@ TEST(BlockedFormatTest, CorruptTrailersMayMatchEverything) {
     uint8_t value;
   };
   const Corruption kTable[] = {
-      {"foreign marker", 1, 0x07},       {"marker 0", 1, 0x00},
-      {"future version", 2, 0x23},       {"version 0", 2, 0x03},
-      {"geometry 2 (256-bit blocks)", 2, 0x12}, {"geometry 4", 2, 0x14},
-      {"k = 0", 3, 0},                   {"k = 17", 3, 17},
-      {"k = 31", 3, 31},                 {"reserved bit 5 set", 3, 0x20 | 7},
-      {"reserved bit 7 set", 3, 0x80 | 7}, {"all ones", 3, 0xff},
+      {"foreign marker", 1, 0x07},
+      {"marker 0", 1, 0x00},
+      {"future version", 2, 0x23},
+      {"version 0", 2, 0x03},
+      {"geometry 2 (256-bit blocks)", 2, 0x12},
+      {"geometry 4", 2, 0x14},
+      {"k = 0", 3, 0},
+      {"k = 17", 3, 17},
+      {"k = 31", 3, 31},
+      {"reserved bit 5 set", 3, 0x20 | 7},
+      {"reserved bit 7 set", 3, 0x80 | 7},
+      {"all ones", 3, 0xff},
   };
   for (const Corruption& c : kTable) {
     std::string bad = good;
@@ -152,7 +159,8 @@ void ExpectEveryTruncationReadsMayMatch(const leveldb::FilterPolicy& policy,
 
 TEST(BlockedFormatTest, EveryTruncationIsSafe) {
   std::unique_ptr<const leveldb::FilterPolicy> policy(NewBlockedBloomFilterPolicy(10));
-  ASSERT_NO_FATAL_FAILURE(ExpectEveryTruncationReadsMayMatch(*policy, BuildPolicyFilter(*policy, 300)));
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectEveryTruncationReadsMayMatch(*policy, BuildPolicyFilter(*policy, 300)));
 }
 
 TEST(BlockedFormatTest, EveryTruncationOfAFlatFilterIsSafe) {
@@ -199,8 +207,9 @@ int Probes() { return BlockedBloomProbes(kBitsPerKey); }
 // up to kFlatMaxBytes of bits, version 1 above.
 std::string WriteFilter(const std::vector<std::string>& keys) {
   std::string out;
-  blocked::AppendFilter(keys.size(), BlockedBloomBytes(keys.size(), kBitsPerKey), Probes(),
-                        [&](size_t i) { return std::string_view(keys[i]); }, &out);
+  blocked::AppendFilter(
+      keys.size(), BlockedBloomBytes(keys.size(), kBitsPerKey), Probes(),
+      [&](size_t i) { return std::string_view(keys[i]); }, &out);
   return out;
 }
 
@@ -231,8 +240,7 @@ TEST(BlockedFormatV2Test, GoldenFilterBytesAndFalsePositives) {
   };
   const Golden kGolden[] = {
       {1, 5, 0xbf032738b505d20eull, {65, 279, 2775, 4289, 4811, 6101, 6987, 7043, 7301, 7785}},
-      {100, 128, 0xcd978e59b5931144ull,
-       {879, 899, 991, 1071, 1125, 1287, 1549, 1551, 1725, 2117}},
+      {100, 128, 0xcd978e59b5931144ull, {879, 899, 991, 1071, 1125, 1287, 1549, 1551, 1725, 2117}},
       {400, 503, 0xfbc430d0704a0dc8ull, {47, 85, 919, 1161, 1297, 1325, 1769, 1893, 2623, 2871}},
   };
   for (const Golden& g : kGolden) {
@@ -268,7 +276,8 @@ TEST(BlockedFormatV2Test, WriterPicksFlatUpToThresholdThenVersion1Bytes) {
       EXPECT_EQ(version, 0x13) << n;
       EXPECT_EQ(filter, WriteV1Filter(keys)) << "large filters must stay version-1 bytes, n=" << n;
     }
-    for (const std::string& k : keys) ASSERT_TRUE(blocked::EncodedMayContainHash(filter, HashKey(k)));
+    for (const std::string& k : keys)
+      ASSERT_TRUE(blocked::EncodedMayContainHash(filter, HashKey(k)));
     // The class reads it, keeps its geometry and writes the same bytes back.
     auto loaded = BlockedBloomFilter::Deserialize(filter);
     ASSERT_TRUE(loaded.ok()) << loaded.status();
@@ -277,7 +286,8 @@ TEST(BlockedFormatV2Test, WriterPicksFlatUpToThresholdThenVersion1Bytes) {
     for (const std::string& k : keys) ASSERT_TRUE(loaded->MayContain(k));
     for (int i = 0; i < 300; ++i) {
       const std::string absent = Key(2 * i + 1);
-      ASSERT_EQ(loaded->MayContain(absent), blocked::EncodedMayContainHash(filter, HashKey(absent)));
+      ASSERT_EQ(loaded->MayContain(absent),
+                blocked::EncodedMayContainHash(filter, HashKey(absent)));
     }
   }
 }
@@ -299,9 +309,12 @@ TEST(BlockedFormatV2Test, OldReadersReadVersion2AsMayMatch) {
     uint8_t value;
   };
   const Corruption kTable[] = {
-      {"v2, unknown geometry 1", 2, 0x21}, {"v2, geometry 3", 2, 0x23},
-      {"version 3", 2, 0x30},              {"k = 0", 3, 0},
-      {"k = 17", 3, 17},                   {"reserved bit", 3, 0x40 | 7},
+      {"v2, unknown geometry 1", 2, 0x21},
+      {"v2, geometry 3", 2, 0x23},
+      {"version 3", 2, 0x30},
+      {"k = 0", 3, 0},
+      {"k = 17", 3, 17},
+      {"reserved bit", 3, 0x40 | 7},
   };
   for (const Corruption& c : kTable) {
     std::string bad = filter;
@@ -391,9 +404,9 @@ double ExactFpr(const std::string& filter, bool leveldb) {
 }
 
 struct TailStats {
-  double bad_share = 0;   // filters with measured FPR > 2%
-  double mean_fpr = 0;    // mean measured FPR
-  double exact_fpr = 0;   // mean exact FPR from the bits (ours only)
+  double bad_share = 0;  // filters with measured FPR > 2%
+  double mean_fpr = 0;   // mean measured FPR
+  double exact_fpr = 0;  // mean exact FPR from the bits (ours only)
 };
 
 enum class Writer { kOurs, kOursV1, kLevelDb };
@@ -457,8 +470,8 @@ TEST(BlockedFormatV2Test, NoBadTailsOnTinyFilters) {
       const TailStats builtin = MeasureTails(shape, n, Writer::kLevelDb, kFilters, kProbes);
       if (full) {
         const TailStats v1 = MeasureTails(shape, n, Writer::kOursV1, kFilters, kProbes);
-        std::printf("%-8s %4d | %6.2f %6.3f %6.3f   | %6.2f %6.3f   | %6.2f %6.3f %6.3f\n", name,
-                    n, 100 * ours.bad_share, 100 * ours.mean_fpr, 100 * ours.exact_fpr,
+        std::printf("%-8s %4d | %6.2f %6.3f %6.3f   | %6.2f %6.3f   | %6.2f %6.3f %6.3f\n", name, n,
+                    100 * ours.bad_share, 100 * ours.mean_fpr, 100 * ours.exact_fpr,
                     100 * builtin.bad_share, 100 * builtin.mean_fpr, 100 * v1.bad_share,
                     100 * v1.mean_fpr, 100 * v1.exact_fpr);
       }

@@ -25,13 +25,13 @@ enum { kKeys = 10000, kValueBytes = 64 };
 
 static int g_failures = 0;
 
-#define CHECK(cond)                                                         \
-  do {                                                                      \
-    if (!(cond)) {                                                          \
+#define CHECK(cond)                                                            \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
       fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++g_failures;                                                         \
-      return 0;                                                             \
-    }                                                                       \
+      ++g_failures;                                                            \
+      return 0;                                                                \
+    }                                                                          \
   } while (0)
 
 #define CHECK_NO_ERROR(err)                                                     \
@@ -198,8 +198,7 @@ static int RoundTrip(const char* name, leveldb_filterpolicy_t* writer,
   leveldb_cache_destroy(cache);
   bbtest_counting_env_destroy(env);
   if (ok) {
-    printf("%-40s %6.4f data-block reads per absent Get\n", name,
-           (double)*absent_reads / kKeys);
+    printf("%-40s %6.4f data-block reads per absent Get\n", name, (double)*absent_reads / kKeys);
   }
   CHECK(ok);
   return 1;
@@ -403,8 +402,7 @@ static int TestConcurrentGets(void) {
   CHECK(ok);
   CHECK(started == kThreads);
   CHECK(failures == 0);
-  printf("%d threads x %d Gets through one policy: all answers right\n", kThreads,
-         kGetsPerThread);
+  printf("%d threads x %d Gets through one policy: all answers right\n", kThreads, kGetsPerThread);
   return 1;
 }
 

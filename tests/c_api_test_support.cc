@@ -62,8 +62,7 @@ int bbtest_fallback_filter_may_match(void) {
       std::unique_ptr<const leveldb::FilterPolicy>(blockbloom::NewBlockedBloomFilterPolicy(10)),
       std::unique_ptr<const leveldb::FilterPolicy>(blockbloom::NewCompactFilterPolicy(10)),
       std::unique_ptr<const leveldb::FilterPolicy>(blockbloom::NewMigratingFilterPolicy(10)),
-      std::unique_ptr<const leveldb::FilterPolicy>(
-          blockbloom::NewMigratingCompactFilterPolicy(10)),
+      std::unique_ptr<const leveldb::FilterPolicy>(blockbloom::NewMigratingCompactFilterPolicy(10)),
       std::unique_ptr<const leveldb::FilterPolicy>(leveldb::NewBloomFilterPolicy(10)),
   };
   const char* keys[] = {"", "a", "key00000001", "user0000000000000007"};

@@ -45,8 +45,8 @@ ToolRun Tool(const std::string& args, const std::string& stdin_path = "/dev/null
   // Per process: ctest runs the TESTs of this file in parallel processes.
   const std::string stem = Dir() + "/cli." + std::to_string(::getpid());
   const std::string out = stem + ".out", err = stem + ".err";
-  const std::string cmd = std::string(BLOCKBLOOM_CLI) + " " + args + " < " + stdin_path + " > " +
-                          out + " 2> " + err;
+  const std::string cmd =
+      std::string(BLOCKBLOOM_CLI) + " " + args + " < " + stdin_path + " > " + out + " 2> " + err;
   const int status = std::system(cmd.c_str());
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(out), Slurp(err)};
 }
@@ -80,16 +80,20 @@ TEST(CliTest, CalcPrintsEveryStructureFromTheMath) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(Has(r.out, "1000000000 keys at target FPR 1%")) << r.out;
   // Standard: m = -k n / ln(1 - p^(1/k)) with k = 7 -> 9592954718 bits.
-  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(standard\s+9592954718\s+1199119340\s+9\.593\s+7)")))
+  EXPECT_TRUE(
+      std::regex_search(r.out, std::regex(R"(standard\s+9592954718\s+1199119340\s+9\.593\s+7)")))
       << r.out;
-  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(partitioned\s+\d+\s+\d+\s+9\.593\s+7)"))) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(partitioned\s+\d+\s+\d+\s+9\.593\s+7)")))
+      << r.out;
   // Blocked costs more bits per key for the same FPR (9.896 at 1%).
-  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(blocked \(512-bit\)\s+\d+\s+\d+\s+9\.896\s+6)")))
+  EXPECT_TRUE(
+      std::regex_search(r.out, std::regex(R"(blocked \(512-bit\)\s+\d+\s+\d+\s+9\.896\s+6)")))
       << r.out;
   EXPECT_TRUE(Has(r.out, "scalable, 1st stage"));
   // The compact filter needs fewer bits per key than any Bloom filter here.
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(r.out, m, std::regex(R"(compact \(Rice\)\s+\d+\s+\d+\s+([0-9.]+)\s+-)")))
+  ASSERT_TRUE(
+      std::regex_search(r.out, m, std::regex(R"(compact \(Rice\)\s+\d+\s+\d+\s+([0-9.]+)\s+-)")))
       << r.out;
   EXPECT_LT(std::stod(m[1].str()), 9.593);
   // Every FPR is a percentage: no bare fractions in the last column.
@@ -97,11 +101,10 @@ TEST(CliTest, CalcPrintsEveryStructureFromTheMath) {
 }
 
 TEST(CliTest, CalcRejectsBadInput) {
-  for (const char* args : {"calc --keys 0", "calc --keys -5", "calc --fpr 0.01",
-                           "calc --keys 10 --fpr 0", "calc --keys 10 --fpr 1.5",
-                           "calc --keys 10 --fpr nan", "calc --keys abc", "calc --keys 10 extra",
-                           "calc --keys 1.5",
-                           "calc --keys 10 -o x"}) {
+  for (const char* args :
+       {"calc --keys 0", "calc --keys -5", "calc --fpr 0.01", "calc --keys 10 --fpr 0",
+        "calc --keys 10 --fpr 1.5", "calc --keys 10 --fpr nan", "calc --keys abc",
+        "calc --keys 10 extra", "calc --keys 1.5", "calc --keys 10 -o x"}) {
     const ToolRun r = Tool(args);
     EXPECT_EQ(r.code, 1) << args;
     EXPECT_FALSE(r.err.empty()) << args;
@@ -113,10 +116,11 @@ TEST(CliTest, BuildThenQueryEveryStructure) {
   const std::string keys = Dir() + "/keys.txt", absent = Dir() + "/absent.txt";
   WriteLines(keys, 0, 50000);
   WriteLines(absent, 50000, 150000);
-  for (const char* structure : {"blocked", "standard", "standard-double", "partitioned", "scalable"}) {
+  for (const char* structure :
+       {"blocked", "standard", "standard-double", "partitioned", "scalable"}) {
     const std::string bbf = Dir() + "/seen.bbf";
-    const ToolRun b = Tool("build --structure " + std::string(structure) + " --fpr 0.01 " + keys +
-                       " -o " + bbf);
+    const ToolRun b =
+        Tool("build --structure " + std::string(structure) + " --fpr 0.01 " + keys + " -o " + bbf);
     ASSERT_EQ(b.code, 0) << structure << b.err;
     EXPECT_TRUE(Has(b.out, "50000 keys")) << b.out;
     EXPECT_TRUE(Has(b.out, "predicted FPR")) << b.out;
@@ -153,7 +157,7 @@ TEST(CliTest, BuildFromStdinShowsProgressWhenAsked) {
 TEST(CliTest, BuildAndQueryRejectBadInput) {
   const std::string keys = Dir() + "/keys3.txt";
   WriteLines(keys, 0, 10);
-  EXPECT_EQ(Tool("build " + keys).code, 1);  // no -o
+  EXPECT_EQ(Tool("build " + keys).code, 1);                 // no -o
   EXPECT_EQ(Tool("build -o " + Dir() + "/x.bbf").code, 1);  // no input
   EXPECT_EQ(Tool("build --structure cuckoo " + keys + " -o " + Dir() + "/x.bbf").code, 1);
   EXPECT_EQ(Tool("build --fpr 2 " + keys + " -o " + Dir() + "/x.bbf").code, 1);

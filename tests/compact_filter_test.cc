@@ -113,9 +113,9 @@ TEST(CompactFilterTest, DuplicateKeysAreFine) {
 
 TEST(CompactFilterTest, NoFalseNegativesAcrossBitsPerKey) {
   const std::vector<std::string> keys = RandomLengthKeys(2000, 7);
-  for (double bpk : std::initializer_list<double>{-5.0, 0.0, 0.5, 1.0, 1.5, 2.5, 4.0, 7.0,
-                                                  10.0, 16.0, 33.3, 64.0, 1e9,
-                                                  std::nan(""), INFINITY, -INFINITY}) {
+  for (double bpk :
+       std::initializer_list<double>{-5.0, 0.0, 0.5, 1.0, 1.5, 2.5, 4.0, 7.0, 10.0, 16.0, 33.3,
+                                     64.0, 1e9, std::nan(""), INFINITY, -INFINITY}) {
     const CompactFilter filter = Build(keys, bpk);
     for (const std::string& key : keys) ASSERT_TRUE(filter.MayContain(key)) << bpk;
     EXPECT_LE(filter.size_bytes(), CompactFilterMaxBytes(keys.size(), bpk)) << bpk;
@@ -248,8 +248,7 @@ TEST(CompactFilterTest, AnswersAreExactlyFingerprintMembership) {
       std::vector<uint64_t> fingerprints;
       for (uint64_t h : hashes) fingerprints.push_back(compact::FastRange64(h, range));
       std::sort(fingerprints.begin(), fingerprints.end());
-      fingerprints.erase(std::unique(fingerprints.begin(), fingerprints.end()),
-                         fingerprints.end());
+      fingerprints.erase(std::unique(fingerprints.begin(), fingerprints.end()), fingerprints.end());
       EXPECT_EQ(filter->num_entries(), fingerprints.size());
       for (int q = 0; q < 50000; ++q) {
         const uint64_t h = rng.Next();
@@ -351,9 +350,8 @@ Golden Compute(size_t n, double bpk, int version) {
   for (size_t i = 0; i < n; ++i) keys.push_back(Key(2 * i));
   const CompactFilter filter = version == 1 ? BuildV1(keys, bpk) : Build(keys, bpk);
   EXPECT_EQ(filter.format_version(), version);
-  Golden g{HashBytes(filter.Serialize().data(), filter.Serialize().size()),
-           filter.size_bytes(),
-           {}};
+  Golden g{
+      HashBytes(filter.Serialize().data(), filter.Serialize().size()), filter.size_bytes(), {}};
   for (uint64_t i = 1; g.first_false_positives.size() < 10; i += 2) {
     if (filter.MayContain(Key(i))) g.first_false_positives.push_back(i);
   }
@@ -378,12 +376,14 @@ void ExpectGolden(size_t n, double bpk, const Golden& want, int version = 1) {
 }
 
 TEST(CompactFormatV1Golden, TenKeys) {
-  ExpectGolden(10, 10.0,
-               {0x0bf1af1332063190ull, 21, {357, 629, 659, 1167, 1575, 3305, 3307, 3449, 3695, 3859}});
+  ExpectGolden(
+      10, 10.0,
+      {0x0bf1af1332063190ull, 21, {357, 629, 659, 1167, 1575, 3305, 3307, 3449, 3695, 3859}});
 }
 TEST(CompactFormatV1Golden, ThousandKeys) {
-  ExpectGolden(1000, 10.0,
-               {0x5e0cda7d63756196ull, 1257, {153, 337, 357, 1251, 1369, 2483, 2487, 5143, 5229, 5961}});
+  ExpectGolden(
+      1000, 10.0,
+      {0x5e0cda7d63756196ull, 1257, {153, 337, 357, 1251, 1369, 2483, 2487, 5143, 5229, 5961}});
 }
 TEST(CompactFormatV1Golden, ThousandKeysSixteenBits) {
   ExpectGolden(1000, 16.0,
@@ -396,9 +396,8 @@ TEST(CompactFormatV1Golden, EmptySetBytes) {
   // B = W = S = 0, params 0, check, version 1, marker 0xCF.
   const std::string bytes = BuildV1({}, 10.0).Serialize();
   EXPECT_EQ(Build({}, 10.0).Serialize(), bytes);  // the empty set is always version 1
-  const std::string want = {0, 0, 0, 0,
-                            static_cast<char>(compact::ParamsCheck(0, 0, 0, 0)), 1,
-                            static_cast<char>(0xCF)};
+  const std::string want = {
+      0, 0, 0, 0, static_cast<char>(compact::ParamsCheck(0, 0, 0, 0)), 1, static_cast<char>(0xCF)};
   EXPECT_EQ(bytes, want);
 }
 
@@ -414,7 +413,9 @@ TEST(CompactFormatV2Golden, TrailerLayout) {
   ASSERT_EQ(filter.format_version(), 2);
   const std::string& bytes = filter.Serialize();
   ASSERT_EQ(bytes.size(), 205u);  // ceil(164 * 10 / 8), all-in
-  const auto at = [&](size_t from_end) { return static_cast<uint8_t>(bytes[bytes.size() - from_end]); };
+  const auto at = [&](size_t from_end) {
+    return static_cast<uint8_t>(bytes[bytes.size() - from_end]);
+  };
   EXPECT_EQ(at(1), 0x40 | (9 - 1));  // marker, R = floor(8 * 202 / 164) = 9
   const uint8_t seed = at(2) & 0x0F;
   const uint16_t check = static_cast<uint16_t>(at(3) << 4 | at(2) >> 4);
@@ -422,19 +423,20 @@ TEST(CompactFormatV2Golden, TrailerLayout) {
   EXPECT_LT(check, 1u << 12);
 }
 TEST(CompactFormatV2Golden, SixteenKeys) {
-  ExpectGolden(16, 10.0,
-               {0x12f908d46bfb4e4full, 20, {309, 657, 1333, 2121, 2595, 3045, 3195, 3443, 4169, 4701}},
-               2);
+  ExpectGolden(
+      16, 10.0,
+      {0x12f908d46bfb4e4full, 20, {309, 657, 1333, 2121, 2595, 3045, 3195, 3443, 4169, 4701}}, 2);
 }
 TEST(CompactFormatV2Golden, HundredSixtyFourKeys) {
-  ExpectGolden(164, 10.0,
-               {0x813f37bbf3ad872bull, 205,
-                {1395, 1907, 4595, 4703, 7223, 7297, 7641, 7773, 11315, 11627}},
-               2);
+  ExpectGolden(
+      164, 10.0,
+      {0x813f37bbf3ad872bull, 205, {1395, 1907, 4595, 4703, 7223, 7297, 7641, 7773, 11315, 11627}},
+      2);
 }
 TEST(CompactFormatV2Golden, ThousandKeysSixteenBits) {
   ExpectGolden(1000, 16.0,
-               {0xe7ea24d90f3f3e19ull, 2000,
+               {0xe7ea24d90f3f3e19ull,
+                2000,
                 {41095, 176785, 190891, 301465, 384363, 410753, 475519, 496951, 608893, 619273}},
                2);
 }
@@ -447,8 +449,7 @@ TEST(CompactFilterConcurrencyTest, ConcurrentQueriesAgree) {
   const CompactFilter filter = Build(keys, 10.0);
   // The LevelDB policies are shared by all of a DB's threads too.
   const std::unique_ptr<const leveldb::FilterPolicy> policy(NewCompactFilterPolicy(10));
-  const std::unique_ptr<const leveldb::FilterPolicy> migrating(
-      NewMigratingCompactFilterPolicy(10));
+  const std::unique_ptr<const leveldb::FilterPolicy> migrating(NewMigratingCompactFilterPolicy(10));
   const std::string& bytes = filter.Serialize();
   std::vector<int> matches(4, 0);
   std::vector<std::thread> threads;
@@ -475,7 +476,12 @@ TEST(FilterStatsTest, ConcurrentProbesAreCountedExactly) {
   const std::unique_ptr<const leveldb::FilterPolicy> policy(NewBlockedBloomFilterPolicy(10));
   std::vector<std::string> keys;
   for (int i = 0; i < 100; ++i) keys.push_back(Key(2 * i));
-  const std::string filter = [&] { std::vector<leveldb::Slice> sl(keys.begin(), keys.end()); std::string f; policy->CreateFilter(sl.data(), static_cast<int>(sl.size()), &f); return f; }();
+  const std::string filter = [&] {
+    std::vector<leveldb::Slice> sl(keys.begin(), keys.end());
+    std::string f;
+    policy->CreateFilter(sl.data(), static_cast<int>(sl.size()), &f);
+    return f;
+  }();
   uint64_t want_no = 0;
   for (int i = 0; i < 500; ++i) want_no += !policy->KeyMayMatch(Key(i), filter);
   const FilterPolicyStats before = GetFilterPolicyStats(policy.get());

@@ -40,7 +40,8 @@ using testing_keys::SplitMix64;
 
 using PolicyPtr = std::unique_ptr<const leveldb::FilterPolicy>;
 
-std::string CreateFilter(const leveldb::FilterPolicy& policy, const std::vector<std::string>& keys) {
+std::string CreateFilter(const leveldb::FilterPolicy& policy,
+                         const std::vector<std::string>& keys) {
   std::vector<leveldb::Slice> slices(keys.begin(), keys.end());
   std::string out;
   policy.CreateFilter(slices.data(), static_cast<int>(slices.size()), &out);
@@ -155,8 +156,8 @@ TEST(CompactPolicyTest, MigratingAnswersBuiltinAndBlockedFiltersExactly) {
   EXPECT_GT(builtin_hits, 0);
   // Filters stock LevelDB cannot read (short, or a last byte above 30 that
   // is not a known marker) get stock LevelDB's answer too.
-  for (const std::string& odd : {std::string(), std::string("x"), std::string(10, '\x7f'),
-                                 std::string(10, '\x1e')}) {
+  for (const std::string& odd :
+       {std::string(), std::string("x"), std::string(10, '\x7f'), std::string(10, '\x1e')}) {
     for (int i = 0; i < 50; ++i) {
       EXPECT_EQ(migrating->KeyMayMatch(Key(i), odd), builtin->KeyMayMatch(Key(i), odd));
     }
@@ -186,20 +187,29 @@ std::vector<Corruption> CorruptTrailers() {
       {"version 0", [](std::string* s) { FromEnd(s, 2) = 0; }},
       {"version 2", [](std::string* s) { FromEnd(s, 2) = 2; }},
       {"version 255", [](std::string* s) { FromEnd(s, 2) = static_cast<char>(255); }},
-      {"check byte + 1", [](std::string* s) { FromEnd(s, 3) = static_cast<char>(FromEnd(s, 3) + 1); }},
+      {"check byte + 1",
+       [](std::string* s) { FromEnd(s, 3) = static_cast<char>(FromEnd(s, 3) + 1); }},
       {"reserved bit 6", [](std::string* s) { FromEnd(s, 4) |= 0x40; }},
-      {"reserved bit 7", [](std::string* s) { FromEnd(s, 4) = static_cast<char>(FromEnd(s, 4) | 0x80); }},
+      {"reserved bit 7",
+       [](std::string* s) { FromEnd(s, 4) = static_cast<char>(FromEnd(s, 4) | 0x80); }},
       {"rice bits 61", [](std::string* s) { FromEnd(s, 4) = 61; }},
       {"rice bits 63", [](std::string* s) { FromEnd(s, 4) = 63; }},
-      {"rice bits - 1", [](std::string* s) { FromEnd(s, 4) = static_cast<char>(FromEnd(s, 4) - 1); }},
-      {"rice bits + 1", [](std::string* s) { FromEnd(s, 4) = static_cast<char>(FromEnd(s, 4) + 1); }},
+      {"rice bits - 1",
+       [](std::string* s) { FromEnd(s, 4) = static_cast<char>(FromEnd(s, 4) - 1); }},
+      {"rice bits + 1",
+       [](std::string* s) { FromEnd(s, 4) = static_cast<char>(FromEnd(s, 4) + 1); }},
       {"buckets 0", [](std::string* s) { FromEnd(s, 5) = 0; }},
       {"buckets + 1", [](std::string* s) { FromEnd(s, 5) = static_cast<char>(FromEnd(s, 5) + 1); }},
-      {"buckets varint unterminated", [](std::string* s) { FromEnd(s, 5) |= static_cast<char>(0x80); }},
-      {"width low group + 1", [](std::string* s) { FromEnd(s, 6) = static_cast<char>(FromEnd(s, 6) + 1); }},
-      {"width high group + 1", [](std::string* s) { FromEnd(s, 7) = static_cast<char>(FromEnd(s, 7) + 1); }},
-      {"stream bits low group + 1", [](std::string* s) { FromEnd(s, 8) = static_cast<char>(FromEnd(s, 8) + 1); }},
-      {"stream bits high group + 1", [](std::string* s) { FromEnd(s, 9) = static_cast<char>(FromEnd(s, 9) + 1); }},
+      {"buckets varint unterminated",
+       [](std::string* s) { FromEnd(s, 5) |= static_cast<char>(0x80); }},
+      {"width low group + 1",
+       [](std::string* s) { FromEnd(s, 6) = static_cast<char>(FromEnd(s, 6) + 1); }},
+      {"width high group + 1",
+       [](std::string* s) { FromEnd(s, 7) = static_cast<char>(FromEnd(s, 7) + 1); }},
+      {"stream bits low group + 1",
+       [](std::string* s) { FromEnd(s, 8) = static_cast<char>(FromEnd(s, 8) + 1); }},
+      {"stream bits high group + 1",
+       [](std::string* s) { FromEnd(s, 9) = static_cast<char>(FromEnd(s, 9) + 1); }},
       {"byte appended", [](std::string* s) { s->push_back(static_cast<char>(0xCF)); }},
       {"byte prepended", [](std::string* s) { s->insert(s->begin(), '\0'); }},
       {"first byte removed", [](std::string* s) { s->erase(s->begin()); }},
@@ -277,8 +287,7 @@ TEST(CompactPolicyTest, EveryTruncationReadsAsMayMatch) {
         EXPECT_FALSE(CompactFilter::Deserialize(cut).ok()) << "n=" << n << " len=" << len;
         for (const std::string& key : keys) {
           // Under 2 bytes every policy answers "no", as LevelDB does.
-          ASSERT_EQ(MatchOnExactCopy(*compact, key, cut), len >= 2)
-              << "n=" << n << " len=" << len;
+          ASSERT_EQ(MatchOnExactCopy(*compact, key, cut), len >= 2) << "n=" << n << " len=" << len;
         }
         for (int i = 0; i < 20; ++i) (void)MatchOnExactCopy(*migrating, Key(2 * i + 1), cut);
       }
@@ -313,8 +322,8 @@ TEST(CompactPolicyTest, RandomBitFlipsNeverCrash) {
         (void)MatchOnExactCopy(*migrating, Key(rng.Next() % 4000), bad);
       }
       const format::FilterKind kind = format::Recognize(bad).kind;
-      if (trailer_hit && (kind == format::FilterKind::kUnknown ||
-                          kind == format::FilterKind::kLevelDbBuiltin)) {
+      if (trailer_hit &&
+          (kind == format::FilterKind::kUnknown || kind == format::FilterKind::kLevelDbBuiltin)) {
         ++flips_in_trailer;
         for (const std::string& key : keys) ASSERT_TRUE(MatchOnExactCopy(*compact, key, bad));
       }
@@ -353,7 +362,8 @@ TEST(CompactPolicyTest, V2TrailerDamageMostlyReadsAsMayMatch) {
           if (byte == trailer || (byte == trailer + 1 && bit >= 4)) {
             ++check_flips;
             compact::V2View view;
-            ASSERT_FALSE(compact::ParseV2(b, &view)) << "n=" << n << " byte " << byte << " bit " << bit;
+            ASSERT_FALSE(compact::ParseV2(b, &view))
+                << "n=" << n << " byte " << byte << " bit " << bit;
             for (const std::string& key : keys) ASSERT_TRUE(MatchOnExactCopy(*compact, key, b));
             continue;
           }
@@ -495,7 +505,8 @@ class DbTest : public ::testing::Test {
       EXPECT_TRUE(db_->Get(leveldb::ReadOptions(), Key(2 * i + 1), &value).IsNotFound());
     }
     env_.ResetReads();
-    for (uint64_t i = 0; i < count; ++i) (void)db_->Get(leveldb::ReadOptions(), Key(2 * i + 1), &value);
+    for (uint64_t i = 0; i < count; ++i)
+      (void)db_->Get(leveldb::ReadOptions(), Key(2 * i + 1), &value);
     return static_cast<double>(env_.reads()) / count;
   }
 

@@ -156,8 +156,8 @@ TEST(CountingBloomTest, BadArgumentsGetStatusOrClamp) {
   EXPECT_FALSE(CountingBloomFilter::CreateWithGeometry(0, 3).ok());
   EXPECT_FALSE(CountingBloomFilter::CreateWithGeometry(1, 0).ok());
   EXPECT_FALSE(CountingBloomFilter::CreateWithGeometry(1, 17).ok());
-  EXPECT_TRUE(absl::IsResourceExhausted(
-      CountingBloomFilter::Create(uint64_t{1} << 62, 64.0).status()));
+  EXPECT_TRUE(
+      absl::IsResourceExhausted(CountingBloomFilter::Create(uint64_t{1} << 62, 64.0).status()));
   for (double c : std::initializer_list<double>{-1.0, 0.0, std::nan(""), 1e300, INFINITY}) {
     auto f = CountingBloomFilter::Create(100, c);
     ASSERT_TRUE(f.ok()) << c;
@@ -175,8 +175,18 @@ TEST(CountingBloomTest, BadArgumentsGetStatusOrClamp) {
 }
 
 TEST(CountingBloomTest, CachedSearchEqualsExhaustiveSearchOnASweep) {
-  std::vector<double> targets = {0.0, -1.0, 1e-300, 1e-9, 1e-7, 1e-6, 0.5, 0.6, 1.0, 7.0,
-                                 std::nan(""), std::numeric_limits<double>::infinity(),
+  std::vector<double> targets = {0.0,
+                                 -1.0,
+                                 1e-300,
+                                 1e-9,
+                                 1e-7,
+                                 1e-6,
+                                 0.5,
+                                 0.6,
+                                 1.0,
+                                 7.0,
+                                 std::nan(""),
+                                 std::numeric_limits<double>::infinity(),
                                  -std::numeric_limits<double>::infinity()};
   for (int i = 0; i <= 36; ++i) targets.push_back(std::pow(10.0, -0.25 * i));  // 1 .. 1e-9
   for (double p : targets) {
@@ -208,8 +218,8 @@ TEST(CountingBloomTest, CachedSearchEqualsExhaustiveSearchAtEveryGridBoundary) {
   int checked = 0;
   for (const auto& [c, fpr] : grid) {
     for (double p : {std::nextafter(fpr, 0.0), fpr, std::nextafter(fpr, 1.0)}) {
-      ASSERT_EQ(CountingBloomFilter::CountersPerKeyForFpr(p), reference(p)) << "c=" << c
-                                                                            << " p=" << p;
+      ASSERT_EQ(CountingBloomFilter::CountersPerKeyForFpr(p), reference(p))
+          << "c=" << c << " p=" << p;
       ++checked;
     }
   }
@@ -225,9 +235,8 @@ TEST(CountingBloomTest, CreateForFprGeometryIsUnchanged) {
       auto cached = CountingBloomFilter::CreateForFpr(n, p);
       ASSERT_TRUE(cached.ok()) << cached.status();
       // What the old CreateForFpr built: Create(n, c) with k = the model's best.
-      const double blocks = std::max(
-          1.0, std::ceil(std::ceil(static_cast<double>(n) * c) /
-                         CountingBloomFilter::kCountersPerBlock));
+      const double blocks = std::max(1.0, std::ceil(std::ceil(static_cast<double>(n) * c) /
+                                                    CountingBloomFilter::kCountersPerBlock));
       EXPECT_EQ((*cached)->num_blocks(), static_cast<uint64_t>(blocks)) << n << " " << p;
       EXPECT_EQ((*cached)->num_probes(),
                 OptimalBlockedProbes(c, CountingBloomFilter::kMaxProbes,
@@ -240,9 +249,8 @@ TEST(CountingBloomTest, CreateForFprGeometryIsUnchanged) {
   for (double c : {1.0, 3.0, 3.1, 9.75, 10.0, 10.01, 40.25, 63.75, 64.0}) {
     auto f = CountingBloomFilter::Create(1000, c);
     ASSERT_TRUE(f.ok());
-    EXPECT_EQ((*f)->num_probes(),
-              OptimalBlockedProbes(c, CountingBloomFilter::kMaxProbes,
-                                   CountingBloomFilter::kCountersPerBlock))
+    EXPECT_EQ((*f)->num_probes(), OptimalBlockedProbes(c, CountingBloomFilter::kMaxProbes,
+                                                       CountingBloomFilter::kCountersPerBlock))
         << c;
   }
 }

@@ -67,14 +67,22 @@ TEST(FilterFileTest, EveryStructureRoundTripsThroughDiskBothWays) {
     scalable->AddKey(Key(2 * i));
   }
   const std::string path = TempPath("roundtrip.bbf");
-  for (FilterKind kind : {FilterKind::kBlocked, FilterKind::kStandard,
-                          FilterKind::kPartitioned, FilterKind::kScalable}) {
+  for (FilterKind kind : {FilterKind::kBlocked, FilterKind::kStandard, FilterKind::kPartitioned,
+                          FilterKind::kScalable}) {
     absl::Status s;
     switch (kind) {
-      case FilterKind::kBlocked: s = SaveFilterFile(path, *blocked, kKeys, 0.0096); break;
-      case FilterKind::kStandard: s = SaveFilterFile(path, *standard, kKeys, 0.01); break;
-      case FilterKind::kPartitioned: s = SaveFilterFile(path, *partitioned, kKeys, 0.01); break;
-      case FilterKind::kScalable: s = SaveFilterFile(path, *scalable, kKeys, 0.01); break;
+      case FilterKind::kBlocked:
+        s = SaveFilterFile(path, *blocked, kKeys, 0.0096);
+        break;
+      case FilterKind::kStandard:
+        s = SaveFilterFile(path, *standard, kKeys, 0.01);
+        break;
+      case FilterKind::kPartitioned:
+        s = SaveFilterFile(path, *partitioned, kKeys, 0.01);
+        break;
+      case FilterKind::kScalable:
+        s = SaveFilterFile(path, *scalable, kKeys, 0.01);
+        break;
     }
     ASSERT_TRUE(s.ok()) << s;
     for (bool mmap : {false, true}) {
@@ -88,8 +96,7 @@ TEST(FilterFileTest, EveryStructureRoundTripsThroughDiskBothWays) {
       EXPECT_EQ(loaded->info().num_keys, kKeys);
       EXPECT_EQ(loaded->info().file_bytes, ReadAll(path).size());
       // The loaded filter re-encodes to the very same file.
-      EXPECT_EQ(EncodeFilterFile(loaded->filter(), kKeys, loaded->info().target_fpr),
-                ReadAll(path))
+      EXPECT_EQ(EncodeFilterFile(loaded->filter(), kKeys, loaded->info().target_fpr), ReadAll(path))
           << FilterKindName(kind);
       uint64_t hits = 0;
       for (uint64_t i = 0; i < 200000; ++i) {

@@ -410,8 +410,8 @@ TEST(FilteredDBPersistTest, DamagedIndexFilesAreRebuiltFromAScan) {
   // Positions: magic, version, listing, payload start/middle, checksum; then
   // truncations and an empty file.
   std::vector<std::string> damaged;
-  for (size_t pos : {size_t{0}, size_t{9}, size_t{30}, good.size() / 2, good.size() - 20,
-                     good.size() - 1}) {
+  for (size_t pos :
+       {size_t{0}, size_t{9}, size_t{30}, good.size() / 2, good.size() - 20, good.size() - 1}) {
     std::string bad = good;
     bad[pos] ^= 0x40;
     damaged.push_back(bad);
@@ -432,8 +432,10 @@ TEST(FilteredDBPersistTest, DamagedIndexFilesAreRebuiltFromAScan) {
   }
   // The undamaged file of this exact state still loads: the checks above
   // failed for the damage, not for the state.
-  { std::unique_ptr<FilteredDB> db;
-    ASSERT_TRUE(FilteredDB::Open(FilteredDBOptions(), CreateOptions(), path, &db).ok()); }
+  {
+    std::unique_ptr<FilteredDB> db;
+    ASSERT_TRUE(FilteredDB::Open(FilteredDBOptions(), CreateOptions(), path, &db).ok());
+  }
   EXPECT_EQ(OpenAndCheck(path, 1000, {}), IndexSource::kFile);
   DestroyFilteredDB(path, leveldb::Options());
 }

@@ -82,8 +82,7 @@ uint64_t CandidateBucket(const std::string& key, int subtable, int log2_buckets)
 // `count` keys with distinct fingerprints whose candidate bucket at
 // B = 2^log2_buckets is bucket 0 in every subtable: the first
 // d * w = 32 of them fill those 4 buckets; any further one is refused.
-std::vector<std::string> FullBucketKeys(const std::string& prefix, int log2_buckets,
-                                        size_t count) {
+std::vector<std::string> FullBucketKeys(const std::string& prefix, int log2_buckets, size_t count) {
   std::vector<std::string> keys;
   std::unordered_map<uint64_t, bool> fingerprints;
   for (uint64_t i = 0; keys.size() < count; ++i) {
@@ -209,8 +208,8 @@ class Harness {
     const uint64_t before = db_->index_stats().gets_ruled_out;
     for (int i = 0; i < n; ++i) {
       std::string value;
-      EXPECT_TRUE(db_->Get(leveldb::ReadOptions(), "never-" + std::to_string(i), &value)
-                      .IsNotFound());
+      EXPECT_TRUE(
+          db_->Get(leveldb::ReadOptions(), "never-" + std::to_string(i), &value).IsNotFound());
     }
     return db_->index_stats().gets_ruled_out - before;
   }

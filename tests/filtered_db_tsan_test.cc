@@ -90,7 +90,7 @@ TEST_P(FilteredDBTsanTest, ReadersNeverMissCommittedKeysWhileWritersChurnAndGrow
   const FilteredDBStats stats = db->index_stats();
   EXPECT_TRUE(stats.index_active);
   EXPECT_EQ(stats.keys, kCommitted + 20);  // the last two churn rounds stay live
-  EXPECT_GE(stats.rebuilds, 1u + 3u);  // Open's, the RebuildIndex calls, growths
+  EXPECT_GE(stats.rebuilds, 1u + 3u);      // Open's, the RebuildIndex calls, growths
   EXPECT_GT(stats.gets_ruled_out, 0u);
   db.reset();
   DestroyFilteredDB(path, leveldb::Options());

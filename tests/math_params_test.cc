@@ -65,9 +65,7 @@ TEST(MathParamsTest, BlockedBitsPerKeyForFprIsTheSmallestThatMeetsIt) {
   for (double p : {0.1, 0.01, 0.001, 1e-4, 1e-6}) {
     const absl::StatusOr<double> c = BlockedBitsPerKeyForFpr(p);
     ASSERT_TRUE(c.ok()) << c.status();
-    const auto best = [](double bpk) {
-      return BlockedBloomFpr(bpk, OptimalBlockedProbes(bpk));
-    };
+    const auto best = [](double bpk) { return BlockedBloomFpr(bpk, OptimalBlockedProbes(bpk)); };
     EXPECT_LE(best(*c), p) << p;
     EXPECT_GT(best(*c - 1e-3), p) << p;
     // Blocking costs memory: always above the standard filter's -ln p / ln^2 2.

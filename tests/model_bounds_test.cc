@@ -42,9 +42,9 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 TEST(ModelBoundsTest, BlockedFprAnswersEveryArgumentQuickly) {
-  const double bits_per_key[] = {kNaN, -kInf, -1.0, 0.0, 1e-300, 4.9e-324, 1e-16, 1e-12,
-                                 1e-9, 1e-6, 1e-3, 0.01, 0.1, 0.5, 1.0, 10.0, 64.0,
-                                 1e6, 1e300, kInf};
+  const double bits_per_key[] = {kNaN,  -kInf, -1.0, 0.0,  1e-300, 4.9e-324, 1e-16,
+                                 1e-12, 1e-9,  1e-6, 1e-3, 0.01,   0.1,      0.5,
+                                 1.0,   10.0,  64.0, 1e6,  1e300,  kInf};
   const int probes[] = {std::numeric_limits<int>::min(), -1, 0, 1, 7, 16, 64, 1000,
                         std::numeric_limits<int>::max()};
   const int blocks[] = {std::numeric_limits<int>::min(), 0, 1, 64, 512, 1 << 20,
@@ -95,7 +95,7 @@ TEST(ModelBoundsTest, FixedNodeSumAgreesWithExactSumAtTheSwitch) {
 
 TEST(ModelBoundsTest, PredictedFprOfHugeClaimsIsBounded) {
   const Clock::time_point start = Clock::now();
-  const uint64_t counts[] = {0, 1, 1000, uint64_t{1} << 40, uint64_t{10000000000000000},
+  const uint64_t counts[] = {0,         1, 1000, uint64_t{1} << 40, uint64_t{10000000000000000},
                              UINT64_MAX};
   const uint64_t sizes[] = {0, 1, 3, 64, uint64_t{1} << 30, UINT64_MAX};
   for (uint64_t n : counts) {

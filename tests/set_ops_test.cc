@@ -87,22 +87,29 @@ TEST(SetOpsTest, ShapeMismatchIsInvalidArgument) {
   const auto invalid = [](const absl::Status& s) {
     return s.code() == absl::StatusCode::kInvalidArgument;
   };
-  EXPECT_TRUE(invalid(Union(*BlockedBloomFilter::Create(1000, 10),
-                            *BlockedBloomFilter::Create(1001, 10)).status()));
+  EXPECT_TRUE(
+      invalid(Union(*BlockedBloomFilter::Create(1000, 10), *BlockedBloomFilter::Create(1001, 10))
+                  .status()));
   EXPECT_TRUE(invalid(Intersection(*BlockedBloomFilter::CreateWithGeometry(640, 6),
-                                   *BlockedBloomFilter::CreateWithGeometry(640, 7)).status()));
+                                   *BlockedBloomFilter::CreateWithGeometry(640, 7))
+                          .status()));
   EXPECT_TRUE(invalid(Union(*StandardBloomFilter::CreateWithGeometry(1000, 5),
-                            *StandardBloomFilter::CreateWithGeometry(1001, 5)).status()));
+                            *StandardBloomFilter::CreateWithGeometry(1001, 5))
+                          .status()));
   EXPECT_TRUE(invalid(Union(*StandardBloomFilter::CreateWithGeometry(1000, 5),
-                            *StandardBloomFilter::CreateWithGeometry(1000, 6)).status()));
-  EXPECT_TRUE(invalid(
-      Union(*StandardBloomFilter::CreateWithGeometry(1000, 5, HashScheme::kDoubleHashing),
-            *StandardBloomFilter::CreateWithGeometry(1000, 5)).status()));
+                            *StandardBloomFilter::CreateWithGeometry(1000, 6))
+                          .status()));
+  EXPECT_TRUE(
+      invalid(Union(*StandardBloomFilter::CreateWithGeometry(1000, 5, HashScheme::kDoubleHashing),
+                    *StandardBloomFilter::CreateWithGeometry(1000, 5))
+                  .status()));
   EXPECT_TRUE(invalid(Intersection(*PartitionedBloomFilter::CreateWithGeometry(100, 5),
-                                   *PartitionedBloomFilter::CreateWithGeometry(101, 5)).status()));
+                                   *PartitionedBloomFilter::CreateWithGeometry(101, 5))
+                          .status()));
   // Same total bits, different slicing: still a different shape.
   EXPECT_TRUE(invalid(Union(*PartitionedBloomFilter::CreateWithGeometry(100, 6),
-                            *PartitionedBloomFilter::CreateWithGeometry(120, 5)).status()));
+                            *PartitionedBloomFilter::CreateWithGeometry(120, 5))
+                          .status()));
 }
 
 TEST(SetOpsTest, ZeroByteBlockedFiltersKeepTheirMeaning) {

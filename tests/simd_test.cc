@@ -53,7 +53,8 @@ struct PlacedFilter {
 // every k, misalignments 0..63; random hashes plus every present hash.
 HWY_NOINLINE void TestSingleProbeMatchesScalar() {
   testing_keys::SplitMix64 rng(HWY_TARGET);
-  const uint64_t kBytes[] = {1, 2, 7, 8, 63, 64, 65, 100, 127, 128, 129, 191, 192, 1000, 4096, 12347};
+  const uint64_t kBytes[] = {1,   2,   7,   8,   63,  64,   65,   100,
+                             127, 128, 129, 191, 192, 1000, 4096, 12347};
   for (uint64_t bytes : kBytes) {
     for (int k = 1; k <= blocked::kMaxProbes; ++k) {
       std::vector<uint8_t> filter(bytes);
@@ -110,7 +111,8 @@ HWY_NOINLINE void TestSetFullBlockMatchesScalar() {
     for (size_t misalign = 0; misalign < 64; misalign += 7) {
       for (int q = 0; q < 200; ++q) {
         const uint32_t seed = static_cast<uint32_t>(rng.Next());
-        for (size_t i = 0; i < 64; ++i) expected[i] = (q % 3 == 0) ? static_cast<uint8_t>(rng.Next()) : 0;
+        for (size_t i = 0; i < 64; ++i)
+          expected[i] = (q % 3 == 0) ? static_cast<uint8_t>(rng.Next()) : 0;
         std::copy(expected.begin(), expected.end(), storage.begin() + misalign);
         blocked::detail::SetProbes<true>(seed, 512, k, expected.data());
         SetFullBlock(storage.data() + misalign, seed, k);
@@ -137,8 +139,8 @@ HWY_NOINLINE void TestBuildAndBatchMatchScalar() {
       for (uint64_t& h : queries) h = rng.Next();
       auto out = std::make_unique<bool[]>(queries.size());
       for (size_t window : {size_t{1}, size_t{7}, size_t{64}, size_t{5000}}) {
-        MayContainHashesRolling<1>(queries.data(), queries.size(), bytes * 8, k, got.data(),
-                                   window, out.get());
+        MayContainHashesRolling<1>(queries.data(), queries.size(), bytes * 8, k, got.data(), window,
+                                   out.get());
         for (size_t i = 0; i < queries.size(); ++i) {
           ASSERT_EQ(out[i], blocked::MayContainHash(queries[i], bytes * 8, k, got.data()))
               << hwy::TargetName(HWY_TARGET) << " window=" << window << " i=" << i;
@@ -250,12 +252,12 @@ TEST_F(EveryTarget, ProbesAnswerIdenticallyAtEveryWindowAndAlignment) {
           simd::ForceTargetForTesting(target);
           for (size_t window : {1, 5, 16, 64, 1024}) {
             auto out = std::make_unique<bool[]>(queries.size());
-            simd::MayContainHashes(queries.data(), queries.size(), bytes * 8, k,
-                                   aligned + offset, readable, out.get(), window);
+            simd::MayContainHashes(queries.data(), queries.size(), bytes * 8, k, aligned + offset,
+                                   readable, out.get(), window);
             for (size_t i = 0; i < queries.size(); ++i) {
               ASSERT_EQ(out[i], expected[i] != 0)
-                  << simd::TargetName(target) << " n=" << n << " k=" << k
-                  << " offset=" << offset << " window=" << window << " i=" << i;
+                  << simd::TargetName(target) << " n=" << n << " k=" << k << " offset=" << offset
+                  << " window=" << window << " i=" << i;
             }
           }
           // The single-key probe resolved once per process follows the

@@ -66,9 +66,8 @@ inline const std::string& TestTempDir() {
 // contain '/', e.g. to name a path that cannot exist). Nothing is created.
 inline std::string TestPath(const std::string& tag) {
   const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  std::string test = info != nullptr
-                         ? std::string(info->test_suite_name()) + "." + info->name()
-                         : std::string("global");
+  std::string test = info != nullptr ? std::string(info->test_suite_name()) + "." + info->name()
+                                     : std::string("global");
   for (char& c : test) {
     if (c == '/') c = '_';  // parameterised names contain '/'
   }

@@ -75,8 +75,8 @@ std::unique_ptr<AnyFilter> Wrap(absl::StatusOr<F> f) {
 }
 
 // Scalable filters starting at n / 16 + 1 keys, so n keys fill several stages.
-inline std::function<std::unique_ptr<AnyFilter>(uint64_t, double)> ScalableFrom(
-    double tightening, double growth) {
+inline std::function<std::unique_ptr<AnyFilter>(uint64_t, double)> ScalableFrom(double tightening,
+                                                                                double growth) {
   return [tightening, growth](uint64_t n, double fpr) {
     ScalableBloomOptions o;
     o.initial_capacity = n / 16 + 1;
@@ -101,8 +101,7 @@ inline std::vector<Variant> AllVariants() {
        true},
       {"StandardEnhanced",
        [](uint64_t n, double fpr) {
-         return Wrap(
-             StandardBloomFilter::CreateForFpr(n, fpr, HashScheme::kEnhancedDoubleHashing));
+         return Wrap(StandardBloomFilter::CreateForFpr(n, fpr, HashScheme::kEnhancedDoubleHashing));
        },
        true},
       {"Partitioned",

@@ -37,25 +37,25 @@ std::string Golden(F filter) {
 
 TEST(VariantsGoldenTest, StandardDoubleHashingV1) {
   EXPECT_EQ(Golden(*StandardBloomFilter::CreateWithGeometry(9600, 7, HashScheme::kDoubleHashing)),
-            
+
             "1212 b4e717c8b261b124 0afb339498127624 fp 155 273 781");
 }
 TEST(VariantsGoldenTest, StandardEnhancedDoubleHashingV1) {
-  EXPECT_EQ(Golden(*StandardBloomFilter::CreateWithGeometry(9600, 7)), 
+  EXPECT_EQ(Golden(*StandardBloomFilter::CreateWithGeometry(9600, 7)),
             "1212 c5d1597f0ad9e1bb 2683e8ba0ad14e29 fp 151 199 401");
 }
 TEST(VariantsGoldenTest, PartitionedV1) {
-  EXPECT_EQ(Golden(*PartitionedBloomFilter::CreateWithGeometry(1371, 7)), 
+  EXPECT_EQ(Golden(*PartitionedBloomFilter::CreateWithGeometry(1371, 7)),
             "1212 b0c5a92f8bf5ffb3 d132cc4a2264f647 fp 589 657 667");
 }
 TEST(VariantsGoldenTest, ScalableV1) {
   ScalableBloomOptions o;
   o.initial_capacity = 100;
-  EXPECT_EQ(Golden(*ScalableBloomFilter::Create(o)), 
+  EXPECT_EQ(Golden(*ScalableBloomFilter::Create(o)),
             "2966 b58b2c3a4b92e500 30f29708af98037f fp 573 783 1101");
 }
 TEST(VariantsGoldenTest, BlockedInAFilterFile) {
-  EXPECT_EQ(Golden(*BlockedBloomFilter::CreateWithGeometry(1250, 7)), 
+  EXPECT_EQ(Golden(*BlockedBloomFilter::CreateWithGeometry(1250, 7)),
             "1253 836ae80c918a6065 f3b8629364433d26 fp 125 217 571");
 }
 

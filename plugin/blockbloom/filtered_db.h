@@ -109,22 +109,22 @@ struct FilteredDBOptions {
 enum class IndexSource { kScan, kFile };
 
 struct FilteredDBStats {
-  bool index_active = false;        // false: saturated / pass-through
+  bool index_active = false;  // false: saturated / pass-through
   IndexSource opened_from = IndexSource::kScan;
-  uint64_t keys = 0;                // live keys the index holds
-  uint64_t capacity = 0;            // keys before the next growth rebuild
-  uint64_t memory_bytes = 0;        // current index (plus retired ones not yet freed)
+  uint64_t keys = 0;          // live keys the index holds
+  uint64_t capacity = 0;      // keys before the next growth rebuild
+  uint64_t memory_bytes = 0;  // current index (plus retired ones not yet freed)
   double estimated_fpr = 0.0;
   // Per-Get counters (summed over the per-thread slots; each is exact once
   // the counted Gets have returned).
-  uint64_t gets_checked = 0;        // Gets that consulted the index
-  uint64_t gets_ruled_out = 0;      // answered NotFound by the index alone
-  uint64_t filter_passes = 0;       // index said "may be present"
-  uint64_t passes_not_found = 0;    // ... and LevelDB said NotFound (live false positives)
-  uint64_t rebuilds = 0;            // completed scans (Open, growth, RebuildIndex)
-  uint64_t insert_refusals = 0;     // d-left full bucket / overflow
-  uint64_t failed_writes = 0;       // LevelDB writes that failed after index inserts
-  uint64_t index_saves = 0;         // index files written
+  uint64_t gets_checked = 0;      // Gets that consulted the index
+  uint64_t gets_ruled_out = 0;    // answered NotFound by the index alone
+  uint64_t filter_passes = 0;     // index said "may be present"
+  uint64_t passes_not_found = 0;  // ... and LevelDB said NotFound (live false positives)
+  uint64_t rebuilds = 0;          // completed scans (Open, growth, RebuildIndex)
+  uint64_t insert_refusals = 0;   // d-left full bucket / overflow
+  uint64_t failed_writes = 0;     // LevelDB writes that failed after index inserts
+  uint64_t index_saves = 0;       // index files written
 };
 
 class KeyIndex;  // plugin/filtered_db/key_index.h
@@ -134,9 +134,8 @@ class FilteredDB final : public leveldb::DB {
   // Opens (or creates, per `options`) the LevelDB database at `name` and
   // loads the saved index when valid, else builds it with a full scan. On
   // error *db is left null.
-  static leveldb::Status Open(const FilteredDBOptions& fdb_options,
-                              const leveldb::Options& options, const std::string& name,
-                              std::unique_ptr<FilteredDB>* db);
+  static leveldb::Status Open(const FilteredDBOptions& fdb_options, const leveldb::Options& options,
+                              const std::string& name, std::unique_ptr<FilteredDB>* db);
 
   FilteredDB(const FilteredDB&) = delete;
   FilteredDB& operator=(const FilteredDB&) = delete;
@@ -148,8 +147,7 @@ class FilteredDB final : public leveldb::DB {
   // leveldb::DB, same arguments and results.
   leveldb::Status Put(const leveldb::WriteOptions& options, const leveldb::Slice& key,
                       const leveldb::Slice& value) override;
-  leveldb::Status Delete(const leveldb::WriteOptions& options,
-                         const leveldb::Slice& key) override;
+  leveldb::Status Delete(const leveldb::WriteOptions& options, const leveldb::Slice& key) override;
   leveldb::Status Write(const leveldb::WriteOptions& options,
                         leveldb::WriteBatch* updates) override;
   leveldb::Status Get(const leveldb::ReadOptions& options, const leveldb::Slice& key,

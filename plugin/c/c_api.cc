@@ -70,7 +70,7 @@ char* CreateFilter(void* state, const char* const* key_array, const size_t* key_
 }
 
 uint8_t KeyMayMatch(void* state, const char* key, size_t length, const char* filter,
-                          size_t filter_length) {
+                    size_t filter_length) {
   try {
     return static_cast<PolicyState*>(state)->policy->KeyMayMatch(
                leveldb::Slice(key, length), leveldb::Slice(filter, filter_length))

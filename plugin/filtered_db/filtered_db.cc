@@ -28,7 +28,9 @@
 namespace blockbloom {
 namespace {
 
-uint64_t Hash(const leveldb::Slice& key) { return HashKey(std::string_view(key.data(), key.size())); }
+uint64_t Hash(const leveldb::Slice& key) {
+  return HashKey(std::string_view(key.data(), key.size()));
+}
 
 // A batch's effect per user key: the last operation wins (a batch is applied
 // atomically, so its intermediate states are never visible).
@@ -91,7 +93,7 @@ unsigned ThreadSlot() {
 // One cache line per slot, written only by the thread that leased it (or, for
 // kSharedSlot, by the threads sharing it).
 struct alignas(64) ReaderSlot {
-  std::atomic<uint64_t> active{0};            // readers inside an index probe
+  std::atomic<uint64_t> active{0};  // readers inside an index probe
   std::atomic<uint64_t> ruled_out{0};
   std::atomic<uint64_t> passes{0};
   std::atomic<uint64_t> passes_not_found{0};
@@ -218,16 +220,16 @@ struct FilteredDB::Impl {
   std::string current_at_open;  // CURRENT's bytes right after our LevelDB::Open
   std::unique_ptr<leveldb::DB> db;
 
-  std::mutex rebuild_mu;  // one rebuild at a time; taken before write_mu
-  std::mutex write_mu;    // writers, publication, the write log, counters below
-  std::unique_ptr<KeyIndex> current;  // null = saturated / pass-through
-  std::vector<Retired> retired;       // unpublished, maybe still being read
+  std::mutex rebuild_mu;                  // one rebuild at a time; taken before write_mu
+  std::mutex write_mu;                    // writers, publication, the write log, counters below
+  std::unique_ptr<KeyIndex> current;      // null = saturated / pass-through
+  std::vector<Retired> retired;           // unpublished, maybe still being read
   std::atomic<KeyIndex*> index{nullptr};  // what readers use: current.get()
   std::array<ReaderSlot, kReaderSlots> slots;
 
-  bool logging = false;         // a rebuild's snapshot is taken: log writes
-  std::vector<LogEntry> log;    // writes since that snapshot, in order
-  bool growth_running = false;  // the growth thread is (still) working
+  bool logging = false;                 // a rebuild's snapshot is taken: log writes
+  std::vector<LogEntry> log;            // writes since that snapshot, in order
+  bool growth_running = false;          // the growth thread is (still) working
   std::condition_variable growth_done;  // signalled when growth_running drops
   std::thread growth_thread;
   std::atomic<bool> stopping{false};
@@ -543,9 +545,7 @@ leveldb::Status DestroyFilteredDB(const std::string& name, const leveldb::Option
   return leveldb::DestroyDB(name, options);
 }
 
-leveldb::Status FilteredDB::RebuildIndex() {
-  return impl_->Rebuild(impl_->options.expected_keys);
-}
+leveldb::Status FilteredDB::RebuildIndex() { return impl_->Rebuild(impl_->options.expected_keys); }
 
 leveldb::Status FilteredDB::SaveIndex() { return impl_->Save(); }
 
@@ -555,8 +555,7 @@ void FilteredDB::WaitForGrowth() {
 }
 
 leveldb::Status FilteredDB::Impl::Apply(const leveldb::WriteOptions& write_options,
-                                        leveldb::WriteBatch* batch, const KeyOp* ops,
-                                        size_t n) {
+                                        leveldb::WriteBatch* batch, const KeyOp* ops, size_t n) {
   // Hash buffers: on the stack for the common one-key write.
   uint64_t added_one[1], removed_one[1];
   std::vector<uint64_t> added_many, removed_many;
@@ -597,8 +596,7 @@ leveldb::Status FilteredDB::Impl::Apply(const leveldb::WriteOptions& write_optio
     }
     if (current != nullptr && current->keys() > current->capacity()) {
       StartGrowthLocked(2 * current->capacity());
-    } else if (current != nullptr &&
-               current->inserted_since_build() > 2 * current->capacity()) {
+    } else if (current != nullptr && current->inserted_since_build() > 2 * current->capacity()) {
       // Churn: the front filter holds many deleted keys. Same size, fresh.
       StartGrowthLocked(current->capacity());
     }
@@ -737,26 +735,26 @@ bool FilteredDB::GetProperty(const leveldb::Slice& property, std::string* value)
   const double measured_fpr = absent ? static_cast<double>(s.passes_not_found) / absent : 0.0;
   char buf[768];
   if (property == "blockbloom.stats" || property == "blockbloom.index-stats") {
-    std::snprintf(buf, sizeof(buf),
-                  "index-active: %d\nopened-from: %s\nkeys: %" PRIu64 "\ncapacity: %" PRIu64
-                  "\nmemory-bytes: %" PRIu64 "\nbytes-per-key: %.2f\nestimated-fpr: %.6g\n"
-                  "gets-checked: %" PRIu64 "\ngets-ruled-out: %" PRIu64
-                  "\nfilter-passes: %" PRIu64 "\npasses-not-found: %" PRIu64
-                  "\nmeasured-fpr: %.6g\nrebuilds: %" PRIu64 "\ninsert-refusals: %" PRIu64
-                  "\nfailed-writes: %" PRIu64 "\nindex-saves: %" PRIu64 "\n",
-                  s.index_active ? 1 : 0, s.opened_from == IndexSource::kFile ? "file" : "scan",
-                  s.keys, s.capacity, s.memory_bytes,
-                  s.keys ? static_cast<double>(s.memory_bytes) / s.keys : 0.0, s.estimated_fpr,
-                  s.gets_checked, s.gets_ruled_out, s.filter_passes, s.passes_not_found,
-                  measured_fpr, s.rebuilds, s.insert_refusals, s.failed_writes, s.index_saves);
+    std::snprintf(
+        buf, sizeof(buf),
+        "index-active: %d\nopened-from: %s\nkeys: %" PRIu64 "\ncapacity: %" PRIu64
+        "\nmemory-bytes: %" PRIu64
+        "\nbytes-per-key: %.2f\nestimated-fpr: %.6g\n"
+        "gets-checked: %" PRIu64 "\ngets-ruled-out: %" PRIu64 "\nfilter-passes: %" PRIu64
+        "\npasses-not-found: %" PRIu64 "\nmeasured-fpr: %.6g\nrebuilds: %" PRIu64
+        "\ninsert-refusals: %" PRIu64 "\nfailed-writes: %" PRIu64 "\nindex-saves: %" PRIu64 "\n",
+        s.index_active ? 1 : 0, s.opened_from == IndexSource::kFile ? "file" : "scan", s.keys,
+        s.capacity, s.memory_bytes, s.keys ? static_cast<double>(s.memory_bytes) / s.keys : 0.0,
+        s.estimated_fpr, s.gets_checked, s.gets_ruled_out, s.filter_passes, s.passes_not_found,
+        measured_fpr, s.rebuilds, s.insert_refusals, s.failed_writes, s.index_saves);
   } else if (property == "blockbloom.filter-policy-stats") {
     // The table filters' own counters (blockbloom/filter_stats.h): with the
     // index's passes-not-found they give the filters' live FPR.
     const FilterPolicyStats p = GetFilterPolicyStats(impl_->filter_policy);
     if (!p.available) return false;
     std::snprintf(buf, sizeof(buf),
-                  "probes: %" PRIu64 "\nnegatives: %" PRIu64 "\npositives: %" PRIu64 "\n",
-                  p.probes, p.negatives, p.probes - p.negatives);
+                  "probes: %" PRIu64 "\nnegatives: %" PRIu64 "\npositives: %" PRIu64 "\n", p.probes,
+                  p.negatives, p.probes - p.negatives);
   } else if (property == "blockbloom.index-keys") {
     std::snprintf(buf, sizeof(buf), "%" PRIu64, s.keys);
   } else if (property == "blockbloom.index-memory-bytes") {

@@ -31,8 +31,8 @@ struct DirEntry {
   // LevelDB appends to or rewrites), 0 for the others (immutable tables).
   uint64_t content_hash = 0;
   bool operator==(const DirEntry& o) const {
-    return name == o.name && size_bytes == o.size_bytes && device == o.device &&
-           inode == o.inode && mtime_ns == o.mtime_ns && content_hash == o.content_hash;
+    return name == o.name && size_bytes == o.size_bytes && device == o.device && inode == o.inode &&
+           mtime_ns == o.mtime_ns && content_hash == o.content_hash;
   }
 };
 

@@ -110,9 +110,7 @@ class FrontFilter {
     std::atomic<uint64_t> words[8];
   };
   // Block: the high bits of the hash (multiply-shift range reduction).
-  uint64_t BlockOf(uint64_t hash) const {
-    return internal::FastRange64(hash, blocks_.size());
-  }
+  uint64_t BlockOf(uint64_t hash) const { return internal::FastRange64(hash, blocks_.size()); }
   // Bit positions: a remix of the hash (the SplitMix64 finaliser, Steele et
   // al. 2014), independent of the block choice and of the counting filters'
   // use of the same hash.
@@ -195,9 +193,7 @@ class FrontedIndex final : public KeyIndex {
   IndexKind kind() const override { return inner_->kind(); }
   uint64_t keys() const override { return inner_->keys(); }
   uint64_t capacity() const override { return inner_->capacity(); }
-  uint64_t memory_bytes() const override {
-    return inner_->memory_bytes() + front_->memory_bytes();
-  }
+  uint64_t memory_bytes() const override { return inner_->memory_bytes() + front_->memory_bytes(); }
   double estimated_fpr() const override { return inner_->estimated_fpr(); }
   uint64_t inserted_since_build() const override { return front_->inserted(); }
   void Serialize(std::string* out) const override {

@@ -18,8 +18,7 @@ namespace {
 class CompactPolicy final : public internal::PolicyBase {
  public:
   CompactPolicy(double bits_per_key, const char* name, bool migrating)
-      : PolicyBase(migrating),
-        name_(name), bits_per_key_(ClampBitsPerKey(bits_per_key)) {}
+      : PolicyBase(migrating), name_(name), bits_per_key_(ClampBitsPerKey(bits_per_key)) {}
 
   const char* Name() const override { return name_; }
 

@@ -15,11 +15,12 @@ namespace {
 // Appends a blocked filter for keys[0, n) to *dst: version 2 (flat) for
 // filters of at most blocked::kFlatMaxBytes bit bytes, version 1 above
 // (docs/FORMAT.md), built straight into dst.
-void AppendBlockedFilter(const leveldb::Slice* keys, int n, double bits_per_key,
-                         int num_probes, std::string* dst) {
+void AppendBlockedFilter(const leveldb::Slice* keys, int n, double bits_per_key, int num_probes,
+                         std::string* dst) {
   const size_t count = n > 0 ? static_cast<size_t>(n) : 0;
-  blocked::AppendFilter(count, BlockedBloomBytes(count, bits_per_key), num_probes,
-                        [&](size_t i) { return internal::View(keys[i]); }, dst);
+  blocked::AppendFilter(
+      count, BlockedBloomBytes(count, bits_per_key), num_probes,
+      [&](size_t i) { return internal::View(keys[i]); }, dst);
 }
 
 // The blocked policy and the blocked migrating policy: the same filters,

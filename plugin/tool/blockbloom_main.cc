@@ -333,7 +333,8 @@ int Calc(const std::vector<char*>& args) {
       "\nstandard: k = (m/n) ln 2 rounded to the better integer, m raised until that k meets\n"
       "the target. blocked: Poisson-mixture model (Putze et al. 2007). compact: static\n"
       "Golomb-Rice coded fingerprints (no k; for LevelDB tables only). scalable: first\n"
-      "stage holds all %" PRIu64 " keys at p(1-r) with r = %.1f, leaving headroom for growth\n"
+      "stage holds all %" PRIu64
+      " keys at p(1-r) with r = %.1f, leaving headroom for growth\n"
       "(s = %.0f) under the same compound bound.\n",
       keys, so.tightening, so.growth);
   return 0;
@@ -403,21 +404,22 @@ int Build(const std::vector<char*>& args) {
       if (!f.ok()) return f.status();
       filter.emplace(*std::move(f));
     } else if (structure == "standard" || structure == "standard-double") {
-      const HashScheme s = structure == "standard" ? HashScheme::kEnhancedDoubleHashing
-                                                   : HashScheme::kDoubleHashing;
+      const HashScheme s =
+          structure == "standard" ? HashScheme::kEnhancedDoubleHashing : HashScheme::kDoubleHashing;
       absl::StatusOr<StandardBloomFilter> f = bpk_given
                                                   ? StandardBloomFilter::Create(*n, bpk, s)
                                                   : StandardBloomFilter::CreateForFpr(*n, fpr, s);
       if (!f.ok()) return f.status();
       filter.emplace(*std::move(f));
     } else if (structure == "partitioned") {
-      absl::StatusOr<PartitionedBloomFilter> f = bpk_given
-                                                     ? PartitionedBloomFilter::Create(*n, bpk)
-                                                     : PartitionedBloomFilter::CreateForFpr(*n, fpr);
+      absl::StatusOr<PartitionedBloomFilter> f =
+          bpk_given ? PartitionedBloomFilter::Create(*n, bpk)
+                    : PartitionedBloomFilter::CreateForFpr(*n, fpr);
       if (!f.ok()) return f.status();
       filter.emplace(*std::move(f));
     } else if (structure == "scalable") {
-      if (bpk_given) return absl::InvalidArgumentError("a scalable filter takes --fpr, not --bits_per_key");
+      if (bpk_given)
+        return absl::InvalidArgumentError("a scalable filter takes --fpr, not --bits_per_key");
       absl::StatusOr<ScalableBloomFilter> f = ScalableBloomFilter::Create(*n, fpr);
       if (!f.ok()) return f.status();
       filter.emplace(*std::move(f));
@@ -486,7 +488,8 @@ int Query(const std::vector<char*>& args) {
     std::fprintf(stderr, "blockbloom query: %s\n", std::string(filter.status().message()).c_str());
     return kExitIo;
   }
-  absl::StatusOr<std::unique_ptr<LineReader>> in = LineReader::Open(args.size() == 3 ? args[2] : "-");
+  absl::StatusOr<std::unique_ptr<LineReader>> in =
+      LineReader::Open(args.size() == 3 ? args[2] : "-");
   if (!in.ok()) {
     std::fprintf(stderr, "blockbloom query: %s\n", std::string(in.status().message()).c_str());
     return kExitIo;
@@ -511,7 +514,8 @@ int Query(const std::vector<char*>& args) {
   }
   const FilterFileInfo& info = filter->info();
   std::fprintf(stderr,
-               "%s filter, %" PRIu64 " keys, %" PRIu64 " bytes, predicted FPR %s\n"
+               "%s filter, %" PRIu64 " keys, %" PRIu64
+               " bytes, predicted FPR %s\n"
                "queried %" PRIu64 ": %" PRIu64 " may be present, %" PRIu64 " absent\n",
                FilterKindName(info.kind), info.num_keys, info.file_bytes,
                Percent(filter->PredictedFpr()).c_str(), total, maybe, total - maybe);
@@ -572,7 +576,8 @@ int Inspect(const std::vector<char*>& args) {
     }
     ::closedir(d);
   } else {
-    std::fprintf(stderr, "blockbloom inspect: cannot list %s: %s\n", dir.c_str(), std::strerror(errno));
+    std::fprintf(stderr, "blockbloom inspect: cannot list %s: %s\n", dir.c_str(),
+                 std::strerror(errno));
     return kExitIo;
   }
   std::sort(tables.begin(), tables.end());
@@ -620,7 +625,9 @@ int Inspect(const std::vector<char*>& args) {
               " filter bytes, %" PRIu64 " keys, %.2f bits/key, model FPR %s\n",
               tables.size(), damaged, all_filters, all_bytes, all_keys,
               all_keys == 0 ? 0.0 : 8.0 * all_bytes / all_keys,
-              !fpr_known ? "unknown" : all_keys == 0 ? "-" : Percent(weighted_fpr / all_keys).c_str());
+              !fpr_known      ? "unknown"
+              : all_keys == 0 ? "-"
+                              : Percent(weighted_fpr / all_keys).c_str());
   std::printf(
       "\nmodel FPR: what each filter's math predicts for well-hashed keys, not a\n"
       "measurement. blockbloom filters hash with 64-bit XXH3 and measure at their model.\n"

@@ -124,9 +124,7 @@ absl::StatusOr<std::string> ReadBlock(std::string_view file, const BlockHandle& 
 // block's or fn's.
 template <typename Fn>
 absl::Status ForEachEntry(std::string_view block, const char* what, Fn&& fn) {
-  const auto fail = [&](const char* why) {
-    return Failure(std::string(what) + " block: " + why);
-  };
+  const auto fail = [&](const char* why) { return Failure(std::string(what) + " block: " + why); };
   if (block.size() < 4) return fail("shorter than its restart count");
   const uint64_t restarts = DecodeFixed32(block.data() + block.size() - 4);
   if (restarts > (block.size() - 4) / 4) return fail("restart array larger than the block");
@@ -144,8 +142,8 @@ absl::Status ForEachEntry(std::string_view block, const char* what, Fn&& fn) {
     }
     key.resize(static_cast<size_t>(shared));
     key.append(entries.data(), static_cast<size_t>(non_shared));
-    const std::string_view value = entries.substr(static_cast<size_t>(non_shared),
-                                                  static_cast<size_t>(value_len));
+    const std::string_view value =
+        entries.substr(static_cast<size_t>(non_shared), static_cast<size_t>(value_len));
     entries.remove_prefix(static_cast<size_t>(non_shared + value_len));
     if (absl::Status s = fn(std::string_view(key), value); !s.ok()) return s;
   }
@@ -229,8 +227,8 @@ absl::Status Inspect(std::string_view file, TableReport* report) {
   report->fpr_known = true;
   for (uint64_t i = 0; i < num; ++i) {
     const uint64_t start = DecodeFixed32(fb.data() + array_at + 4 * i);
-    const uint64_t limit = i + 1 < num ? DecodeFixed32(fb.data() + array_at + 4 * (i + 1))
-                                       : array_at;
+    const uint64_t limit =
+        i + 1 < num ? DecodeFixed32(fb.data() + array_at + 4 * (i + 1)) : array_at;
     if (start > limit || limit > array_at) return Failure("filter offsets out of order");
     const std::string_view filter(fb.data() + start, static_cast<size_t>(limit - start));
     report->filter_bytes += filter.size();

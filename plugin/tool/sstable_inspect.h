@@ -30,23 +30,23 @@ namespace blockbloom {
 namespace tool {
 
 struct TableReport {
-  std::string error;           // empty when the table was read completely
-  std::string policy_name;     // "" when the table has no filter block
-  uint64_t num_filters = 0;    // filter slots, including empty ones
+  std::string error;         // empty when the table was read completely
+  std::string policy_name;   // "" when the table has no filter block
+  uint64_t num_filters = 0;  // filter slots, including empty ones
   uint64_t nonempty_filters = 0;
-  uint64_t filter_bytes = 0;   // sum of filter sizes (trailers included)
-  uint64_t num_keys = 0;       // table entries (= keys given to the filters)
+  uint64_t filter_bytes = 0;  // sum of filter sizes (trailers included)
+  uint64_t num_keys = 0;      // table entries (= keys given to the filters)
   int base_lg = 0;
   // Filters by encoding, recognised by their trailer: blockbloom's blocked
   // format (ParseFilter), LevelDB's built-in (last byte k <= 30), other.
   uint64_t blocked_filters = 0, compact_filters = 0, builtin_filters = 0, unknown_filters = 0;
-  int blocked_version = 0;     // trailer version of the blocked filters
-  int compact_version = 0;     // trailer version of the compact filters
+  int blocked_version = 0;  // trailer version of the blocked filters
+  int compact_version = 0;  // trailer version of the compact filters
   int min_probes = 0, max_probes = 0;
   // Model FPR averaged over filters, weighted by their keys (a query for an
   // absent key probes the one filter of the data block it falls in).
   double predicted_fpr = 0;
-  bool fpr_known = false;      // false if any non-empty filter is unknown
+  bool fpr_known = false;  // false if any non-empty filter is unknown
 };
 
 // `contents` is the whole table file.

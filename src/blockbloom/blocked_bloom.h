@@ -36,8 +36,8 @@ double ClampBitsPerKey(double bits_per_key);
 
 // k for a (clamped) bits-per-key: the minimiser of the blocked filter's
 // Poisson-mixture FPR (blockbloom/math.h). 7 at 10 bits/key. The search
-// (16 model evaluations; bench/kernel_bench.cc, class/per-call) runs once per distinct bits-per-key per
-// process; later calls read a cache (thread-safe).
+// (16 model evaluations; bench/kernel_bench.cc, class/per-call) runs once per distinct bits-per-key
+// per process; later calls read a cache (thread-safe).
 int BlockedBloomProbes(double bits_per_key);
 
 // Size of the filter bits for n keys: ceil(n * bits_per_key / 8) bytes, with
@@ -45,8 +45,7 @@ int BlockedBloomProbes(double bits_per_key);
 uint64_t BlockedBloomBytes(uint64_t num_keys, double bits_per_key);
 
 // Predicted FPR of a filter of `num_bytes` bytes holding `num_keys` keys.
-double BlockedBloomPredictedFpr(uint64_t num_keys, uint64_t num_bytes,
-                                int num_probes);
+double BlockedBloomPredictedFpr(uint64_t num_keys, uint64_t num_bytes, int num_probes);
 
 // Allocation options of a standalone filter.
 struct BlockedBloomOptions {
@@ -62,16 +61,15 @@ class BlockedBloomFilter {
  public:
   // An empty filter sized for `expected_keys` at `bits_per_key` (clamped).
   // ResourceExhausted if the size does not fit in memory.
-  static absl::StatusOr<BlockedBloomFilter> Create(uint64_t expected_keys,
-                                                   double bits_per_key,
+  static absl::StatusOr<BlockedBloomFilter> Create(uint64_t expected_keys, double bits_per_key,
                                                    const BlockedBloomOptions& options = {});
   // A filter of exactly `num_bytes` filter bytes and k probes (1..16).
   static absl::StatusOr<BlockedBloomFilter> CreateWithGeometry(
       uint64_t num_bytes, int num_probes, const BlockedBloomOptions& options = {});
-  static absl::StatusOr<BlockedBloomFilter> BuildFromKeys(
-      absl::Span<const std::string_view> keys, double bits_per_key);
-  static absl::StatusOr<BlockedBloomFilter> BuildFromHashes(
-      absl::Span<const uint64_t> hashes, double bits_per_key);
+  static absl::StatusOr<BlockedBloomFilter> BuildFromKeys(absl::Span<const std::string_view> keys,
+                                                          double bits_per_key);
+  static absl::StatusOr<BlockedBloomFilter> BuildFromHashes(absl::Span<const uint64_t> hashes,
+                                                            double bits_per_key);
   // Parses the output of Serialize() (or a LevelDB policy's filter, version 1
   // or 2) into an owned copy. DataLoss on anything malformed (it is then not
   // a filter this library wrote); ResourceExhausted if it cannot be copied.

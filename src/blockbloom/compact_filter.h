@@ -92,8 +92,8 @@ class CompactFilter {
   uint64_t num_entries() const { return num_entries_; }
   uint64_t fingerprint_range() const;
   double expected_fpr() const;
-  uint64_t num_buckets() const { return num_buckets_; }  // version 1; else 0
-  int rice_bits() const { return rice_bits_; }           // version 1; else 0
+  uint64_t num_buckets() const { return num_buckets_; }       // version 1; else 0
+  int rice_bits() const { return rice_bits_; }                // version 1; else 0
   int fingerprint_bits() const { return fingerprint_bits_; }  // version 2; else 0
   size_t size_bytes() const { return encoded_.size(); }
 

@@ -82,13 +82,13 @@ class CountingBloomFilter {
   // A filter for `expected_keys` at `counters_per_key` (clamped; k chosen by
   // the Poisson-mixture model). At least one block. ResourceExhausted if the
   // size does not fit in memory.
-  static absl::StatusOr<std::unique_ptr<CountingBloomFilter>> Create(
-      uint64_t expected_keys, double counters_per_key);
+  static absl::StatusOr<std::unique_ptr<CountingBloomFilter>> Create(uint64_t expected_keys,
+                                                                     double counters_per_key);
   // The fewest counters per key (in steps of 1/4) whose model FPR at
   // `expected_keys` is <= target_fpr; target_fpr is clamped to [1e-6, 0.5]
   // (NaN means 1%).
-  static absl::StatusOr<std::unique_ptr<CountingBloomFilter>> CreateForFpr(
-      uint64_t expected_keys, double target_fpr);
+  static absl::StatusOr<std::unique_ptr<CountingBloomFilter>> CreateForFpr(uint64_t expected_keys,
+                                                                           double target_fpr);
   // Exactly `num_blocks` (>= 1) blocks and k = num_probes (1..16) probes.
   static absl::StatusOr<std::unique_ptr<CountingBloomFilter>> CreateWithGeometry(
       uint64_t num_blocks, int num_probes);

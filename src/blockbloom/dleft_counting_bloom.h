@@ -78,20 +78,20 @@
 namespace blockbloom {
 
 struct DleftStats {
-  uint64_t keys = 0;              // successful inserts minus successful erases
-  uint64_t occupied_cells = 0;    // cells with counter > 0
-  uint64_t full_bucket_failures = 0;   // Insert refused: all d buckets full
-  uint64_t counter_overflows = 0;      // Insert refused: counter at 3
-  uint64_t memory_bytes = 0;      // the tables
-  double load = 0.0;              // occupied_cells / all cells
-  double estimated_fpr = 0.0;     // occupied / (B * 2^r), see Create
+  uint64_t keys = 0;                  // successful inserts minus successful erases
+  uint64_t occupied_cells = 0;        // cells with counter > 0
+  uint64_t full_bucket_failures = 0;  // Insert refused: all d buckets full
+  uint64_t counter_overflows = 0;     // Insert refused: counter at 3
+  uint64_t memory_bytes = 0;          // the tables
+  double load = 0.0;                  // occupied_cells / all cells
+  double estimated_fpr = 0.0;         // occupied / (B * 2^r), see Create
 };
 
 class DleftCountingBloomFilter {
  public:
-  static constexpr int kSubtables = 4;        // d
-  static constexpr int kCellsPerBucket = 8;   // w
-  static constexpr int kRemainderBits = 14;   // r
+  static constexpr int kSubtables = 4;       // d
+  static constexpr int kCellsPerBucket = 8;  // w
+  static constexpr int kRemainderBits = 14;  // r
   static constexpr int kCounterBits = 2;
   static constexpr uint32_t kMaxCount = 3;
   static constexpr int kBucketBytes = kCellsPerBucket * 2;  // 16
@@ -103,8 +103,8 @@ class DleftCountingBloomFilter {
   // model FPR expected_keys / (B * 2^r) <= target_fpr (clamped to
   // [1e-7, 1]; NaN means 1%). ResourceExhausted beyond kMaxLog2Buckets or
   // out of memory.
-  static absl::StatusOr<std::unique_ptr<DleftCountingBloomFilter>> Create(
-      uint64_t expected_keys, double target_fpr);
+  static absl::StatusOr<std::unique_ptr<DleftCountingBloomFilter>> Create(uint64_t expected_keys,
+                                                                          double target_fpr);
   // Exactly 2^log2_buckets buckets per subtable (0..kMaxLog2Buckets).
   static absl::StatusOr<std::unique_ptr<DleftCountingBloomFilter>> CreateWithGeometry(
       int log2_buckets);

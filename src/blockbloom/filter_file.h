@@ -59,27 +59,26 @@ enum class FilterKind : uint32_t {
 };
 const char* FilterKindName(FilterKind kind);  // "blocked", "standard", ...
 
-using AnyFilter = std::variant<BlockedBloomFilter, StandardBloomFilter,
-                               PartitionedBloomFilter, ScalableBloomFilter>;
+using AnyFilter = std::variant<BlockedBloomFilter, StandardBloomFilter, PartitionedBloomFilter,
+                               ScalableBloomFilter>;
 
 // What the header says (validated against the payload on load).
 struct FilterFileInfo {
   FilterKind kind = FilterKind::kBlocked;
   uint32_t format_version = kFilterFileVersion;
-  uint64_t num_keys = 0;     // keys the writer added (may count duplicates)
-  uint64_t num_bits = 0;     // filter bits (scalable: all stages)
-  uint32_t num_probes = 0;   // k (scalable: 0, each stage has its own)
-  uint32_t scheme = 0;       // HashScheme for kStandard, else 0
-  double target_fpr = 0;     // what the writer asked for; 0 = not recorded
+  uint64_t num_keys = 0;    // keys the writer added (may count duplicates)
+  uint64_t num_bits = 0;    // filter bits (scalable: all stages)
+  uint32_t num_probes = 0;  // k (scalable: 0, each stage has its own)
+  uint32_t scheme = 0;      // HashScheme for kStandard, else 0
+  double target_fpr = 0;    // what the writer asked for; 0 = not recorded
   uint64_t payload_bytes = 0;
   uint64_t file_bytes = 0;
-  bool mmapped = false;      // set by LoadFilterFile
+  bool mmapped = false;  // set by LoadFilterFile
 };
 
 class LoadedFilter {
  public:
-  LoadedFilter(AnyFilter filter, FilterFileInfo info)
-      : filter_(std::move(filter)), info_(info) {}
+  LoadedFilter(AnyFilter filter, FilterFileInfo info) : filter_(std::move(filter)), info_(info) {}
 
   bool MayContain(std::string_view key) const;
   bool MayContainHash(uint64_t hash) const;
@@ -110,8 +109,7 @@ std::string EncodeFilterFile(const PartitionedBloomFilter& filter, uint64_t num_
                              double target_fpr = 0);
 std::string EncodeFilterFile(const ScalableBloomFilter& filter, uint64_t num_keys,
                              double target_fpr = 0);
-std::string EncodeFilterFile(const AnyFilter& filter, uint64_t num_keys,
-                             double target_fpr = 0);
+std::string EncodeFilterFile(const AnyFilter& filter, uint64_t num_keys, double target_fpr = 0);
 absl::StatusOr<LoadedFilter> DecodeFilterFile(std::string_view bytes);
 
 // Writes `bytes` to `path` atomically: a temporary file in the same
@@ -121,8 +119,8 @@ absl::Status WriteFileAtomically(const std::string& path, std::string_view bytes
 
 // EncodeFilterFile + WriteFileAtomically, for any of the filter types above.
 template <class Filter>
-absl::Status SaveFilterFile(const std::string& path, const Filter& filter,
-                            uint64_t num_keys, double target_fpr = 0) {
+absl::Status SaveFilterFile(const std::string& path, const Filter& filter, uint64_t num_keys,
+                            double target_fpr = 0) {
   return WriteFileAtomically(path, EncodeFilterFile(filter, num_keys, target_fpr));
 }
 

@@ -19,9 +19,7 @@ namespace blockbloom {
 // XXH3-64 of `n` bytes at `data` (seed 0). `data` may be null when n == 0.
 uint64_t HashBytes(const void* data, size_t n);
 
-inline uint64_t HashKey(std::string_view key) {
-  return HashBytes(key.data(), key.size());
-}
+inline uint64_t HashKey(std::string_view key) { return HashBytes(key.data(), key.size()); }
 
 }  // namespace blockbloom
 

@@ -36,13 +36,11 @@ inline constexpr double kMaxModelKeysPerBlock = 1e15;
 // bits_per_key NaN or <= 0, k < 1 or block_bits < 1: 1.0 (nothing is
 // filtered); bits_per_key = +inf: 0.0. Exact sum over the Poisson pmf up to
 // ~27,000 keys per block; a normalised fixed-node sum beyond.
-double BlockedBloomFpr(double bits_per_key, int num_probes,
-                       int block_bits = 512);
+double BlockedBloomFpr(double bits_per_key, int num_probes, int block_bits = 512);
 
 // The k in [1, max_probes] that minimises BlockedBloomFpr for bits_per_key
 // (ties go to the smaller k: fewer probes, faster queries).
-int OptimalBlockedProbes(double bits_per_key, int max_probes = 16,
-                         int block_bits = 512);
+int OptimalBlockedProbes(double bits_per_key, int max_probes = 16, int block_bits = 512);
 
 // ---- Classic relations between n, m, k and p (standard Bloom filter) ----
 //

@@ -35,11 +35,9 @@ class PartitionedBloomFilter : public internal::BitArrayFilter {
  public:
   // Sized for `expected_keys` at `bits_per_key` (clamped to [1, 64], NaN
   // means 10); k = round(bits_per_key * ln 2), slices of ceil(m / k) bits.
-  static absl::StatusOr<PartitionedBloomFilter> Create(uint64_t expected_keys,
-                                                       double bits_per_key);
+  static absl::StatusOr<PartitionedBloomFilter> Create(uint64_t expected_keys, double bits_per_key);
   // Sized for `expected_keys` at `fpr` in (0, 1) (InvalidArgument otherwise).
-  static absl::StatusOr<PartitionedBloomFilter> CreateForFpr(uint64_t expected_keys,
-                                                             double fpr);
+  static absl::StatusOr<PartitionedBloomFilter> CreateForFpr(uint64_t expected_keys, double fpr);
   // The (slice bits, k) CreateForFpr uses, without allocating.
   struct Geometry {
     uint64_t slice_bits;

@@ -29,8 +29,7 @@
 
 namespace blockbloom {
 
-absl::StatusOr<BlockedBloomFilter> Union(const BlockedBloomFilter& a,
-                                         const BlockedBloomFilter& b);
+absl::StatusOr<BlockedBloomFilter> Union(const BlockedBloomFilter& a, const BlockedBloomFilter& b);
 absl::StatusOr<BlockedBloomFilter> Intersection(const BlockedBloomFilter& a,
                                                 const BlockedBloomFilter& b);
 

@@ -109,8 +109,7 @@ class StandardBloomFilter : public internal::BitArrayFilter {
   // Sized for `expected_keys` at false-positive rate `fpr` (in (0, 1), else
   // InvalidArgument): m = -n ln p / ln^2 2, k = m/n ln 2.
   static absl::StatusOr<StandardBloomFilter> CreateForFpr(
-      uint64_t expected_keys, double fpr,
-      HashScheme scheme = HashScheme::kEnhancedDoubleHashing);
+      uint64_t expected_keys, double fpr, HashScheme scheme = HashScheme::kEnhancedDoubleHashing);
   // The (m, k) CreateForFpr uses, without allocating: m is the larger of
   // -n ln p / ln^2 2 and what the integer k needs, -k n / ln(1 - p^(1/k)).
   struct Geometry {
@@ -120,8 +119,7 @@ class StandardBloomFilter : public internal::BitArrayFilter {
   static absl::StatusOr<Geometry> GeometryForFpr(uint64_t expected_keys, double fpr);
   // Exactly `num_bits` (>= 1) bits and `num_probes` (1..64) probes.
   static absl::StatusOr<StandardBloomFilter> CreateWithGeometry(
-      uint64_t num_bits, int num_probes,
-      HashScheme scheme = HashScheme::kEnhancedDoubleHashing);
+      uint64_t num_bits, int num_probes, HashScheme scheme = HashScheme::kEnhancedDoubleHashing);
   // Parses Serialize() output into an owned copy; DataLoss on anything
   // malformed (size, parameters, set padding bits, unknown version/scheme).
   static absl::StatusOr<StandardBloomFilter> Deserialize(std::string_view encoded);

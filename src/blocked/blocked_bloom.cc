@@ -99,12 +99,13 @@ absl::StatusOr<BlockedBloomFilter> BlockedBloomFilter::CreateWithGeometry(
   if (huge) huge = ::madvise(raw, static_cast<size_t>(padded), MADV_HUGEPAGE) == 0;
 #endif
   std::memset(raw, 0, static_cast<size_t>(padded));
-  return BlockedBloomFilter(std::unique_ptr<uint8_t[], AlignedFree>(raw), num_bytes,
-                            num_probes, huge);
+  return BlockedBloomFilter(std::unique_ptr<uint8_t[], AlignedFree>(raw), num_bytes, num_probes,
+                            huge);
 }
 
-absl::StatusOr<BlockedBloomFilter> BlockedBloomFilter::Create(
-    uint64_t expected_keys, double bits_per_key, const BlockedBloomOptions& options) {
+absl::StatusOr<BlockedBloomFilter> BlockedBloomFilter::Create(uint64_t expected_keys,
+                                                              double bits_per_key,
+                                                              const BlockedBloomOptions& options) {
   return CreateWithGeometry(BlockedBloomBytes(expected_keys, bits_per_key),
                             BlockedBloomProbes(bits_per_key), options);
 }
@@ -128,8 +129,7 @@ absl::StatusOr<BlockedBloomFilter> BlockedBloomFilter::Deserialize(std::string_v
   if (!blocked::ParseFilter(encoded, &view)) {
     return absl::DataLossError("not a version-1 or version-2 blockbloom blocked filter");
   }
-  absl::StatusOr<BlockedBloomFilter> filter =
-      CreateWithGeometry(view.num_bytes, view.num_probes);
+  absl::StatusOr<BlockedBloomFilter> filter = CreateWithGeometry(view.num_bytes, view.num_probes);
   if (filter.ok() && view.num_bytes > 0) {
     std::memcpy(filter->bits_.get(), view.bits, static_cast<size_t>(view.num_bytes));
   }
@@ -168,7 +168,8 @@ void BlockedBloomFilter::AddHashes(absl::Span<const uint64_t> hashes) {
 }
 
 void BlockedBloomFilter::AddKeys(absl::Span<const std::string_view> keys) {
-  internal::ForEachHashSlice(keys, [&](absl::Span<const uint64_t> hashes, size_t) { AddHashes(hashes); });
+  internal::ForEachHashSlice(keys,
+                             [&](absl::Span<const uint64_t> hashes, size_t) { AddHashes(hashes); });
 }
 
 bool BlockedBloomFilter::MayContainHash(uint64_t hash) const {
@@ -181,8 +182,8 @@ bool BlockedBloomFilter::MayContain(std::string_view key) const {
   return MayContainHash(internal::InlineHashKey(key));
 }
 
-void BlockedBloomFilter::MayContainHashes(absl::Span<const uint64_t> hashes,
-                                          absl::Span<bool> out, size_t window) const {
+void BlockedBloomFilter::MayContainHashes(absl::Span<const uint64_t> hashes, absl::Span<bool> out,
+                                          size_t window) const {
   const size_t n = std::min(hashes.size(), out.size());
   if (num_bytes_ == 0) {
     std::fill(out.begin(), out.begin() + n, false);  // the empty set
@@ -194,8 +195,7 @@ void BlockedBloomFilter::MayContainHashes(absl::Span<const uint64_t> hashes,
     }
     return;
   }
-  const uint64_t padded =
-      std::max<uint64_t>(blocked::kBlockBytes, (num_bytes_ + 63) / 64 * 64);
+  const uint64_t padded = std::max<uint64_t>(blocked::kBlockBytes, (num_bytes_ + 63) / 64 * 64);
   simd::MayContainHashes(hashes.data(), n, num_bits(), num_probes_, bits_.get(),
                          static_cast<size_t>(padded), out.data(), window);
 }
@@ -208,8 +208,7 @@ void BlockedBloomFilter::MayContainKeys(absl::Span<const std::string_view> keys,
 }
 
 std::string BlockedBloomFilter::Serialize() const {
-  std::string out(reinterpret_cast<const char*>(bits_.get()),
-                  static_cast<size_t>(num_bytes_));
+  std::string out(reinterpret_cast<const char*>(bits_.get()), static_cast<size_t>(num_bytes_));
   blocked::AppendTrailer(num_probes_, &out,
                          flat_ ? blocked::Geometry::kFlat : blocked::Geometry::kBlocked512);
   return out;

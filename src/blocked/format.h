@@ -33,7 +33,7 @@ namespace blockbloom {
 namespace blocked {
 
 inline constexpr size_t kTrailerSize = 3;
-inline constexpr uint8_t kMarker = 0xBB;  // > 30: see above
+inline constexpr uint8_t kMarker = 0xBB;       // > 30: see above
 inline constexpr uint8_t kFormatVersion = 1;   // 512-bit blocks
 inline constexpr uint8_t kFormatVersion2 = 2;  // adds the flat geometry
 
@@ -55,12 +55,11 @@ struct FilterView {
 // Appends the trailer for a filter with `num_probes` probes and `geometry`
 // to `dst`, which must already end with the filter bits.
 // REQUIRES: 1 <= num_probes <= 16; kFlat only for 0 < D <= kFlatMaxBytes.
-void AppendTrailer(int num_probes, std::string* dst,
-                   Geometry geometry = Geometry::kBlocked512);
+void AppendTrailer(int num_probes, std::string* dst, Geometry geometry = Geometry::kBlocked512);
 
 // Trailer bytes, counted from the end of the encoding.
 inline constexpr size_t kProbesAt = 3, kVersionAt = 2, kMarkerAt = 1;
-inline constexpr uint8_t kGeometryCode = kLogBlockBits - 6;  // 3: 512-bit blocks
+inline constexpr uint8_t kGeometryCode = kLogBlockBits - 6;                   // 3: 512-bit blocks
 inline constexpr uint8_t kVersionByte = kFormatVersion << 4 | kGeometryCode;  // 0x13
 inline constexpr uint8_t kFlatGeometryCode = 0;
 inline constexpr uint8_t kVersion2FlatByte = kFormatVersion2 << 4 | kFlatGeometryCode;  // 0x20
@@ -130,17 +129,15 @@ void AddHashes(const uint64_t* hashes, size_t n, uint64_t num_bytes, int num_pro
 // in L1-sized slices (internal::ForEachHashSlice).
 // REQUIRES: 1 <= num_probes <= 16.
 template <typename KeyAt>
-void AppendFilter(size_t n, uint64_t num_bytes, int num_probes, KeyAt&& key_at,
-                  std::string* dst) {
+void AppendFilter(size_t n, uint64_t num_bytes, int num_probes, KeyAt&& key_at, std::string* dst) {
   const Geometry geometry = WriterGeometry(num_bytes);
   const size_t start = dst->size();
   dst->resize(start + static_cast<size_t>(num_bytes), '\0');
   uint8_t* bits = reinterpret_cast<uint8_t*>(&(*dst)[start]);
-  internal::ForEachHashSlice(n, std::forward<KeyAt>(key_at),
-                             [&](absl::Span<const uint64_t> hashes, size_t) {
-                               AddHashes(hashes.data(), hashes.size(), num_bytes, num_probes,
-                                         geometry, bits);
-                             });
+  internal::ForEachHashSlice(
+      n, std::forward<KeyAt>(key_at), [&](absl::Span<const uint64_t> hashes, size_t) {
+        AddHashes(hashes.data(), hashes.size(), num_bytes, num_probes, geometry, bits);
+      });
   AppendTrailer(num_probes, dst, geometry);
 }
 

@@ -34,12 +34,12 @@ double BlockedBloomFpr(double bits_per_key, int num_probes, int block_bits) {
   // gets an answer in bounded time. No bits, or nonsense: everything matches.
   if (!(bits_per_key > 0.0) || num_probes < 1 || block_bits < 1) return 1.0;
   if (std::isinf(bits_per_key)) return 0.0;
-  const double lambda = block_bits / bits_per_key;  // mean keys per block
+  const double lambda = block_bits / bits_per_key;     // mean keys per block
   if (!(lambda <= kMaxModelKeysPerBlock)) return 1.0;  // every bit set, to 1e-300
   const double k = num_probes;
   const double log_keep = std::log1p(-1.0 / block_bits);  // ln(1 - 1/B)
-  const auto fpr_at = [&](double keys) {  // FPR of a block holding `keys` keys
-    if (keys <= 0.0) return 0.0;  // (also: B = 1 makes log_keep -inf)
+  const auto fpr_at = [&](double keys) {                  // FPR of a block holding `keys` keys
+    if (keys <= 0.0) return 0.0;                          // (also: B = 1 makes log_keep -inf)
     return std::pow(-std::expm1(k * keys * log_keep), k);
   };
   // Sum the Poisson(lambda) pmf far enough into both tails that the mass
@@ -94,8 +94,8 @@ constexpr double kMaxU64AsDouble = 18446744073709549568.0;
 
 absl::Status CheckKeys(double n, bool allow_zero) {
   if (!std::isfinite(n) || n < 0 || (!allow_zero && n == 0)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "number of keys must be finite and ", allow_zero ? ">= 0" : "> 0", ", got ", n));
+    return absl::InvalidArgumentError(absl::StrCat("number of keys must be finite and ",
+                                                   allow_zero ? ">= 0" : "> 0", ", got ", n));
   }
   return absl::OkStatus();
 }
@@ -175,9 +175,9 @@ absl::StatusOr<double> PartitionedFprFor(int num_probes, double num_bits, double
   if (absl::Status s = CheckBits(num_bits); !s.ok()) return s;
   if (absl::Status s = CheckKeys(num_keys, /*allow_zero=*/true); !s.ok()) return s;
   if (num_bits < num_probes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "a partitioned filter needs at least one bit per slice: m=", num_bits, " < k=",
-        num_probes));
+    return absl::InvalidArgumentError(
+        absl::StrCat("a partitioned filter needs at least one bit per slice: m=", num_bits,
+                     " < k=", num_probes));
   }
   const double k = num_probes;
   const double slice_set = -std::expm1(num_keys * std::log1p(-k / num_bits));
@@ -194,8 +194,8 @@ absl::StatusOr<double> BlockedBitsPerKeyForFpr(double fpr) {
   };
   if (best(kLo) <= fpr) return kLo;
   if (best(kHi) > fpr) {
-    return absl::OutOfRangeError(absl::StrCat(
-        "a blocked filter cannot reach FPR ", fpr, " with at most 64 bits per key"));
+    return absl::OutOfRangeError(
+        absl::StrCat("a blocked filter cannot reach FPR ", fpr, " with at most 64 bits per key"));
   }
   // The best FPR falls monotonically with bits per key: bisect.
   double lo = kLo, hi = kHi;

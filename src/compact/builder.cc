@@ -77,8 +77,8 @@ ModelChoice ChooseByModel(uint64_t n, uint64_t num_buckets, uint64_t budget_byte
     // U(r+1) > U(r) iff (1 + 1/s)^2 > 1 + 1/(s - 1), i.e. s^2 - s - 1 > 0,
     // i.e. s > phi = 1.618...: the best r leaves s in (phi - 1, phi].
     const double c = data_bits / static_cast<double>(n);
-    const int r = static_cast<int>(std::clamp(std::ceil(c - 1 - 1.6180339887498949), 0.0,
-                                              static_cast<double>(kMaxRiceBits)));
+    const int r = static_cast<int>(
+        std::clamp(std::ceil(c - 1 - 1.6180339887498949), 0.0, static_cast<double>(kMaxRiceBits)));
     best.range = ModelRange(static_cast<double>(n), data_bits, r);
     best.rice_bits = r;
     if (best.range <= 0) return ModelChoice();
@@ -215,10 +215,12 @@ double PredictedFprV1(uint64_t num_keys, double bits_per_key) {
 V2Choice ChooseV2(uint64_t num_keys, double bits_per_key) {
   V2Choice c;
   if (num_keys == 0 || num_keys > kV2MaxKeys) return c;
-  const double bytes = std::ceil(static_cast<double>(num_keys) * ClampBitsPerKey(bits_per_key) / 8.0);
+  const double bytes =
+      std::ceil(static_cast<double>(num_keys) * ClampBitsPerKey(bits_per_key) / 8.0);
   const uint64_t total = static_cast<uint64_t>(bytes);
   if (total <= kV2TrailerSize) return c;
-  const uint64_t r = std::min<uint64_t>(kV2MaxFingerprintBits, 8 * (total - kV2TrailerSize) / num_keys);
+  const uint64_t r =
+      std::min<uint64_t>(kV2MaxFingerprintBits, 8 * (total - kV2TrailerSize) / num_keys);
   if (r < 1) return c;
   c.fingerprint_bits = static_cast<int>(r);
   c.total_bytes = total;
@@ -407,7 +409,8 @@ bool AppendFilterV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byt
       for (int b = 0; b < r; ++b) {
         window[b] <<= 1;
         if (c == 0) continue;  // a free slot: 0
-        const uint64_t v = static_cast<uint64_t>(__builtin_parityll(c & window[b]) ^ ((f >> b) & 1));
+        const uint64_t v =
+            static_cast<uint64_t>(__builtin_parityll(c & window[b]) ^ ((f >> b) & 1));
         window[b] |= v;
         const uint64_t bit = static_cast<uint64_t>(b) * m + i;
         out[bit >> 3] |= static_cast<uint8_t>(v << (bit & 7));
@@ -423,8 +426,7 @@ bool AppendFilterV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byt
   return false;
 }
 
-BuildInfo AppendFilter(absl::Span<const uint64_t> input, double bits_per_key,
-                       std::string* dst) {
+BuildInfo AppendFilter(absl::Span<const uint64_t> input, double bits_per_key, std::string* dst) {
   const V2Choice v2 = ChooseV2(input.size(), bits_per_key);
   BuildInfo info;
   for (int r = v2.fingerprint_bits; r >= 1 && r + 1 >= v2.fingerprint_bits; --r) {
@@ -443,8 +445,7 @@ BuildInfo AppendFilterConsuming(std::vector<uint64_t>* hashes, double bits_per_k
   return AppendFilterV1Consuming(hashes, bits_per_key, dst);
 }
 
-BuildInfo AppendFilterV1(absl::Span<const uint64_t> input, double bits_per_key,
-                         std::string* dst) {
+BuildInfo AppendFilterV1(absl::Span<const uint64_t> input, double bits_per_key, std::string* dst) {
   std::vector<uint64_t> hashes(input.begin(), input.end());
   return AppendFilterV1Consuming(&hashes, bits_per_key, dst);
 }
@@ -474,8 +475,8 @@ BuildInfo AppendFilterV1Consuming(std::vector<uint64_t>* hashes_in, double bits_
     uint64_t spare_bits;  // padding in the stream's last byte
   };
   const auto size_for = [&](uint64_t width, int r) {
-    const Params p{num_buckets, width,
-                   StreamBits(hashes, buckets, num_buckets, width, r, nullptr), r};
+    const Params p{num_buckets, width, StreamBits(hashes, buckets, num_buckets, width, r, nullptr),
+                   r};
     return Size{EncodedSize(p), (8 - p.stream_bits % 8) % 8};
   };
   const uint64_t max_width = kMaxRange / num_buckets;

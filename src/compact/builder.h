@@ -63,8 +63,7 @@ V2Choice ChooseV2(uint64_t num_keys, double bits_per_key);
 // to *dst: version 2 (ChooseV2) when it applies and a seed solves the
 // system (with R, else with R - 1), else version 1. At most
 // MaxEncodedSize(hashes.size(), bits_per_key) bytes either way.
-BuildInfo AppendFilter(absl::Span<const uint64_t> hashes, double bits_per_key,
-                       std::string* dst);
+BuildInfo AppendFilter(absl::Span<const uint64_t> hashes, double bits_per_key, std::string* dst);
 
 // The same, taking a vector of hashes it may reorder and overwrite (saves a
 // copy; the LevelDB policies use it).
@@ -73,8 +72,7 @@ BuildInfo AppendFilterConsuming(std::vector<uint64_t>* hashes, double bits_per_k
 
 // Version 1 only (the Golomb-Rice set; its sizing and model below). Kept so
 // version-1 filters can still be written for tests and goldens.
-BuildInfo AppendFilterV1(absl::Span<const uint64_t> hashes, double bits_per_key,
-                         std::string* dst);
+BuildInfo AppendFilterV1(absl::Span<const uint64_t> hashes, double bits_per_key, std::string* dst);
 BuildInfo AppendFilterV1Consuming(std::vector<uint64_t>* hashes, double bits_per_key,
                                   std::string* dst);
 
@@ -82,8 +80,8 @@ BuildInfo AppendFilterV1Consuming(std::vector<uint64_t>* hashes, double bits_per
 // false (dst unchanged) if no seed solves the system. REQUIRES:
 // 1 <= R <= 32, total_bytes > kV2TrailerSize and
 // V2Slots(total_bytes - kV2TrailerSize, R) >= hashes.size().
-bool AppendFilterV2(absl::Span<const uint64_t> hashes, int fingerprint_bits,
-                    uint64_t total_bytes, std::string* dst, BuildInfo* info);
+bool AppendFilterV2(absl::Span<const uint64_t> hashes, int fingerprint_bits, uint64_t total_bytes,
+                    std::string* dst, BuildInfo* info);
 
 // The model's FPR for n distinct keys at bits_per_key (clamped): 2^-R where
 // version 2 applies (ChooseV2), else version 1's: the builder's first guess

@@ -37,8 +37,8 @@ absl::StatusOr<CompactFilter> CompactFilter::BuildFromHashes(absl::Span<const ui
   return filter;
 }
 
-absl::StatusOr<CompactFilter> CompactFilter::BuildFromKeys(
-    absl::Span<const std::string_view> keys, double bits_per_key) {
+absl::StatusOr<CompactFilter> CompactFilter::BuildFromKeys(absl::Span<const std::string_view> keys,
+                                                           double bits_per_key) {
   if (keys.size() > kMaxKeys) {
     return absl::ResourceExhaustedError("CompactFilter: too many keys");
   }
@@ -75,9 +75,7 @@ absl::StatusOr<CompactFilter> CompactFilter::Deserialize(std::string_view encode
   return filter;
 }
 
-bool CompactFilter::MayContain(std::string_view key) const {
-  return MayContainHash(HashKey(key));
-}
+bool CompactFilter::MayContain(std::string_view key) const { return MayContainHash(HashKey(key)); }
 
 void CompactFilter::CacheTrailer() {
   if (compact::TrailerVersion(encoded_) == 2) {

@@ -10,7 +10,7 @@ namespace compact {
 namespace {
 
 constexpr int kParamsAt = 4, kCheckAt = 3, kVersionAt = 2, kMarkerAt = 1;  // from end
-constexpr uint8_t kRiceMask = 0x3F;                          // low 6 bits
+constexpr uint8_t kRiceMask = 0x3F;                                        // low 6 bits
 constexpr int kMaxVarintBytes = 10;
 
 uint64_t LoadLittle64(const uint8_t* p) {
@@ -115,7 +115,7 @@ class BucketCursor {
   // cleared with x & (x - 1), so the only loop-carried work per entry is that
   // and the add to value_; remainder loads are independent of each other.
   BB_ALWAYS_INLINE bool Next() {
-    while (window_ == 0) {  // window exhausted: load the next 57 bits
+    while (window_ == 0) {                    // window exhausted: load the next 57 bits
       if (next_load_ >= rpos_) return false;  // no unary one left
       base_ = next_load_;
       window_ = LoadBits(data_, size_, base_) & LowMask(57);
@@ -145,11 +145,11 @@ class BucketCursor {
   uint64_t rmask_;
   uint64_t width_;
   uint64_t max_q_;
-  uint64_t upos_;           // bit after the last unary one consumed
-  uint64_t rpos_;           // end of the next remainder
+  uint64_t upos_;               // bit after the last unary one consumed
+  uint64_t rpos_;               // end of the next remainder
   uint64_t next_load_ = upos_;  // where the next window starts
-  uint64_t base_ = 0;       // bit position of window_'s bit 0
-  uint64_t window_ = 0;     // unread unary bits, consumed ones cleared
+  uint64_t base_ = 0;           // bit position of window_'s bit 0
+  uint64_t window_ = 0;         // unread unary bits, consumed ones cleared
   uint64_t value_ = 0;
   bool first_ = true;
 };
@@ -167,8 +167,7 @@ int VarintLength(uint64_t v) {
 
 uint64_t EncodedSize(const Params& p) {
   const uint64_t stream_bytes = (p.stream_bits + 7) / 8;
-  const uint64_t index_bits =
-      p.num_buckets > 1 ? (p.num_buckets - 1) * BitWidth(p.stream_bits) : 0;
+  const uint64_t index_bits = p.num_buckets > 1 ? (p.num_buckets - 1) * BitWidth(p.stream_bits) : 0;
   return stream_bytes + (index_bits + 7) / 8 + VarintLength(p.stream_bits) +
          VarintLength(p.bucket_width) + VarintLength(p.num_buckets) + kFixedTrailerSize;
 }
@@ -198,8 +197,8 @@ void AppendIndexAndTrailer(const Params& p, const uint64_t* offsets, std::string
   AppendReverseVarint(p.num_buckets, dst);
   const uint8_t params = static_cast<uint8_t>(p.rice_bits);  // reserved bits 6..7 = 0
   dst->push_back(static_cast<char>(params));
-  dst->push_back(static_cast<char>(
-      ParamsCheck(p.num_buckets, p.bucket_width, p.stream_bits, params)));
+  dst->push_back(
+      static_cast<char>(ParamsCheck(p.num_buckets, p.bucket_width, p.stream_bits, params)));
   dst->push_back(static_cast<char>(kFormatVersion));
   dst->push_back(static_cast<char>(kMarker));
 }
@@ -285,8 +284,7 @@ bool MayContainHash(const FilterView& view, uint64_t hash) {
 }
 
 bool EncodedMayContainHash(std::string_view encoded, uint64_t hash) {
-  if (!encoded.empty() &&
-      (static_cast<uint8_t>(encoded.back()) & kV2MarkerMask) == kV2MarkerBase) {
+  if (!encoded.empty() && (static_cast<uint8_t>(encoded.back()) & kV2MarkerMask) == kV2MarkerBase) {
     V2View v2;
     if (!ParseV2(encoded, &v2)) return true;
     return V2MayContainHash(v2, hash);

@@ -105,8 +105,7 @@ uint64_t EncodedSize(const Params& params);
 
 // Appends the bucket index + trailer. `dst` must already end with the
 // ceil(S/8)-byte stream; `offsets` holds off(1..B-1).
-void AppendIndexAndTrailer(const Params& params, const uint64_t* offsets,
-                           std::string* dst);
+void AppendIndexAndTrailer(const Params& params, const uint64_t* offsets, std::string* dst);
 
 // True and *view filled if `encoded` has a well-formed version-1 trailer
 // whose sizes account for every byte. Anything else: false (callers answer
@@ -171,7 +170,7 @@ inline bool HasCompactMarker(std::string_view encoded) {
 // change answers either way.
 inline constexpr uint8_t kV2MarkerBase = 0x40;
 inline constexpr uint8_t kV2MarkerMask = 0xE0;  // top 3 bits 010
-inline constexpr size_t kV2TrailerSize = 3;  // check:8, check:4 | seed:4, marker
+inline constexpr size_t kV2TrailerSize = 3;     // check:8, check:4 | seed:4, marker
 inline constexpr int kV2MaxFingerprintBits = 32;
 inline constexpr uint32_t kV2WindowBits = 64;
 inline constexpr uint64_t kV2SeedStep = 0x9E3779B97F4A7C15ull;
@@ -199,8 +198,7 @@ inline uint16_t V2Check(uint64_t total_bytes, int fingerprint_bits, uint8_t seed
 
 // Writes the kV2TrailerSize trailer bytes at `out` for a filter of
 // total_bytes bytes (trailer included). REQUIRES: 1 <= R <= 32, seed < 16.
-inline void WriteV2Trailer(uint64_t total_bytes, int fingerprint_bits, uint8_t seed,
-                           uint8_t* out) {
+inline void WriteV2Trailer(uint64_t total_bytes, int fingerprint_bits, uint8_t seed, uint8_t* out) {
   const uint16_t check = V2Check(total_bytes, fingerprint_bits, seed);
   out[0] = static_cast<uint8_t>(check >> 4);
   out[1] = static_cast<uint8_t>((check & 0x0F) << 4 | seed);
@@ -238,8 +236,8 @@ inline V2KeyBase V2KeyBaseFor(uint64_t hash, uint64_t slots, int fingerprint_bit
   V2KeyBase k;
   k.x = x;
   k.start = FastRange64(y, slots - w + 1);
-  k.fingerprint = static_cast<uint32_t>(y) &
-                  static_cast<uint32_t>((uint64_t{1} << fingerprint_bits) - 1);
+  k.fingerprint =
+      static_cast<uint32_t>(y) & static_cast<uint32_t>((uint64_t{1} << fingerprint_bits) - 1);
   return k;
 }
 

@@ -201,8 +201,7 @@ absl::Status CountingBloomFilter::EraseHash(uint64_t hash) {
   Update(hash, -1);
   // keys_ never wraps below 0 (an erase without insert is a caller bug).
   uint64_t keys = keys_.load(std::memory_order_relaxed);
-  while (keys > 0 &&
-         !keys_.compare_exchange_weak(keys, keys - 1, std::memory_order_relaxed)) {
+  while (keys > 0 && !keys_.compare_exchange_weak(keys, keys - 1, std::memory_order_relaxed)) {
   }
   return absl::OkStatus();
 }
@@ -282,8 +281,8 @@ absl::StatusOr<std::unique_ptr<CountingBloomFilter>> CountingBloomFilter::FromCo
   uint64_t saturated = 0;
   internal::LoadAtomicWords(counters.data(), &(*filter)->blocks_, [&](uint64_t w) {
     // A nibble is saturated when all four of its bits are set (15).
-    saturated += static_cast<uint64_t>(__builtin_popcountll(
-        w & (w >> 1) & (w >> 2) & (w >> 3) & 0x1111111111111111ull));
+    saturated += static_cast<uint64_t>(
+        __builtin_popcountll(w & (w >> 1) & (w >> 2) & (w >> 3) & 0x1111111111111111ull));
   });
   (*filter)->saturated_.store(saturated, std::memory_order_relaxed);
   (*filter)->keys_.store(num_keys, std::memory_order_relaxed);

@@ -21,9 +21,8 @@ constexpr int kR = Filter::kRemainderBits;
 // The d permutation multipliers: odd, fixed forever (they define which cell a
 // key uses; the structure is in-memory only, but tests pin behaviour). The
 // first four outputs of SplitMix64(0), with the low bit forced to 1.
-constexpr uint64_t kMultipliers[kD] = {
-    0xE220A8397B1DCDAFull | 1, 0x6E789E6AA1B965F4ull | 1,
-    0x06C45D188009454Full | 1, 0xF88BB8A8724C81ECull | 1};
+constexpr uint64_t kMultipliers[kD] = {0xE220A8397B1DCDAFull | 1, 0x6E789E6AA1B965F4ull | 1,
+                                       0x06C45D188009454Full | 1, 0xF88BB8A8724C81ECull | 1};
 
 uint16_t CellCount(uint16_t cell) { return cell & 3; }
 
@@ -123,8 +122,7 @@ void DleftCountingBloomFilter::SetCell(uint64_t bucket, int cell, uint16_t value
              std::memory_order_relaxed);
 }
 
-DleftCountingBloomFilter::KeyScan DleftCountingBloomFilter::ScanKey(
-    const Candidates& c) const {
+DleftCountingBloomFilter::KeyScan DleftCountingBloomFilter::ScanKey(const Candidates& c) const {
   KeyScan scan;
   Copy(c, scan.cells);
   dleft_simd::ScanBuckets(scan.cells, c.tag, kD, scan.match, scan.load);
@@ -243,8 +241,8 @@ DleftStats DleftCountingBloomFilter::stats() const {
   s.load = s.occupied_cells / cells;
   // Each subtable's candidate bucket holds occupied/(d*B) cells on average,
   // each matching with probability 2^-r; summed over d subtables.
-  s.estimated_fpr = std::min(
-      1.0, s.occupied_cells / (static_cast<double>(buckets_per_subtable()) * (1 << kR)));
+  s.estimated_fpr =
+      std::min(1.0, s.occupied_cells / (static_cast<double>(buckets_per_subtable()) * (1 << kR)));
   return s;
 }
 

@@ -17,11 +17,16 @@ bool ReadCompact(std::string_view filter, uint64_t hash) {
 
 const char* FilterKindName(FilterKind kind) {
   switch (kind) {
-    case FilterKind::kEmpty: return "empty";
-    case FilterKind::kBlocked: return "blocked";
-    case FilterKind::kCompact: return "compact";
-    case FilterKind::kLevelDbBuiltin: return "leveldb-builtin";
-    case FilterKind::kUnknown: return "unknown";
+    case FilterKind::kEmpty:
+      return "empty";
+    case FilterKind::kBlocked:
+      return "blocked";
+    case FilterKind::kCompact:
+      return "compact";
+    case FilterKind::kLevelDbBuiltin:
+      return "leveldb-builtin";
+    case FilterKind::kUnknown:
+      return "unknown";
   }
   return "unknown";
 }

@@ -23,8 +23,7 @@ namespace {
 
 // Header field offsets (docs/FORMAT.md "Standalone filter files (.bbf)").
 constexpr size_t kMagicAt = 0, kVersionAt = 8, kKindAt = 12, kKeysAt = 16, kBitsAt = 24,
-                 kProbesAt = 32, kSchemeAt = 36, kFprAt = 40, kPayloadAt = 48,
-                 kReservedAt = 56;
+                 kProbesAt = 32, kSchemeAt = 36, kFprAt = 40, kPayloadAt = 48, kReservedAt = 56;
 constexpr size_t kMinFileSize = kFilterFileHeaderSize + kFilterFileChecksumSize;
 
 using internal::DecodeFixed32;
@@ -91,8 +90,7 @@ absl::StatusOr<AnyFilter> DecodePayload(std::string_view payload, const FilterFi
   absl::StatusOr<F> f = F::Deserialize(payload);
   if (!f.ok()) return Corrupt(f.status().message());
   const Params p = ParamsOf(*f);
-  if (p.num_bits != info.num_bits || p.num_probes != info.num_probes ||
-      p.scheme != info.scheme) {
+  if (p.num_bits != info.num_bits || p.num_probes != info.num_probes || p.scheme != info.scheme) {
     return Corrupt("header parameters do not match the filter they describe");
   }
   if constexpr (std::is_same_v<F, StandardBloomFilter> ||
@@ -204,8 +202,8 @@ std::string EncodeFilterFile(const AnyFilter& filter, uint64_t n, double p) {
 absl::StatusOr<LoadedFilter> DecodeFilterFile(std::string_view bytes) {
   const char* b = bytes.data();
   if (bytes.size() < kMinFileSize) {
-    return Corrupt(absl::StrCat("truncated: ", bytes.size(), " bytes, but a filter file has at least ",
-                                kMinFileSize));
+    return Corrupt(absl::StrCat("truncated: ", bytes.size(),
+                                " bytes, but a filter file has at least ", kMinFileSize));
   }
   if (std::memcmp(b + kMagicAt, kFilterFileMagic, sizeof(kFilterFileMagic)) != 0) {
     return Corrupt("bad magic: not a blockbloom filter file (expected \"BBFILTER\")");

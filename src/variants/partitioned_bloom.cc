@@ -15,7 +15,8 @@
 namespace blockbloom {
 namespace {
 
-// Trailer (variants/probes.h): [slice bits: u64 LE][k: u8][reserved: u8 = 0][version: u8][marker: u8].
+// Trailer (variants/probes.h): [slice bits: u64 LE][k: u8][reserved: u8 = 0][version: u8][marker:
+// u8].
 constexpr uint8_t kMarker = 0xB6;
 constexpr uint8_t kVersion = 1;
 
@@ -56,7 +57,8 @@ absl::StatusOr<PartitionedBloomFilter::Geometry> PartitionedBloomFilter::Geometr
   const double n = static_cast<double>(std::max<uint64_t>(expected_keys, 1));
   absl::StatusOr<variants::Sizing> size = variants::SizeForFpr(n, fpr);
   if (!size.ok()) return size.status();
-  if (size->num_bits > variants::kMaxBits) return absl::ResourceExhaustedError("partitioned filter too large");
+  if (size->num_bits > variants::kMaxBits)
+    return absl::ResourceExhaustedError("partitioned filter too large");
   const int k = size->num_probes;
   // As for the standard filter, the integer k needs a little more than the
   // closed form; the partitioned model solved for m with this k gives
@@ -70,8 +72,8 @@ absl::StatusOr<PartitionedBloomFilter::Geometry> PartitionedBloomFilter::Geometr
   return Geometry{(m + static_cast<uint64_t>(k) - 1) / static_cast<uint64_t>(k), k};
 }
 
-absl::StatusOr<PartitionedBloomFilter> PartitionedBloomFilter::CreateForFpr(
-    uint64_t expected_keys, double fpr) {
+absl::StatusOr<PartitionedBloomFilter> PartitionedBloomFilter::CreateForFpr(uint64_t expected_keys,
+                                                                            double fpr) {
   absl::StatusOr<Geometry> g = GeometryForFpr(expected_keys, fpr);
   if (!g.ok()) return g.status();
   return CreateWithGeometry(g->slice_bits, g->num_probes);
@@ -83,9 +85,8 @@ double PartitionedBloomFilter::PredictedFpr() const {
 }
 
 std::string PartitionedBloomFilter::Serialize() const {
-  return variants::EncodeWithTrailer(data(), num_bytes(),
-                                     {slice_bits(), num_probes(), /*reserved=*/0}, kVersion,
-                                     kMarker);
+  return variants::EncodeWithTrailer(
+      data(), num_bytes(), {slice_bits(), num_probes(), /*reserved=*/0}, kVersion, kMarker);
 }
 
 absl::StatusOr<PartitionedBloomFilter> PartitionedBloomFilter::Deserialize(

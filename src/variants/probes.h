@@ -66,9 +66,7 @@ class ProbeSequence {
 
   // ceil(2^64 / range) for range >= 2 (1 position after reduction); 0 for
   // range 1, where every probe is position 0 anyway.
-  static uint64_t UnitFor(uint64_t range) {
-    return range <= 1 ? 0 : UINT64_MAX / range + 1;
-  }
+  static uint64_t UnitFor(uint64_t range) { return range <= 1 ? 0 : UINT64_MAX / range + 1; }
 
  private:
   uint64_t x_, y_;
@@ -84,9 +82,7 @@ inline bool IsKnownScheme(uint8_t scheme) {
 inline void SetBit(uint8_t* data, uint64_t bit) {
   data[bit >> 3] |= static_cast<uint8_t>(1u << (bit & 7));
 }
-inline bool GetBit(const uint8_t* data, uint64_t bit) {
-  return (data[bit >> 3] >> (bit & 7)) & 1;
-}
+inline bool GetBit(const uint8_t* data, uint64_t bit) { return (data[bit >> 3] >> (bit & 7)) & 1; }
 
 // Saturating counter increment (counters never wrap).
 inline uint64_t SaturatingAdd(uint64_t a, uint64_t b) {
@@ -151,8 +147,8 @@ inline absl::StatusOr<Sizing> SizeForFpr(double n, double fpr) {
     if (bits.status().code() != absl::StatusCode::kOutOfRange) return bits.status();
     return absl::ResourceExhaustedError(bits.status().message());
   }
-  return Sizing{*bits, std::min(kMaxStandardProbes,
-                                *StandardOptimalProbes(static_cast<double>(*bits), n))};
+  return Sizing{
+      *bits, std::min(kMaxStandardProbes, *StandardOptimalProbes(static_cast<double>(*bits), n))};
 }
 
 // The 12-byte trailer of the standard and partitioned formats:
@@ -200,15 +196,13 @@ inline absl::StatusOr<Trailer> DecodeTrailer(std::string_view encoded, const cha
 // OK when the bytes before the trailer are exactly ceil(num_bits / 8) and no
 // bit at or past num_bits is set; DataLoss (messages start with `what`)
 // otherwise.
-inline absl::Status CheckBitArray(std::string_view encoded, uint64_t num_bits,
-                                  const char* what) {
+inline absl::Status CheckBitArray(std::string_view encoded, uint64_t num_bits, const char* what) {
   const uint64_t data_bytes = encoded.size() - kTrailerSize;
   if ((num_bits + 7) / 8 != data_bytes) {
     return absl::DataLossError(
         absl::StrCat(what, ": ", data_bytes, " bytes of bits for m=", num_bits));
   }
-  if (num_bits % 8 != 0 &&
-      (static_cast<uint8_t>(encoded[data_bytes - 1]) >> (num_bits % 8)) != 0) {
+  if (num_bits % 8 != 0 && (static_cast<uint8_t>(encoded[data_bytes - 1]) >> (num_bits % 8)) != 0) {
     return absl::DataLossError(absl::StrCat(what, ": bits set past m"));
   }
   return absl::OkStatus();
@@ -220,9 +214,8 @@ inline absl::Status CheckBitArray(std::string_view encoded, uint64_t num_bits,
 // against it (CheckBitArray), `create(trailer)` makes the empty filter (a
 // StatusOr<F>) and the bits are copied in.
 template <class F, class NumBits, class Create>
-absl::StatusOr<F> DecodeBitArrayFilter(std::string_view encoded, const char* what,
-                                       uint8_t version, uint8_t marker, NumBits num_bits,
-                                       Create create) {
+absl::StatusOr<F> DecodeBitArrayFilter(std::string_view encoded, const char* what, uint8_t version,
+                                       uint8_t marker, NumBits num_bits, Create create) {
   absl::StatusOr<Trailer> t = DecodeTrailer(encoded, what, version, marker);
   if (!t.ok()) return t.status();
   absl::StatusOr<uint64_t> m = num_bits(*t);

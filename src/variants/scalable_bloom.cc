@@ -156,8 +156,8 @@ uint64_t ScalableBloomFilter::num_bytes() const {
 double ScalableBloomFilter::PredictedFpr() const {
   double all_clear = 1.0;
   for (size_t i = 0; i < stages_.size(); ++i) {
-    all_clear *= 1.0 - BlockedBloomPredictedFpr(added_[i], stages_[i].num_bytes(),
-                                                stages_[i].num_probes());
+    all_clear *=
+        1.0 - BlockedBloomPredictedFpr(added_[i], stages_[i].num_bytes(), stages_[i].num_probes());
   }
   return 1.0 - all_clear;
 }
@@ -228,8 +228,8 @@ absl::StatusOr<ScalableBloomFilter> ScalableBloomFilter::Deserialize(std::string
     absl::StatusOr<BlockedBloomFilter> stage =
         BlockedBloomFilter::Deserialize(encoded.substr(pos, length));
     if (!stage.ok()) {
-      return absl::DataLossError(absl::StrCat("scalable filter stage ", i, ": ",
-                                              stage.status().message()));
+      return absl::DataLossError(
+          absl::StrCat("scalable filter stage ", i, ": ", stage.status().message()));
     }
     const double bpk = StageBitsPerKey(StageFpr(options, i));
     if (stage->num_bytes() != BlockedBloomBytes(capacity, bpk) ||

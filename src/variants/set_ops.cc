@@ -26,8 +26,8 @@ absl::StatusOr<BlockedBloomFilter> CombineBlocked(Op op, const BlockedBloomFilte
                                                   const BlockedBloomFilter& b) {
   if (a.num_bytes() != b.num_bytes() || a.num_probes() != b.num_probes()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "blocked filters differ in shape: ", a.num_bytes(), " bytes/k=", a.num_probes(),
-        " vs ", b.num_bytes(), " bytes/k=", b.num_probes()));
+        "blocked filters differ in shape: ", a.num_bytes(), " bytes/k=", a.num_probes(), " vs ",
+        b.num_bytes(), " bytes/k=", b.num_probes()));
   }
   if (a.num_bytes() == 0) {
     // Zero bytes is the empty set (a filter sized for 0 keys that was given
@@ -57,31 +57,29 @@ absl::StatusOr<StandardBloomFilter> CombineStandard(Op op, const StandardBloomFi
                                                     const StandardBloomFilter& b) {
   if (a.num_bits() != b.num_bits() || a.num_probes() != b.num_probes() ||
       a.scheme() != b.scheme()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "standard filters differ in shape: m=", a.num_bits(), "/k=", a.num_probes(), "/",
-        HashSchemeName(a.scheme()), " vs m=", b.num_bits(), "/k=", b.num_probes(), "/",
-        HashSchemeName(b.scheme())));
+    return absl::InvalidArgumentError(
+        absl::StrCat("standard filters differ in shape: m=", a.num_bits(), "/k=", a.num_probes(),
+                     "/", HashSchemeName(a.scheme()), " vs m=", b.num_bits(), "/k=", b.num_probes(),
+                     "/", HashSchemeName(b.scheme())));
   }
   return CombineInPlace(
       op, a, b, StandardBloomFilter::CreateWithGeometry(a.num_bits(), a.num_probes(), a.scheme()));
 }
 
-absl::StatusOr<PartitionedBloomFilter> CombinePartitioned(Op op,
-                                                          const PartitionedBloomFilter& a,
+absl::StatusOr<PartitionedBloomFilter> CombinePartitioned(Op op, const PartitionedBloomFilter& a,
                                                           const PartitionedBloomFilter& b) {
   if (a.slice_bits() != b.slice_bits() || a.num_probes() != b.num_probes()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "partitioned filters differ in shape: slice=", a.slice_bits(), "/k=", a.num_probes(),
-        " vs slice=", b.slice_bits(), "/k=", b.num_probes()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("partitioned filters differ in shape: slice=", a.slice_bits(),
+                     "/k=", a.num_probes(), " vs slice=", b.slice_bits(), "/k=", b.num_probes()));
   }
-  return CombineInPlace(
-      op, a, b, PartitionedBloomFilter::CreateWithGeometry(a.slice_bits(), a.num_probes()));
+  return CombineInPlace(op, a, b,
+                        PartitionedBloomFilter::CreateWithGeometry(a.slice_bits(), a.num_probes()));
 }
 
 }  // namespace
 
-absl::StatusOr<BlockedBloomFilter> Union(const BlockedBloomFilter& a,
-                                         const BlockedBloomFilter& b) {
+absl::StatusOr<BlockedBloomFilter> Union(const BlockedBloomFilter& a, const BlockedBloomFilter& b) {
   return CombineBlocked(Op::kOr, a, b);
 }
 absl::StatusOr<BlockedBloomFilter> Intersection(const BlockedBloomFilter& a,

@@ -32,8 +32,8 @@ const char* HashSchemeName(HashScheme scheme) {
 
 namespace internal {
 
-BitArrayFilter::BitArrayFilter(uint64_t num_bits, int num_probes, HashScheme scheme,
-                               uint64_t range, uint64_t stride)
+BitArrayFilter::BitArrayFilter(uint64_t num_bits, int num_probes, HashScheme scheme, uint64_t range,
+                               uint64_t stride)
     : scheme_(scheme),
       range_(range),
       stride_(stride),
@@ -54,8 +54,9 @@ bool BitArrayFilter::MayContainHash(uint64_t hash) const {
 StandardBloomFilter::StandardBloomFilter(uint64_t num_bits, int num_probes, HashScheme scheme)
     : BitArrayFilter(num_bits, num_probes, scheme, /*range=*/num_bits, /*stride=*/0) {}
 
-absl::StatusOr<StandardBloomFilter> StandardBloomFilter::CreateWithGeometry(
-    uint64_t num_bits, int num_probes, HashScheme scheme) {
+absl::StatusOr<StandardBloomFilter> StandardBloomFilter::CreateWithGeometry(uint64_t num_bits,
+                                                                            int num_probes,
+                                                                            HashScheme scheme) {
   if (num_bits < 1) return absl::InvalidArgumentError("num_bits must be >= 1");
   if (num_bits > variants::kMaxBits) {
     return absl::ResourceExhaustedError(
