@@ -82,8 +82,10 @@ ModelChoice ChooseByModel(uint64_t n, uint64_t num_buckets, uint64_t budget_byte
     best.range = ModelRange(static_cast<double>(n), data_bits, r);
     best.rice_bits = r;
     if (best.range <= 0) return ModelChoice();
-    s_guess = static_cast<uint64_t>(data_bits);
-    w_guess = static_cast<uint64_t>(std::max(1.0, best.range / num_buckets));
+    // Saturating: a model asked about absurd key counts (a hostile file's
+    // claim) must not convert an out-of-range double (undefined behaviour).
+    s_guess = internal::SaturatingBytes(data_bits);
+    w_guess = internal::SaturatingBytes(std::max(1.0, best.range / num_buckets));
   }
   return best;
 }
@@ -181,8 +183,9 @@ double PredictedFprV1(uint64_t num_keys, double bits_per_key) {
   const double n = static_cast<double>(num_keys);
   double data_bits = 8.0 * budget;
   for (int round = 0; round < 2; ++round) {  // S's varint depends on S
-    const Params guess{buckets, static_cast<uint64_t>(start.range / buckets) + 1,
-                       static_cast<uint64_t>(data_bits), start.rice_bits};
+    const Params guess{
+        buckets, std::min(internal::SaturatingBytes(start.range / buckets), UINT64_MAX - 1) + 1,
+        internal::SaturatingBytes(data_bits), start.rice_bits};
     data_bits = 8.0 * budget - 8.0 * (EncodedSize(guess) - (guess.stream_bits + 7) / 8);
   }
   const auto stream_bits = [&](double u, int r) {
@@ -490,7 +493,7 @@ BuildInfo AppendFilterV1Consuming(std::vector<uint64_t>* hashes_in, double bits_
   int r = model.rice_bits;
   uint64_t fits = 0, fails = max_width + 1;
   uint64_t width = std::clamp<uint64_t>(
-      static_cast<uint64_t>(model.range / static_cast<double>(num_buckets)), 1, max_width);
+      internal::SaturatingBytes(model.range / static_cast<double>(num_buckets)), 1, max_width);
   const double target_bits = 8.0 * static_cast<double>(budget);
   double slope = std::ldexp(1.0, r) / static_cast<double>(num_buckets);  // W per bit
   double last_w = -1, last_bits = 0, outward = 0.005;
