@@ -60,6 +60,22 @@ std::vector<int> FirstFalsePositives(const leveldb::FilterPolicy& policy, const 
   return found;
 }
 
+// The golden checks of one filter: its size, the XXH3 of its bytes and its
+// first false positives. On a mismatch it prints the actual values in the
+// table's syntax (a failing golden means the on-disk format changed).
+void ExpectGolden(int n, size_t size, uint64_t bytes_hash, const std::vector<int>& expected_fps,
+                  const std::string& filter, const std::vector<int>& fps) {
+  EXPECT_EQ(filter.size(), size);
+  EXPECT_EQ(HashKey(filter), bytes_hash) << std::hex << HashKey(filter);
+  std::string printed;
+  for (int fp : fps) printed += std::to_string(fp) + ", ";
+  EXPECT_EQ(fps, expected_fps) << printed;
+  if (::testing::Test::HasFailure()) {
+    std::printf("actual: {%d, %zu, 0x%016llxull, {%s}},\n", n, filter.size(),
+                static_cast<unsigned long long>(HashKey(filter)), printed.c_str());
+  }
+}
+
 TEST(BlockedFormatTest, GoldenFilterBytesAndFalsePositives) {
   std::unique_ptr<const leveldb::FilterPolicy> policy(NewBlockedBloomFilterPolicy(10));
   EXPECT_STREQ(policy->Name(), "blockbloom.BlockedBloom.v1");
@@ -82,16 +98,8 @@ TEST(BlockedFormatTest, GoldenFilterBytesAndFalsePositives) {
     // Version-1 bytes, read through the policy (its reader reads both versions).
     const std::string filter = BuildV1Filter(g.n);
     SCOPED_TRACE("n=" + std::to_string(g.n));
-    EXPECT_EQ(filter.size(), g.size);
-    EXPECT_EQ(HashKey(filter), g.bytes_hash) << std::hex << HashKey(filter);
-    const std::vector<int> fps = FirstFalsePositives(*policy, filter, 10);
-    std::string printed;
-    for (int fp : fps) printed += std::to_string(fp) + ", ";
-    EXPECT_EQ(fps, g.first_false_positives) << printed;
-    if (::testing::Test::HasFailure()) {
-      std::printf("actual: {%d, %zu, 0x%016llxull, {%s}},\n", g.n, filter.size(),
-                  static_cast<unsigned long long>(HashKey(filter)), printed.c_str());
-    }
+    ExpectGolden(g.n, g.size, g.bytes_hash, g.first_false_positives, filter,
+                 FirstFalsePositives(*policy, filter, 10));
   }
 }
 
@@ -246,20 +254,12 @@ TEST(BlockedFormatV2Test, GoldenFilterBytesAndFalsePositives) {
   for (const Golden& g : kGolden) {
     const std::string filter = WriteFilter(EvenKeys(g.n));
     SCOPED_TRACE("n=" + std::to_string(g.n));
-    EXPECT_EQ(filter.size(), g.size);
     EXPECT_EQ(static_cast<uint8_t>(filter[filter.size() - 2]), 0x20);  // version 2, flat
-    EXPECT_EQ(HashKey(filter), g.bytes_hash) << std::hex << HashKey(filter);
     std::vector<int> fps;
     for (int i = 0; fps.size() < 10 && i < 10000000; ++i) {
       if (blocked::EncodedMayContainHash(filter, HashKey(Key(2 * i + 1)))) fps.push_back(2 * i + 1);
     }
-    std::string printed;
-    for (int fp : fps) printed += std::to_string(fp) + ", ";
-    EXPECT_EQ(fps, g.first_false_positives) << printed;
-    if (::testing::Test::HasFailure()) {
-      std::printf("actual: {%d, %zu, 0x%016llxull, {%s}},\n", g.n, filter.size(),
-                  static_cast<unsigned long long>(HashKey(filter)), printed.c_str());
-    }
+    ExpectGolden(g.n, g.size, g.bytes_hash, g.first_false_positives, filter, fps);
   }
 }
 

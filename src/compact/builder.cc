@@ -337,6 +337,18 @@ void OrBits(uint64_t word, int bits, uint64_t pos, uint8_t* out) {
 }
 
 // AppendFilterV2 for m <= 64 slots (DenseSystem).
+
+// The end of a solved version-2 build, dense or banded: the trailer after
+// the body, and what the build info reports.
+void FinishV2(uint64_t total_bytes, int r, uint8_t seed, uint64_t m, uint8_t* trailer,
+              BuildInfo* info) {
+  WriteV2Trailer(total_bytes, r, seed, trailer);
+  info->version = 2;
+  info->num_entries = m;
+  info->fingerprint_bits = r;
+  info->seed = seed;
+}
+
 bool AppendDenseV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_bytes, uint64_t m,
                    std::string* dst, BuildInfo* info) {
   const uint64_t body = total_bytes - kV2TrailerSize;
@@ -362,11 +374,7 @@ bool AppendDenseV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byte
       }
       OrBits(column, static_cast<int>(m), static_cast<uint64_t>(b) * m, out);
     }
-    WriteV2Trailer(total_bytes, r, seed, out + body);
-    info->version = 2;
-    info->num_entries = m;
-    info->fingerprint_bits = r;
-    info->seed = seed;
+    FinishV2(total_bytes, r, seed, m, out + body, info);
     return true;
   }
   return false;
@@ -419,11 +427,7 @@ bool AppendFilterV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byt
         out[bit >> 3] |= static_cast<uint8_t>(v << (bit & 7));
       }
     }
-    WriteV2Trailer(total_bytes, r, seed, out + body);
-    info->version = 2;
-    info->num_entries = m;
-    info->fingerprint_bits = r;
-    info->seed = seed;
+    FinishV2(total_bytes, r, seed, m, out + body, info);
     return true;
   }
   return false;
