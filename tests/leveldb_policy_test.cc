@@ -313,20 +313,28 @@ TEST_F(DbTest, BlockedFilterSkipsDataBlockReads) {
   PolicyPtr policy(NewBlockedBloomFilterPolicy(10));
   auto db = Open(policy.get());
   Fill(db.get());
+  std::string value;
+  for (int i = 0; i < kNumKeys; ++i) {  // every present key; also opens every table
+    ASSERT_TRUE(db->Get(leveldb::ReadOptions(), Key(2 * i), &value).ok()) << Key(2 * i);
+  }
+  env_.ResetReads();
   const FilterPolicyStats before = GetFilterPolicyStats(policy.get());
-  const double reads = CheckAndMeasure(db.get());
-  // One table per absent Get after a full compaction; a read happens only on
-  // a false positive (model: 0.957%). 2% leaves room for sampling noise.
-  EXPECT_LT(reads, 0.02);
-  // The policy's counters see it too: every present-key probe is a "may
-  // match", and every absent-key "may match" cost exactly one block read.
+  for (int i = 0; i < kNumKeys; ++i) {
+    ASSERT_TRUE(db->Get(leveldb::ReadOptions(), Key(2 * i + 1), &value).IsNotFound());
+  }
   const FilterPolicyStats after = GetFilterPolicyStats(policy.get());
+  const double reads = static_cast<double>(env_.reads()) / kNumKeys;
+  // Usually one table per absent Get after the compaction; a read happens
+  // only on a false positive (model: 0.87% for these small flat filters).
+  // 2% leaves room for sampling noise.
+  EXPECT_LT(reads, 0.02);
+  // The policy's counters see exactly what LevelDB did, however many tables
+  // each Get consulted (LevelDB may still be compacting): every absent-key
+  // "may match" cost one data-block read, and every "no" none.
   const uint64_t probes = after.probes - before.probes;
   const uint64_t negatives = after.negatives - before.negatives;
-  // One table per Get, except the absent key past the table's last key,
-  // which the index rejects before the filter.
-  EXPECT_EQ(probes, 2u * kNumKeys - 1);
-  EXPECT_EQ(kNumKeys - 1 - negatives, static_cast<uint64_t>(std::lround(reads * kNumKeys)));
+  EXPECT_GE(probes, static_cast<uint64_t>(kNumKeys) - 1);  // the last key's is past every table
+  EXPECT_EQ(probes - negatives, env_.reads());
 }
 
 TEST_F(DbTest, WithoutFilterEveryAbsentGetReadsABlock) {
