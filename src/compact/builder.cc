@@ -171,7 +171,8 @@ double PredictedFpr(uint64_t num_keys, double bits_per_key) {
 double PredictedFprV1(uint64_t num_keys, double bits_per_key) {
   if (num_keys == 0) return 0.0;
   const uint64_t budget = MaxEncodedSize(num_keys, bits_per_key);
-  const uint64_t buckets = (num_keys + kKeysPerBucket - 1) / kKeysPerBucket;
+  // ceil(n / K) without the overflow of n + K - 1 (n may be a hostile claim).
+  const uint64_t buckets = num_keys / kKeysPerBucket + (num_keys % kKeysPerBucket != 0);
   const ModelChoice start = ChooseByModel(num_keys, buckets, budget);
   if (start.range < 1) return 1.0;
   // Refine the builder's closed-form start for what the builder then does

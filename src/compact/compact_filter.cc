@@ -16,8 +16,7 @@ uint64_t CompactFilterMaxBytes(uint64_t num_keys, double bits_per_key) {
 }
 
 double CompactFilterPredictedFpr(uint64_t num_keys, double bits_per_key) {
-  const double p = compact::PredictedFpr(num_keys, bits_per_key);
-  return p >= 0.0 && p <= 1.0 ? p : 1.0;  // NaN (absurd n) reads as "matches all"
+  return compact::PredictedFpr(num_keys, bits_per_key);
 }
 
 namespace {
