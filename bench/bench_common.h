@@ -1,5 +1,5 @@
-// Shared pieces of the benchmark binaries: the 16-byte key generator and the
-// quick/full mode switch.
+// Shared pieces of the benchmark binaries: the 16-byte key generator, the
+// probe sets built from it, and the quick/full mode switch.
 //
 // Keys. Key(i) is 16 bytes: an 8-byte mix of i followed by i itself (both
 // little-endian), so keys are distinct for distinct i and look random to any
@@ -20,6 +20,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <string_view>
+#include <vector>
+
+#include "blockbloom/hash.h"
 
 namespace blockbloom {
 namespace bench {
@@ -46,6 +50,34 @@ inline std::string Key(uint64_t id) {
   std::string s(kKeyBytes, '\0');
   WriteKey(id, &s[0]);
   return s;
+}
+
+// Keys to probe with: ids drawn uniformly from [0, n) (present) or absent
+// ids, stored with their hashes and views so the timed loops only probe.
+struct ProbeSet {
+  std::vector<char> bytes;
+  std::vector<uint64_t> hashes;
+  std::vector<std::string_view> views;
+  size_t size() const { return hashes.size(); }
+  const char* key(size_t i) const { return bytes.data() + i * kKeyBytes; }
+};
+
+inline ProbeSet MakeProbeSet(uint64_t n, bool present, size_t count, uint64_t seed) {
+  ProbeSet ps;
+  ps.bytes.resize(count * kKeyBytes);
+  ps.hashes.resize(count);
+  ps.views.resize(count);
+  for (size_t i = 0; i < count; ++i) {
+    const uint64_t r = Mix64(seed * 0x100000001B3ull + i);
+    const uint64_t id = present
+                            ? static_cast<uint64_t>((static_cast<unsigned __int128>(r) * n) >> 64)
+                            : kAbsentBase + seed * (uint64_t{1} << 40) + i;
+    char* k = ps.bytes.data() + i * kKeyBytes;
+    WriteKey(id, k);
+    ps.hashes[i] = HashKey(std::string_view(k, kKeyBytes));
+    ps.views[i] = std::string_view(k, kKeyBytes);
+  }
+  return ps;
 }
 
 // Keys needed for a filter of `filter_bytes` bytes at `bits_per_key`.

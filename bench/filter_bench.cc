@@ -114,34 +114,6 @@ class ScopedTarget {
   bool forced_;
 };
 
-// Keys to probe with: ids drawn uniformly from [0, n) (present) or absent
-// ids, stored with their hashes and views so the timed loops only probe.
-struct ProbeSet {
-  std::vector<char> bytes;
-  std::vector<uint64_t> hashes;
-  std::vector<std::string_view> views;
-  size_t size() const { return hashes.size(); }
-  const char* key(size_t i) const { return bytes.data() + i * kKeyBytes; }
-};
-
-ProbeSet MakeProbeSet(uint64_t n, bool present, size_t count, uint64_t seed) {
-  ProbeSet ps;
-  ps.bytes.resize(count * kKeyBytes);
-  ps.hashes.resize(count);
-  ps.views.resize(count);
-  for (size_t i = 0; i < count; ++i) {
-    const uint64_t r = Mix64(seed * 0x100000001B3ull + i);
-    const uint64_t id = present
-                            ? static_cast<uint64_t>((static_cast<unsigned __int128>(r) * n) >> 64)
-                            : kAbsentBase + seed * (uint64_t{1} << 40) + i;
-    char* k = ps.bytes.data() + i * kKeyBytes;
-    WriteKey(id, k);
-    ps.hashes[i] = HashKey(std::string_view(k, kKeyBytes));
-    ps.views[i] = std::string_view(k, kKeyBytes);
-  }
-  return ps;
-}
-
 // Calls fn(hashes, count) for the hashes of keys [0, n) in chunks.
 template <typename Fn>
 void ForEachHashChunk(uint64_t n, Fn&& fn) {

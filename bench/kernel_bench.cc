@@ -126,36 +126,12 @@ __attribute__((target("avx2"))) uint64_t FastLocalInlinedLoop(const uint64_t* ha
 }
 
 // ---- Fixture: one size alive at a time ----
-struct Probes {
-  std::vector<char> bytes;
-  std::vector<uint64_t> hashes;
-  std::vector<std::string_view> views;
-};
-
-Probes MakeProbes(uint64_t n, bool present, size_t count, uint64_t seed) {
-  Probes p;
-  p.bytes.resize(count * kKeyBytes);
-  p.hashes.resize(count);
-  p.views.resize(count);
-  for (size_t i = 0; i < count; ++i) {
-    const uint64_t r = Mix64(seed * 0x100000001B3ull + i);
-    const uint64_t id = present
-                            ? static_cast<uint64_t>((static_cast<unsigned __int128>(r) * n) >> 64)
-                            : kAbsentBase + seed * (uint64_t{1} << 40) + i;
-    char* k = p.bytes.data() + i * kKeyBytes;
-    WriteKey(id, k);
-    p.views[i] = std::string_view(k, kKeyBytes);
-    p.hashes[i] = internal::InlineHashKey(p.views[i]);
-  }
-  return p;
-}
-
 struct Fixture {
   uint64_t bytes = 0, n = 0;
   std::optional<BlockedBloomFilter> filter, huge;
   std::string encoded, leveldb;
-  Probes present, absent;
-  const Probes& Get(bool p) const { return p ? present : absent; }
+  ProbeSet present, absent;
+  const ProbeSet& Get(bool p) const { return p ? present : absent; }
 };
 
 Fixture& GetFixture(uint64_t bytes) {
@@ -186,8 +162,8 @@ Fixture& GetFixture(uint64_t bytes) {
   if (bytes >= kHugePageMinBytes) fx->huge.emplace(build(true));
   const size_t count =
       bytes >= (uint64_t{64} << 20) && !g_quick ? size_t{1} << 22 : size_t{1} << 16;
-  fx->present = MakeProbes(fx->n, true, count, 1);
-  fx->absent = MakeProbes(fx->n, false, count, 2);
+  fx->present = MakeProbeSet(fx->n, true, count, 1);
+  fx->absent = MakeProbeSet(fx->n, false, count, 2);
   if (bytes <= (uint64_t{1} << 20)) {
     fx->encoded = fx->filter->Serialize();
     std::vector<std::string> keys(fx->n);
@@ -209,7 +185,7 @@ void SetNsPerKey(benchmark::State& state, uint64_t keys) {
 // Runs probe(begin, count) -> positives over slices of the probe set; a
 // present key answered "no" fails the run (and the binary's exit status).
 template <typename Probe>
-void Run(benchmark::State& state, const Probes& ps, bool present, Probe&& probe) {
+void Run(benchmark::State& state, const ProbeSet& ps, bool present, Probe&& probe) {
   size_t cursor = 0;
   uint64_t keys = 0, positives = 0;
   for (auto _ : state) {
@@ -231,7 +207,7 @@ enum class Single { kBest, kScalarTarget, kScalarInline, kFastLocal, kFastLocalI
 void ProbeHash(benchmark::State& state, uint64_t bytes, bool present, Single which) {
   Fixture& fx = GetFixture(bytes);
   const BlockedBloomFilter& f = (which == Single::kBestHuge && fx.huge) ? *fx.huge : *fx.filter;
-  const Probes& ps = fx.Get(present);
+  const ProbeSet& ps = fx.Get(present);
   const uint64_t bits = f.num_bits();
   const int k = f.num_probes();
   const uint8_t* data = f.data();
@@ -264,7 +240,7 @@ void ProbeHash(benchmark::State& state, uint64_t bytes, bool present, Single whi
 
 void ProbeKey(benchmark::State& state, uint64_t bytes, bool present) {
   Fixture& fx = GetFixture(bytes);
-  const Probes& ps = fx.Get(present);
+  const ProbeSet& ps = fx.Get(present);
   Run(state, ps, present, [&](size_t begin, size_t count) -> uint64_t {
     uint64_t c = 0;
     for (size_t i = begin; i < begin + count; ++i) c += fx.filter->MayContain(ps.views[i]);
@@ -274,7 +250,7 @@ void ProbeKey(benchmark::State& state, uint64_t bytes, bool present) {
 
 void ProbePolicy(benchmark::State& state, uint64_t bytes, bool present, bool ours) {
   Fixture& fx = GetFixture(bytes);
-  const Probes& ps = fx.Get(present);
+  const ProbeSet& ps = fx.Get(present);
   const leveldb::FilterPolicy& policy = ours ? OurPolicy() : LevelDbPolicy();
   const leveldb::Slice filter(ours ? fx.encoded : fx.leveldb);
   Run(state, ps, present, [&](size_t begin, size_t count) -> uint64_t {
@@ -288,7 +264,7 @@ void ProbePolicy(benchmark::State& state, uint64_t bytes, bool present, bool our
 
 void FloorHash(benchmark::State& state, uint64_t bytes) {
   Fixture& fx = GetFixture(bytes);
-  const Probes& ps = fx.absent;
+  const ProbeSet& ps = fx.absent;
   Run(state, ps, false, [&](size_t begin, size_t count) -> uint64_t {
     uint64_t acc = 0;
     for (size_t i = begin; i < begin + count; ++i) acc += internal::InlineHashKey(ps.views[i]);
@@ -305,7 +281,7 @@ void FloorLine(benchmark::State& state, uint64_t bytes, size_t window, bool huge
   const BlockedBloomFilter& f = huge && fx.huge ? *fx.huge : *fx.filter;
   const uint8_t* base = f.data();
   const uint64_t bits = f.num_bits();
-  const Probes& ps = fx.absent;
+  const ProbeSet& ps = fx.absent;
   auto line_of = [&](uint64_t h) {
     return base + blocked::LocateBlock(h, bits).first_bit / 8 + (h & 56);
   };
@@ -337,7 +313,7 @@ void Batch(benchmark::State& state, uint64_t bytes, bool present, size_t window,
            simd::PrefetchHint hint, bool huge) {
   Fixture& fx = GetFixture(bytes);
   const BlockedBloomFilter& f = huge && fx.huge ? *fx.huge : *fx.filter;
-  const Probes& ps = fx.Get(present);
+  const ProbeSet& ps = fx.Get(present);
   auto out = std::make_unique<bool[]>(kKeysPerIter);
   Run(state, ps, present, [&](size_t begin, size_t count) -> uint64_t {
     simd::MayContainHashes(ps.hashes.data() + begin, count, f.num_bits(), f.num_probes(), f.data(),

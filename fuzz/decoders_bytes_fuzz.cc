@@ -24,6 +24,7 @@
 #include "blockbloom/partitioned_bloom.h"
 #include "blockbloom/scalable_bloom.h"
 #include "blockbloom/standard_bloom.h"
+#include "common/coding.h"
 #include "fuzz_input.h"
 
 using blockbloom::fuzz::Fail;
@@ -51,18 +52,14 @@ class ExactCopy {
   Fail(what, "");
 }
 
-void PutFixed64(char* p, uint64_t v) {
-  for (int i = 0; i < 8; ++i) p[i] = static_cast<char>(v >> (8 * i));
-}
-
 // Payload size (header offset 48) and checksum of a .bbf file made consistent
 // with the bytes (docs/FORMAT.md "Standalone filter files (.bbf)").
 void RepairFraming(std::string* file) {
   const size_t min_size = blockbloom::kFilterFileHeaderSize + blockbloom::kFilterFileChecksumSize;
   if (file->size() < min_size) return;
-  PutFixed64(&(*file)[48], file->size() - min_size);
+  blockbloom::internal::EncodeFixed64(&(*file)[48], file->size() - min_size);
   const size_t body = file->size() - blockbloom::kFilterFileChecksumSize;
-  PutFixed64(&(*file)[body], blockbloom::HashBytes(file->data(), body));
+  blockbloom::internal::EncodeFixed64(&(*file)[body], blockbloom::HashBytes(file->data(), body));
 }
 
 template <class Filter>

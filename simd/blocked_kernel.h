@@ -66,17 +66,20 @@ inline uint32_t ProbeSeed(uint64_t hash) { return static_cast<uint32_t>(hash); }
 // Bit offset of one probe inside a block of `block_bits` (<= 512) bits.
 inline uint32_t ProbeBit(uint32_t x, uint32_t block_bits) { return ((x >> 10) * block_bits) >> 22; }
 
-// x_i = x_0 * kProbeMultiplier^i (mod 2^32), tabulated: the same values as
-// multiplying k times in a row, but no probe waits for the previous one's
+// of[i] = kMultiplier^i (mod 2^bits of Word), i < kMaxProbes: probe i's
+// multiplier, tabulated, so x_i = x_0 * of[i] gives the same values as
+// multiplying i times in a row, but no probe waits for the previous one's
 // multiply (a 3-cycle dependency chain per probe otherwise).
+template <typename Word, Word kMultiplier>
 struct ProbePowers {
-  uint32_t of[kMaxProbes];
+  Word of[kMaxProbes];
   constexpr ProbePowers() : of() {
-    uint32_t power = 1;
-    for (int i = 0; i < kMaxProbes; ++i, power *= kProbeMultiplier) of[i] = power;
+    Word power = 1;
+    for (int i = 0; i < kMaxProbes; ++i, power *= kMultiplier) of[i] = power;
   }
 };
-inline constexpr ProbePowers kProbePowers{};
+// Version 1 (512-bit blocks): 32-bit probe seeds.
+inline constexpr ProbePowers<uint32_t, kProbeMultiplier> kProbePowers{};
 
 // The powers again, one row of kMaxProbes lanes per k: lane i of row k holds
 // kProbePowers.of[i] for i < k and kProbePowers.of[0] beyond (probe 0 again:
@@ -170,14 +173,7 @@ inline bool MayContainHash(uint64_t hash, uint64_t total_bits, int num_probes,
 inline constexpr uint64_t kFlatMaxBytes = 512;  // 8 lines: see docs/FORMAT.md
 inline constexpr uint64_t kFlatMultiplier = 0x9E3779B97F4A7C15ull;
 
-struct FlatProbePowers {
-  uint64_t of[kMaxProbes];
-  constexpr FlatProbePowers() : of() {
-    uint64_t power = 1;
-    for (int i = 0; i < kMaxProbes; ++i, power *= kFlatMultiplier) of[i] = power;
-  }
-};
-inline constexpr FlatProbePowers kFlatProbePowers{};
+inline constexpr ProbePowers<uint64_t, kFlatMultiplier> kFlatProbePowers{};
 
 namespace flat {
 // REQUIRES: total_bits > 0, 1 <= num_probes <= kMaxProbes; data holds

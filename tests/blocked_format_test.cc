@@ -76,6 +76,18 @@ void ExpectGolden(int n, size_t size, uint64_t bytes_hash, const std::vector<int
   }
 }
 
+// One damaged trailer byte: `value` written `from_end` bytes from the end.
+struct Corruption {
+  const char* what;
+  size_t from_end;
+  uint8_t value;
+};
+
+std::string Corrupted(std::string filter, const Corruption& c) {
+  filter[filter.size() - c.from_end] = static_cast<char>(c.value);
+  return filter;
+}
+
 TEST(BlockedFormatTest, GoldenFilterBytesAndFalsePositives) {
   std::unique_ptr<const leveldb::FilterPolicy> policy(NewBlockedBloomFilterPolicy(10));
   EXPECT_STREQ(policy->Name(), "blockbloom.BlockedBloom.v1");
@@ -118,11 +130,6 @@ TEST(BlockedFormatTest, CorruptTrailersMayMatchEverything) {
   std::unique_ptr<const leveldb::FilterPolicy> policy(NewBlockedBloomFilterPolicy(10));
   const std::string good = BuildPolicyFilter(*policy, 200);
   ASSERT_FALSE(policy->KeyMayMatch("definitely-absent-key", good));  // see below
-  struct Corruption {
-    const char* what;
-    size_t from_end;
-    uint8_t value;
-  };
   const Corruption kTable[] = {
       {"foreign marker", 1, 0x07},
       {"marker 0", 1, 0x00},
@@ -138,9 +145,7 @@ TEST(BlockedFormatTest, CorruptTrailersMayMatchEverything) {
       {"all ones", 3, 0xff},
   };
   for (const Corruption& c : kTable) {
-    std::string bad = good;
-    bad[bad.size() - c.from_end] = static_cast<char>(c.value);
-    EXPECT_TRUE(policy->KeyMayMatch("definitely-absent-key", bad)) << c.what;
+    EXPECT_TRUE(policy->KeyMayMatch("definitely-absent-key", Corrupted(good, c))) << c.what;
   }
 }
 
@@ -303,11 +308,6 @@ TEST(BlockedFormatV2Test, OldReadersReadVersion2AsMayMatch) {
   for (int i = 0; i < 1000; ++i) EXPECT_TRUE(stock->KeyMayMatch(Key(2 * i + 1), filter)) << i;
   EXPECT_NE(static_cast<uint8_t>(filter[filter.size() - 2]), blocked::kVersionByte);
   // Corruptions of a version-2 trailer read as "may match" too.
-  struct Corruption {
-    const char* what;
-    size_t from_end;
-    uint8_t value;
-  };
   const Corruption kTable[] = {
       {"v2, unknown geometry 1", 2, 0x21},
       {"v2, geometry 3", 2, 0x23},
@@ -317,8 +317,7 @@ TEST(BlockedFormatV2Test, OldReadersReadVersion2AsMayMatch) {
       {"reserved bit", 3, 0x40 | 7},
   };
   for (const Corruption& c : kTable) {
-    std::string bad = filter;
-    bad[bad.size() - c.from_end] = static_cast<char>(c.value);
+    const std::string bad = Corrupted(filter, c);
     blocked::FilterView view;
     EXPECT_FALSE(blocked::ParseFilter(bad, &view)) << c.what;
     EXPECT_TRUE(blocked::EncodedMayContainHash(bad, HashKey("definitely-absent-key"))) << c.what;

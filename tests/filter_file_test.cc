@@ -11,6 +11,7 @@
 #include <string>
 
 #include "blockbloom/hash.h"
+#include "common/coding.h"
 #include "test_keys.h"
 #include "test_paths.h"
 
@@ -193,8 +194,7 @@ TEST(FilterFileTest, EveryBitFlipIsRejected) {
 // Rewrites the checksum so a test can reach the checks behind it.
 std::string Reseal(std::string bytes) {
   const size_t body = bytes.size() - 8;
-  const uint64_t h = HashBytes(bytes.data(), body);
-  for (int i = 0; i < 8; ++i) bytes[body + i] = static_cast<char>(h >> (8 * i));
+  internal::EncodeFixed64(&bytes[body], HashBytes(bytes.data(), body));
   return bytes;
 }
 

@@ -24,6 +24,7 @@
 #include "blockbloom/filter_file.h"
 #include "blockbloom/hash.h"
 #include "blockbloom/math.h"
+#include "common/coding.h"
 
 #ifndef BLOCKBLOOM_SOURCE_DIR
 #error "BLOCKBLOOM_SOURCE_DIR must name the source tree"
@@ -137,14 +138,11 @@ TEST(ModelBoundsTest, HostileFileHeaderDecodesAndPredictsQuickly) {
   // and the XXH3 checksum at the end. The .bbf bytes follow.
   ASSERT_EQ(static_cast<uint8_t>(input[0]) & 1, 1);
   std::string file = input.substr(1);
-  const auto put64 = [&](size_t at, uint64_t v) {
-    for (int i = 0; i < 8; ++i) file[at + i] = static_cast<char>(v >> (8 * i));
-  };
   const size_t framing = kFilterFileHeaderSize + kFilterFileChecksumSize;
   ASSERT_GE(file.size(), framing);
-  put64(48, file.size() - framing);
-  put64(file.size() - kFilterFileChecksumSize,
-        HashBytes(file.data(), file.size() - kFilterFileChecksumSize));
+  internal::EncodeFixed64(&file[48], file.size() - framing);
+  internal::EncodeFixed64(&file[file.size() - kFilterFileChecksumSize],
+                          HashBytes(file.data(), file.size() - kFilterFileChecksumSize));
   const Clock::time_point start = Clock::now();
   absl::StatusOr<LoadedFilter> loaded = DecodeFilterFile(file);
   ASSERT_TRUE(loaded.ok()) << loaded.status();

@@ -24,8 +24,15 @@ inline uint32_t DecodeFixed32(const char* p) {
   return v;
 }
 
+// Overwrites p[0, 8) with v, little-endian. REQUIRES: 8 writable bytes.
+inline void EncodeFixed64(char* p, uint64_t v) {
+  for (int i = 0; i < 8; ++i) p[i] = static_cast<char>(v >> (8 * i));
+}
+
 inline void PutFixed64(std::string* dst, uint64_t v) {
-  for (int i = 0; i < 8; ++i) dst->push_back(static_cast<char>(v >> (8 * i)));
+  char buf[8];
+  EncodeFixed64(buf, v);
+  dst->append(buf, 8);
 }
 
 // REQUIRES: p points at 8 readable bytes.
