@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "blocked_kernel.h"
 #include "hwy/highway.h"
@@ -59,21 +60,37 @@ static_assert(kLineLanes * kLineVectors == kLineWords, "lanes must divide 16");
 using LineTag = hn::FixedTag<uint32_t, kLineLanes>;
 using LineVec = hn::Vec<LineTag>;
 
-// The 32-bit words `word` (each in [0, 16)) of a line held in `line`.
-HWY_INLINE LineVec WordsOfLine(const LineVec* line, LineVec word) {
+// A probe's position in the line comes straight from its 32-bit value x
+// (blocked_kernel.h: bit = x >> 23 for a full block): its 32-bit word is
+// x >> 28 and its bit in that word is bits 23..27 of x. On two-vector targets
+// the word's bit 3, which picks the vector, is x's sign bit.
+
+// Lane indices for TableLookupLanes from word numbers in [0, 16). vpermd
+// (AVX2, AVX-512) reads only the low log2(lanes) bits of each index, so x86
+// release builds pass the words as they are; other targets' lookups, and
+// Highway's debug-build checks, need them in range: one AND.
+HWY_INLINE auto LanesOf(LineVec word) {
   const LineTag d;
-  // Highway requires indices < lanes (checked in sanitizer/debug builds),
-  // although vpermd would ignore the high bits: one AND.
-  const auto lane = hn::IndicesFromVec(d, hn::And(word, hn::Set(d, kLineLanes - 1)));
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2 && !HWY_IS_DEBUG_BUILD
+  return hn::IndicesFromVec(d, word);
+#else
+  return hn::IndicesFromVec(d, hn::And(word, hn::Set(d, kLineLanes - 1)));
+#endif
+}
+
+// The 32-bit words that the probes with values `x` address in the line.
+HWY_INLINE LineVec WordsOfLine(const LineVec* line, LineVec x) {
+  const LineTag d;
+  const LineVec word = hn::ShiftRight<32 - 4>(x);
+  const auto lane = LanesOf(word);
   LineVec words = hn::TableLookupLanes(line[0], lane);
   if (kLineVectors == 2) {
-    // Word 8..15 lives in the second vector: bit 3 of the index, moved to the
-    // sign bit, picks it (one shift, one blend).
+    // Words 8..15 live in the second vector: x's sign bit picks it (a blend).
     const hn::RebindToSigned<LineTag> di;
-    words = hn::BitCast(
-        d, hn::IfNegativeThenElse(hn::BitCast(di, hn::ShiftLeft<32 - 1 - kLogLineLanes>(word)),
-                                  hn::BitCast(di, hn::TableLookupLanes(line[1], lane)),
-                                  hn::BitCast(di, words)));
+    words =
+        hn::BitCast(d, hn::IfNegativeThenElse(hn::BitCast(di, x),
+                                              hn::BitCast(di, hn::TableLookupLanes(line[1], lane)),
+                                              hn::BitCast(di, words)));
   } else if (kLineVectors > 2) {
     const LineVec which = hn::ShiftRight<kLogLineLanes>(word);
     for (size_t j = 1; j < kLineVectors; ++j) {
@@ -84,12 +101,12 @@ HWY_INLINE LineVec WordsOfLine(const LineVec* line, LineVec word) {
   return words;
 }
 
-// Probe bits of one vector of positions missing from the line (0 = all set).
+// Probe bits of one vector of probes missing from the line (0 = all set).
 HWY_INLINE LineVec MissingBits(const LineVec* line, LineVec seeds, const uint32_t* powers) {
   const LineTag d;
-  const LineVec pos = hn::ShiftRight<32 - blocked::kLogBlockBits>(seeds * hn::Load(d, powers));
-  const LineVec words = WordsOfLine(line, hn::ShiftRight<5>(pos));
-  return hn::AndNot(words, hn::Set(d, 1u) << hn::And(pos, hn::Set(d, 31u)));
+  const LineVec x = seeds * hn::Load(d, powers);
+  const LineVec bit = hn::ShiftRight<32 - 5>(hn::ShiftLeft<4>(x));  // bits 23..27 of x
+  return hn::AndNot(WordsOfLine(line, x), hn::Set(d, 1u) << bit);
 }
 #endif  // BLOCKBLOOM_VECTOR_PROBE
 
@@ -120,53 +137,24 @@ HWY_INLINE bool TestFullBlock(const uint8_t* HWY_RESTRICT block, uint32_t seed, 
 
 // Sets all probe bits of `seed` in the full 512-bit block at `block` (64
 // writable bytes, any alignment): blocked::detail::SetProbes<true>'s bytes.
-// The key's 64-byte mask is built in registers and ORed into the line with
-// one load and one store per vector, instead of k byte read-modify-writes
-// whose data-dependent aliasing (two probes in one byte, ~28% of keys at
-// k = 7) the CPU mispredicts. Mask word L gets bit (pos - 32 L) of probe
-// position pos: a variable shift whose count is >= 32 (shifting everything
-// out) for every word but the probe's own.
+// All k probe values come from vector multiplies of the seed by the
+// tabulated powers; each probe then sets its bit with one 32-bit
+// read-modify-write of the line (little-endian words, as the vector probe
+// reads them). Measured against the alternative of building the 64-byte mask
+// in registers (k broadcasts and 2k variable shifts on AVX2) and ORing it in
+// with one store per vector: the word writes were faster at every filter size
+// (bench/kernel_bench.cc, build/*), as the line is in L1 or being prefetched.
 HWY_INLINE void SetFullBlock(uint8_t* HWY_RESTRICT block, uint32_t seed, int num_probes) {
 #if !BLOCKBLOOM_VECTOR_PROBE
   blocked::detail::SetProbes<true>(seed, blocked::kBlockBits, num_probes, block);
 #else
-  const LineTag d;
-  const hn::FixedTag<uint8_t, kLineLanes * 4> d8;
-  const LineVec one = hn::Set(d, 1u);
-  LineVec first_bit[kLineVectors];  // 32 * (index of each lane's word)
-  LineVec mask[kLineVectors];
-  for (size_t j = 0; j < kLineVectors; ++j) {
-    first_bit[j] = hn::ShiftLeft<5>(hn::Iota(d, static_cast<uint32_t>(j * kLineLanes)));
-    mask[j] = hn::Zero(d);
-  }
-  const LineVec seeds = hn::Set(d, seed);
-  const uint32_t* powers = blocked::kPaddedProbePowers.row[num_probes];
-  for (int i = 0; i < num_probes; i += static_cast<int>(kLineLanes)) {
-    const LineVec pos =
-        hn::ShiftRight<32 - blocked::kLogBlockBits>(seeds * hn::Load(d, powers + i));
-    // Lanes past k repeat probe 0 (kPaddedProbePowers): setting a bit twice
-    // is harmless, so every lane is used. Unrolled: the lane indices become
-    // constants.
-#pragma GCC unroll 16
-    for (size_t p = 0; p < kLineLanes; ++p) {
-      const LineVec at =
-          hn::TableLookupLanes(pos, hn::IndicesFromVec(d, hn::Set(d, static_cast<uint32_t>(p))));
-      for (size_t j = 0; j < kLineVectors; ++j) {
-        const LineVec count = hn::Sub(at, first_bit[j]);  // wraps above 31 elsewhere
-#if HWY_TARGET <= HWY_AVX2 && HWY_ARCH_X86
-        // vpsllvd yields 0 for counts above 31.
-        mask[j] = hn::Or(mask[j], one << count);
-#else
-        // Other targets leave such shifts undefined: mask them explicitly.
-        mask[j] = hn::Or(mask[j], hn::IfThenElseZero(hn::Lt(count, hn::Set(d, 32u)),
-                                                     one << hn::And(count, hn::Set(d, 31u))));
-#endif
-      }
-    }
-  }
-  for (size_t j = 0; j < kLineVectors; ++j) {
-    uint8_t* at = block + j * kLineLanes * 4;
-    hn::StoreU(hn::Or(hn::LoadU(d8, at), hn::BitCast(d8, mask[j])), d8, at);
+  for (int i = 0; i < num_probes; ++i) {
+    const uint32_t x = seed * blocked::kProbePowers.of[i];
+    uint8_t* at = block + 4 * (x >> 28);
+    uint32_t word;
+    std::memcpy(&word, at, sizeof(word));
+    word |= 1u << ((x >> 23) & 31);
+    std::memcpy(at, &word, sizeof(word));
   }
 #endif
 }
@@ -214,16 +202,19 @@ HWY_INLINE void MayContainHashesRolling(const uint64_t* HWY_RESTRICT hashes, siz
 }
 
 // Sets the bits of hashes[0, n) (blocked::AddHash for each), prefetching
-// `window` keys ahead for writing; full blocks through SetFullBlock.
+// `window` keys ahead for writing (0: no prefetch); full blocks through
+// SetFullBlock.
 HWY_INLINE void AddHashesRolling(const uint64_t* HWY_RESTRICT hashes, size_t n, uint64_t total_bits,
                                  int num_probes, uint8_t* HWY_RESTRICT data, size_t window) {
   const auto block_of = [&](uint64_t h) {
     return data + blocked::LocateBlock(h, total_bits).first_bit / 8;
   };
-  const size_t ahead = std::min(window, n);
-  for (size_t j = 0; j < ahead; ++j) __builtin_prefetch(block_of(hashes[j]), 1, 3);
+  if (window > 0) {
+    const size_t ahead = std::min(window, n);
+    for (size_t j = 0; j < ahead; ++j) __builtin_prefetch(block_of(hashes[j]), 1, 3);
+  }
   for (size_t j = 0; j < n; ++j) {
-    if (j + window < n) __builtin_prefetch(block_of(hashes[j + window]), 1, 3);
+    if (window > 0 && j + window < n) __builtin_prefetch(block_of(hashes[j + window]), 1, 3);
     const blocked::Block b = blocked::LocateBlock(hashes[j], total_bits);
     uint8_t* block = data + b.first_bit / 8;
     if (HWY_LIKELY(b.num_bits == blocked::kBlockBits)) {

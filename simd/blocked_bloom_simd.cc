@@ -40,7 +40,11 @@ HWY_NOINLINE void MayContainHashesKernel(const uint64_t* hashes, size_t n, uint6
 
 HWY_NOINLINE void AddHashesKernel(const uint64_t* hashes, size_t n, uint64_t total_bits,
                                   int num_probes, uint8_t* data) {
-  AddHashesRolling(hashes, n, total_bits, num_probes, data, simd::kDefaultWindow);
+  // A filter that fits in L2 is written without prefetches: they would only
+  // cost instructions (bench/kernel_bench.cc, build/*/10000).
+  const size_t window = total_bits / 8 <= simd::kBuildPrefetchMinBytes ? 0 : simd::kDefaultWindow;
+  if (window == 0) return AddHashesRolling(hashes, n, total_bits, num_probes, data, 0);
+  AddHashesRolling(hashes, n, total_bits, num_probes, data, window);
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)
@@ -60,21 +64,6 @@ HWY_EXPORT(AddHashesKernel);
 
 namespace {
 
-// Index of `target` in a table made by HWY_EXPORT in this translation unit:
-// what hwy::ChosenTarget::GetIndex returns once Update(target) has run.
-size_t TableIndex(int64_t target) {
-  const int64_t mask = (HWY_CHOSEN_TARGET_SHIFT(target) | HWY_CHOSEN_TARGET_MASK_SCALAR) &
-                       HWY_CHOSEN_TARGET_MASK_TARGETS;
-  return hwy::Num0BitsBelowLS1Bit_Nonzero64(static_cast<uint64_t>(mask));
-}
-
-// The best target this CPU supports among those compiled here (honours
-// ForceTargetForTesting, which restricts hwy::SupportedTargets()).
-int64_t BestTarget() {
-  const int64_t supported = hwy::SupportedTargets() & HWY_TARGETS;
-  return supported & -supported;
-}
-
 bool ResolveAndProbe(uint64_t hash, uint64_t total_bits, int num_probes, const uint8_t* data) {
   internal::ResolveBlockedKernels();
   return MayContainHash(hash, total_bits, num_probes, data);
@@ -86,13 +75,14 @@ namespace internal {
 std::atomic<MayContainHashFn> g_may_contain_hash{&ResolveAndProbe};
 
 void ResolveBlockedKernels() {
-  g_may_contain_hash.store(MayContainHashForTarget(BestTarget()), std::memory_order_relaxed);
+  g_may_contain_hash.store(MayContainHashForTarget(internal::BestTarget()),
+                           std::memory_order_relaxed);
 }
 }  // namespace internal
 
 MayContainHashFn MayContainHashForTarget(int64_t target) {
-  if ((target & HWY_TARGETS) == 0 || (target & (target - 1)) != 0) return nullptr;
-  return HWY_DISPATCH_TABLE(MayContainHashKernel)[TableIndex(target)];
+  if (!internal::IsCompiledTarget(target)) return nullptr;
+  return HWY_DISPATCH_TABLE(MayContainHashKernel)[internal::DispatchTableIndex(target)];
 }
 
 void AddHashes(const uint64_t* hashes, size_t n, uint64_t total_bits, int num_probes,

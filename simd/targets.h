@@ -9,6 +9,7 @@
 #ifndef BLOCKBLOOM_SIMD_TARGETS_H_
 #define BLOCKBLOOM_SIMD_TARGETS_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -22,8 +23,26 @@ std::vector<int64_t> SupportedTargets();
 std::string TargetName(int64_t target);
 // The target the next dispatched call will use.
 std::string ActiveTargetName();
-// Restrict dispatch to `target` (0 restores the CPU's best).
+// Restrict dispatch to `target` (0 restores the CPU's best). Every kernel
+// pointer resolved once per process (the single-key probes) follows.
 void ForceTargetForTesting(int64_t target);
+
+namespace internal {
+// The best target this CPU supports among those compiled (honours
+// ForceTargetForTesting).
+int64_t BestTarget();
+// The index of `target` in a dispatch table made by HWY_EXPORT in any of
+// blockbloom's translation units (all compile the same target set). REQUIRES:
+// `target` is a single compiled target bit.
+size_t DispatchTableIndex(int64_t target);
+// Whether `target` is a single target bit compiled into blockbloom.
+bool IsCompiledTarget(int64_t target);
+// Modules that cache a resolved kernel pointer register their resolver here
+// (once, from a static initializer); ForceTargetForTesting calls every one.
+// At most kMaxRetargetHooks; returns false if full.
+inline constexpr int kMaxRetargetHooks = 8;
+bool RegisterRetargetHook(void (*hook)());
+}  // namespace internal
 
 }  // namespace simd
 }  // namespace blockbloom

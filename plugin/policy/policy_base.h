@@ -39,38 +39,46 @@ inline int ProbeSlot() {
   return slot >= 0 ? slot : AcquireProbeSlot();
 }
 
-// Per-thread shards of ("may match" answers, "no" answers), one cache line
-// each; probes = their sum, so a probe touches one counter. An owned shard
-// is updated with a relaxed load and store (no locked instruction: only its
-// owner writes it); the shared slot uses fetch_add.
+// Per-thread shards of (probes, "no" answers), one cache line each. Every
+// probe adds 1 to its shard's probe count and !match to its "no" count: the
+// addresses do not depend on the answer, so the counter loads issue before
+// the probe finishes. An owned shard is updated with relaxed loads and
+// stores (no locked instruction: only its owner writes it); the shared slot
+// uses fetch_add.
 class ProbeCounters {
  public:
   void Count(bool match) {
     const int slot = ProbeSlot();
-    std::atomic<uint64_t>& c = shards_[slot].by_answer[match ? 0 : 1];
+    Shard& s = shards_[slot];
+    const uint64_t no = match ? 0 : 1;
     if (slot != kSharedSlot) {
-      c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      s.probes.store(s.probes.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      // Release: a snapshot that sees this "no" also sees its probe.
+      s.negatives.store(s.negatives.load(std::memory_order_relaxed) + no,
+                        std::memory_order_release);
     } else {
-      c.fetch_add(1, std::memory_order_relaxed);
+      s.probes.fetch_add(1, std::memory_order_relaxed);
+      s.negatives.fetch_add(no, std::memory_order_release);
     }
   }
   FilterPolicyStats Snapshot() const {
     FilterPolicyStats out;
     out.available = true;
     for (const Shard& s : shards_) {
-      // Negatives first: a concurrent snapshot never shows more negatives
-      // than probes.
-      const uint64_t negatives = s.by_answer[1].load(std::memory_order_relaxed);
-      const uint64_t positives = s.by_answer[0].load(std::memory_order_relaxed);
+      // Negatives first (acquire): a concurrent snapshot never shows more
+      // negatives than probes.
+      const uint64_t negatives = s.negatives.load(std::memory_order_acquire);
+      const uint64_t probes = s.probes.load(std::memory_order_relaxed);
       out.negatives += negatives;
-      out.probes += positives + negatives;
+      out.probes += probes;
     }
     return out;
   }
 
  private:
   struct alignas(64) Shard {
-    std::atomic<uint64_t> by_answer[2] = {};  // [0]: may match, [1]: no
+    std::atomic<uint64_t> probes{0};
+    std::atomic<uint64_t> negatives{0};
   };
   Shard shards_[kProbeSlots];
 };
@@ -87,8 +95,8 @@ class PolicyBase : public leveldb::FilterPolicy {
   explicit PolicyBase(bool reads_builtin);
   ~PolicyBase() override;
 
-  // The blocked format's probe (parse, hash, kernel) and the count are
-  // flattened into this one function: the hot path of every Get.
+  // The hot path of every Get: a blocked filter's hash, parse and probe are
+  // one call into the CPU's best target (blocked/key_probe.h), then the count.
   bool KeyMayMatch(const leveldb::Slice& key, const leveldb::Slice& filter) const final;
 
   FilterPolicyStats stats() const { return counters_.Snapshot(); }

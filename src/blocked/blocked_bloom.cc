@@ -15,6 +15,7 @@
 #include "common/coding.h"
 #include "blockbloom/math.h"
 #include "blocked/format.h"
+#include "blocked/key_probe.h"
 #include "blocked_bloom_simd.h"
 #include "blocked_kernel.h"
 #include "common/hash_slices.h"
@@ -179,7 +180,9 @@ bool BlockedBloomFilter::MayContainHash(uint64_t hash) const {
 }
 
 bool BlockedBloomFilter::MayContain(std::string_view key) const {
-  return MayContainHash(internal::InlineHashKey(key));
+  // Hash and probe in one call on the chosen target (blocked/key_probe.h).
+  return blocked::MayContainKey(key.data(), key.size(), num_bits(), num_probes_, bits_.get(),
+                                flat_);
 }
 
 void BlockedBloomFilter::MayContainHashes(absl::Span<const uint64_t> hashes, absl::Span<bool> out,

@@ -1,0 +1,87 @@
+// Compile every attainable target, as simd/ does: tests prove each one
+// answers as the scalar composition.
+#ifndef HWY_COMPILE_ALL_ATTAINABLE
+#define HWY_COMPILE_ALL_ATTAINABLE
+#endif
+#include "blocked/key_probe.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "blocked/key_probe.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "blocked/key_probe-inl.h"
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace blockbloom {
+namespace HWY_NAMESPACE {
+
+// Out-of-line per-target entry points (the -inl.h functions are HWY_INLINE).
+HWY_NOINLINE int EncodedKeyMayMatchKernel(const char* key, size_t key_len, const char* filter,
+                                          size_t filter_len) {
+  return EncodedKeyMayMatch(key, key_len, filter, filter_len);
+}
+
+HWY_NOINLINE bool MayContainKeyKernel(const char* key, size_t key_len, uint64_t total_bits,
+                                      int num_probes, const uint8_t* data, bool flat) {
+  return MayContainKey(key, key_len, total_bits, num_probes, data, flat);
+}
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace blockbloom
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+#include "targets.h"
+
+namespace blockbloom {
+namespace blocked {
+
+HWY_EXPORT(EncodedKeyMayMatchKernel);
+HWY_EXPORT(MayContainKeyKernel);
+
+EncodedKeyMayMatchFn EncodedKeyMayMatchForTarget(int64_t target) {
+  if (!simd::internal::IsCompiledTarget(target)) return nullptr;
+  return HWY_DISPATCH_TABLE(EncodedKeyMayMatchKernel)[simd::internal::DispatchTableIndex(target)];
+}
+
+MayContainKeyFn MayContainKeyForTarget(int64_t target) {
+  if (!simd::internal::IsCompiledTarget(target)) return nullptr;
+  return HWY_DISPATCH_TABLE(MayContainKeyKernel)[simd::internal::DispatchTableIndex(target)];
+}
+
+namespace {
+
+void Resolve() {
+  const int64_t best = simd::internal::BestTarget();
+  internal::g_encoded_key_may_match.store(EncodedKeyMayMatchForTarget(best),
+                                          std::memory_order_relaxed);
+  internal::g_may_contain_key.store(MayContainKeyForTarget(best), std::memory_order_relaxed);
+}
+
+int ResolveAndMatchEncoded(const char* key, size_t key_len, const char* filter,
+                           size_t filter_len) {
+  Resolve();
+  return EncodedKeyMayMatch(key, key_len, filter, filter_len);
+}
+
+bool ResolveAndMayContainKey(const char* key, size_t key_len, uint64_t total_bits,
+                             int num_probes, const uint8_t* data, bool flat) {
+  Resolve();
+  return MayContainKey(key, key_len, total_bits, num_probes, data, flat);
+}
+
+// ForceTargetForTesting re-resolves the pointers above.
+[[maybe_unused]] const bool kRegistered = simd::internal::RegisterRetargetHook(&Resolve);
+
+}  // namespace
+
+}  // namespace blocked
+
+namespace internal {
+std::atomic<blocked::EncodedKeyMayMatchFn> g_encoded_key_may_match{
+    &blocked::ResolveAndMatchEncoded};
+std::atomic<blocked::MayContainKeyFn> g_may_contain_key{&blocked::ResolveAndMayContainKey};
+}  // namespace internal
+}  // namespace blockbloom
+#endif  // HWY_ONCE

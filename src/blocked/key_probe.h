@@ -1,0 +1,60 @@
+// Key-level probes of the blocked filter on the CPU's best Highway target:
+// hash, trailer parse and in-register probe in one function per target
+// (src/blocked/key_probe-inl.h), reached through one pointer fetched once per
+// process and re-fetched by simd::ForceTargetForTesting. These are the hot
+// paths of the LevelDB policies' KeyMayMatch and of
+// BlockedBloomFilter::MayContain.
+//
+// Thread-safety: pure functions over caller-owned memory.
+#ifndef BLOCKBLOOM_BLOCKED_KEY_PROBE_H_
+#define BLOCKBLOOM_BLOCKED_KEY_PROBE_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace blockbloom {
+namespace blocked {
+
+// 1: the key may be in the encoded filter; 0: it is not; -1: `filter` is not
+// a blocked filter (route it through format::Recognize). See
+// key_probe-inl.h, EncodedKeyMayMatch.
+using EncodedKeyMayMatchFn = int (*)(const char* key, size_t key_len, const char* filter,
+                                     size_t filter_len);
+// Whether the key may be in raw filter bits (total_bits == 0: the empty set).
+// REQUIRES: 1 <= num_probes <= 16; data holds ceil(total_bits / 8) bytes.
+using MayContainKeyFn = bool (*)(const char* key, size_t key_len, uint64_t total_bits,
+                                 int num_probes, const uint8_t* data, bool flat);
+
+}  // namespace blocked
+
+namespace internal {
+// The chosen target's entry points; each starts as a resolver that replaces
+// both on first call (constant-initialised: usable during static init).
+extern std::atomic<blocked::EncodedKeyMayMatchFn> g_encoded_key_may_match;
+extern std::atomic<blocked::MayContainKeyFn> g_may_contain_key;
+}  // namespace internal
+
+namespace blocked {
+
+inline int EncodedKeyMayMatch(const char* key, size_t key_len, const char* filter,
+                              size_t filter_len) {
+  return internal::g_encoded_key_may_match.load(std::memory_order_relaxed)(key, key_len, filter,
+                                                                           filter_len);
+}
+
+inline bool MayContainKey(const char* key, size_t key_len, uint64_t total_bits, int num_probes,
+                          const uint8_t* data, bool flat) {
+  return internal::g_may_contain_key.load(std::memory_order_relaxed)(key, key_len, total_bits,
+                                                                     num_probes, data, flat);
+}
+
+// The entry points compiled for `target` (a bit of simd::SupportedTargets()),
+// for tests and benchmarks; nullptr if that target is not compiled.
+EncodedKeyMayMatchFn EncodedKeyMayMatchForTarget(int64_t target);
+MayContainKeyFn MayContainKeyForTarget(int64_t target);
+
+}  // namespace blocked
+}  // namespace blockbloom
+
+#endif  // BLOCKBLOOM_BLOCKED_KEY_PROBE_H_

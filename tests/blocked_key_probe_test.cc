@@ -1,0 +1,185 @@
+// The key-level probes of src/blocked/key_probe-inl.h (hash + trailer parse +
+// in-register probe, one function per Highway target) against the scalar
+// composition they replace: HashBytes, then blocked::ParseFilter, then the
+// scalar kernels of simd/blocked_kernel.h. Registered once per compiled
+// target (HWY_EXPORT_AND_TEST_P), so a failure names its target; then the
+// dispatched pointers (blocked/key_probe.h) under every target forced in
+// turn.
+#ifndef HWY_COMPILE_ALL_ATTAINABLE
+#define HWY_COMPILE_ALL_ATTAINABLE
+#endif
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "blocked_key_probe_test.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "blockbloom/hash.h"
+#include "blocked/format.h"
+#include "blocked/key_probe-inl.h"
+#include "blocked/key_probe.h"
+#include "blocked_kernel.h"
+#include "hwy/highway.h"
+#include "hwy/tests/hwy_gtest.h"
+#include "test_keys.h"
+
+#ifndef BLOCKBLOOM_KEY_PROBE_TEST_ONCE
+#define BLOCKBLOOM_KEY_PROBE_TEST_ONCE
+namespace blockbloom {
+namespace key_probe_test {
+
+// The scalar composition: what every target must answer (1, 0, or -1 for
+// "not a blocked filter").
+inline int Reference(const std::string& key, const std::string& filter) {
+  if (filter.size() < 2 || static_cast<uint8_t>(filter.back()) != blocked::kMarker) return -1;
+  blocked::FilterView view;
+  if (!blocked::ParseFilter(filter, &view)) return 1;
+  if (view.num_bytes == 0) return 0;
+  const uint64_t h = HashKey(key);
+  const uint64_t bits = view.num_bytes * 8;
+  return (view.geometry == blocked::Geometry::kFlat
+              ? blocked::flat::MayContainHash(h, bits, view.num_probes, view.bits)
+              : blocked::MayContainHash(h, bits, view.num_probes, view.bits))
+             ? 1
+             : 0;
+}
+
+// A filter as the policies write it: n keys "k<2i>" (testing_keys::Key), at
+// the geometry AppendFilter picks for `bytes` bit bytes, k probes.
+inline std::string Filter(size_t n, uint64_t bytes, int k) {
+  std::vector<std::string> keys(n);
+  for (size_t i = 0; i < n; ++i) keys[i] = testing_keys::Key(2 * i);
+  std::string out;
+  blocked::AppendFilter(
+      n, bytes, k, [&](size_t i) -> std::string_view { return keys[i]; }, &out);
+  return out;
+}
+
+// Filters of every geometry plus damaged and foreign encodings.
+inline std::vector<std::string> Filters() {
+  std::vector<std::string> out;
+  for (size_t n : {0, 1, 10, 40, 200, 3000}) {
+    for (int k : {1, 6, 7, 9, 16}) {
+      const uint64_t bytes = (n * 10 + 7) / 8;  // flat up to 512 bytes, blocked above
+      out.push_back(Filter(n, bytes, k));
+    }
+  }
+  const std::string good = Filter(100, 125, 7);
+  std::string bad = good;
+  bad[bad.size() - 3] = 0;  // k = 0
+  out.push_back(bad);
+  bad = good;
+  bad[bad.size() - 2] = 0x30;  // unknown version
+  out.push_back(bad);
+  out.push_back(good.substr(good.size() - 2));  // 2 bytes ending in the marker
+  out.push_back(std::string(1, static_cast<char>(blocked::kMarker)));
+  out.push_back(std::string());
+  out.push_back(std::string(100, '\x07'));  // a LevelDB built-in filter's last byte
+  out.push_back(std::string(600, '\0') + std::string("\x07\x20\xBB", 3));  // flat, too long
+  return out;
+}
+
+// Queries: the present keys of the largest filter, absent ones, odd lengths.
+inline std::vector<std::string> Queries() {
+  std::vector<std::string> q;
+  for (size_t i = 0; i < 3000; ++i) q.push_back(testing_keys::Key(2 * i));
+  for (size_t i = 0; i < 2000; ++i) q.push_back(testing_keys::Key(2 * i + 1));
+  for (const std::string& k : testing_keys::RandomLengthKeys(300, 5)) q.push_back(k);
+  return q;
+}
+
+}  // namespace key_probe_test
+}  // namespace blockbloom
+#endif  // BLOCKBLOOM_KEY_PROBE_TEST_ONCE
+
+HWY_BEFORE_NAMESPACE();
+namespace blockbloom {
+namespace HWY_NAMESPACE {
+
+// Each filter sits at the end of an exact-size heap buffer, so ASan flags a
+// read past it.
+HWY_NOINLINE void TestEncodedMatchesScalarComposition() {
+  const std::vector<std::string> queries = key_probe_test::Queries();
+  for (const std::string& filter : key_probe_test::Filters()) {
+    std::unique_ptr<char[]> exact(new char[filter.size() + 1]);
+    if (!filter.empty()) std::memcpy(exact.get(), filter.data(), filter.size());
+    for (const std::string& key : queries) {
+      ASSERT_EQ(EncodedKeyMayMatch(key.data(), key.size(), exact.get(), filter.size()),
+                key_probe_test::Reference(key, filter))
+          << hwy::TargetName(HWY_TARGET) << " filter bytes=" << filter.size() << " key=" << key;
+    }
+  }
+}
+
+HWY_NOINLINE void TestRawMatchesScalar() {
+  const std::vector<std::string> queries = key_probe_test::Queries();
+  for (const std::string& filter : key_probe_test::Filters()) {
+    blocked::FilterView view;
+    if (!blocked::ParseFilter(filter, &view)) continue;
+    const bool flat = view.geometry == blocked::Geometry::kFlat;
+    for (const std::string& key : queries) {
+      const int expected = key_probe_test::Reference(key, filter);
+      ASSERT_EQ(MayContainKey(key.data(), key.size(), view.num_bytes * 8, view.num_probes,
+                              view.bits, flat),
+                expected == 1)
+          << hwy::TargetName(HWY_TARGET) << " bytes=" << view.num_bytes << " key=" << key;
+    }
+  }
+}
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace blockbloom
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace blockbloom {
+HWY_BEFORE_TEST(KeyProbePerTarget);
+HWY_EXPORT_AND_TEST_P(KeyProbePerTarget, TestEncodedMatchesScalarComposition);
+HWY_EXPORT_AND_TEST_P(KeyProbePerTarget, TestRawMatchesScalar);
+
+namespace {
+
+class KeyProbeDispatch : public ::testing::Test {
+ protected:
+  void TearDown() override { simd::ForceTargetForTesting(0); }
+};
+
+// The pointers resolved once per process follow ForceTargetForTesting, and
+// equal the per-target entry points; every present key is found.
+TEST_F(KeyProbeDispatch, EveryForcedTargetAnswersAsTheScalarComposition) {
+  const std::vector<std::string> queries = key_probe_test::Queries();
+  const std::vector<std::string> filters = key_probe_test::Filters();
+  for (int64_t target : simd::SupportedTargets()) {
+    simd::ForceTargetForTesting(target);
+    const blocked::EncodedKeyMayMatchFn fn = blocked::EncodedKeyMayMatchForTarget(target);
+    ASSERT_NE(fn, nullptr) << simd::TargetName(target);
+    ASSERT_NE(blocked::MayContainKeyForTarget(target), nullptr);
+    // The retarget hook re-resolved the process-wide pointers.
+    EXPECT_EQ(internal::g_encoded_key_may_match.load(), fn) << simd::TargetName(target);
+    EXPECT_EQ(internal::g_may_contain_key.load(), blocked::MayContainKeyForTarget(target));
+    for (const std::string& filter : filters) {
+      for (const std::string& key : queries) {
+        const int expected = key_probe_test::Reference(key, filter);
+        ASSERT_EQ(blocked::EncodedKeyMayMatch(key.data(), key.size(), filter.data(), filter.size()),
+                  expected)
+            << simd::TargetName(target);
+        ASSERT_EQ(fn(key.data(), key.size(), filter.data(), filter.size()), expected);
+      }
+    }
+  }
+  // No false negatives: the 3000-key filter holds Key(0), Key(2), ...
+  const std::string big = key_probe_test::Filter(3000, 3750, 7);
+  for (size_t i = 0; i < 3000; ++i) {
+    const std::string key = testing_keys::Key(2 * i);
+    ASSERT_EQ(blocked::EncodedKeyMayMatch(key.data(), key.size(), big.data(), big.size()), 1);
+  }
+}
+
+}  // namespace
+}  // namespace blockbloom
+#endif  // HWY_ONCE
