@@ -15,8 +15,17 @@
 //        kernel for these bits, one direct call per probe; -inlined: the
 //        same probe inlined into an AVX2 loop (no call at all)
 //   key/best                 BlockedBloomFilter::MayContain(key)
+//   encoded/best             blocked::EncodedKeyMayMatch(key, filter): the
+//        per-target hash + parse + probe that the policy calls, called
+//        directly (policy/blockbloom minus the virtual call and the counters)
 //   policy/blockbloom|leveldb   FilterPolicy::KeyMayMatch through the
 //        interface, ours on our filter, LevelDB's built-in on its own filter
+//   policy-small/blockbloom|leveldb/<keys per filter>   the same at LevelDB's
+//        own filter sizes: one table's filter block, 1024 filters (a 2 MiB
+//        table, one filter per 2 KiB of data) of 20 or 100 keys each (100- or
+//        ~10-byte values), stored back to back as LevelDB stores them; ours
+//        are flat (format version 2). Each probe goes to a random filter, as
+//        Gets spread over a table's blocks
 //   floor/hash               XXH3 of the key, nothing else
 //   floor/line               one unprefetched 8-byte load from a random line
 //        of an array of the filter's size, the line picked as the filter does
@@ -43,6 +52,7 @@
 #include "bench_common.h"
 #include "blockbloom/blocked_bloom.h"
 #include "blockbloom/leveldb_filter_policy.h"
+#include "blocked/key_probe.h"
 #include "blocked_bloom_simd.h"
 #include "blocked_kernel.h"
 #include "common/xxh3_inline.h"
@@ -262,6 +272,81 @@ void ProbePolicy(benchmark::State& state, uint64_t bytes, bool present, bool our
   });
 }
 
+void ProbeEncoded(benchmark::State& state, uint64_t bytes, bool present) {
+  Fixture& fx = GetFixture(bytes);
+  const ProbeSet& ps = fx.Get(present);
+  const std::string& filter = fx.encoded;
+  Run(state, ps, present, [&](size_t begin, size_t count) -> uint64_t {
+    uint64_t c = 0;
+    for (size_t i = begin; i < begin + count; ++i) {
+      c += blocked::EncodedKeyMayMatch(ps.key(i), kKeyBytes, filter.data(), filter.size()) == 1;
+    }
+    return c;
+  });
+}
+
+// ---- LevelDB-sized filters: many small ones, each probe a random one ----
+struct SmallFilters {
+  static constexpr size_t kFilters = 1024;
+  // Each policy's filter block: the filters back to back, and their offsets
+  // (kFilters + 1 of them).
+  std::string ours, leveldb;
+  std::vector<uint32_t> ours_at, leveldb_at;
+  std::vector<uint32_t> which;  // filter of probe i
+  ProbeSet probes;              // key i: present in filter which[i], or absent
+};
+
+// Filter f holds keys f * keys_per_filter + [0, keys_per_filter).
+const SmallFilters& GetSmallFilters(size_t keys_per_filter, bool present) {
+  static std::unique_ptr<SmallFilters> sf;
+  static size_t built_keys = 0;
+  static bool built_present = false;
+  if (sf && built_keys == keys_per_filter && built_present == present) return *sf;
+  sf = std::make_unique<SmallFilters>();
+  built_keys = keys_per_filter;
+  built_present = present;
+  std::vector<std::string> keys(keys_per_filter);
+  std::vector<leveldb::Slice> slices(keys_per_filter);
+  for (size_t f = 0; f < SmallFilters::kFilters; ++f) {
+    for (size_t i = 0; i < keys_per_filter; ++i) {
+      keys[i] = Key(f * keys_per_filter + i);
+      slices[i] = leveldb::Slice(keys[i]);
+    }
+    sf->ours_at.push_back(static_cast<uint32_t>(sf->ours.size()));
+    sf->leveldb_at.push_back(static_cast<uint32_t>(sf->leveldb.size()));
+    OurPolicy().CreateFilter(slices.data(), static_cast<int>(keys_per_filter), &sf->ours);
+    LevelDbPolicy().CreateFilter(slices.data(), static_cast<int>(keys_per_filter), &sf->leveldb);
+  }
+  sf->ours_at.push_back(static_cast<uint32_t>(sf->ours.size()));
+  sf->leveldb_at.push_back(static_cast<uint32_t>(sf->leveldb.size()));
+  const size_t count = size_t{1} << 16;
+  sf->probes = MakeProbeSet(SmallFilters::kFilters * keys_per_filter, present, count, 3);
+  sf->which.resize(count);
+  for (size_t i = 0; i < count; ++i) {
+    uint64_t id;
+    std::memcpy(&id, sf->probes.key(i) + 8, 8);  // WriteKey's second half is the id
+    sf->which[i] = present ? static_cast<uint32_t>(id / keys_per_filter)
+                           : static_cast<uint32_t>(Mix64(i) % SmallFilters::kFilters);
+  }
+  return *sf;
+}
+
+void ProbePolicySmall(benchmark::State& state, size_t keys_per_filter, bool present, bool ours) {
+  const SmallFilters& sf = GetSmallFilters(keys_per_filter, present);
+  const leveldb::FilterPolicy& policy = ours ? OurPolicy() : LevelDbPolicy();
+  const char* block = ours ? sf.ours.data() : sf.leveldb.data();
+  const uint32_t* at = ours ? sf.ours_at.data() : sf.leveldb_at.data();
+  Run(state, sf.probes, present, [&](size_t begin, size_t count) -> uint64_t {
+    uint64_t c = 0;
+    for (size_t i = begin; i < begin + count; ++i) {
+      const uint32_t f = sf.which[i];
+      c += policy.KeyMayMatch(leveldb::Slice(sf.probes.key(i), kKeyBytes),
+                              leveldb::Slice(block + at[f], at[f + 1] - at[f]));
+    }
+    return c;
+  });
+}
+
 void FloorHash(benchmark::State& state, uint64_t bytes) {
   Fixture& fx = GetFixture(bytes);
   const ProbeSet& ps = fx.absent;
@@ -419,6 +504,7 @@ void RegisterAll() {
       }
       Reg("key/best" + tail, [=](benchmark::State& s) { ProbeKey(s, bytes, present); });
       if (in_cache) {
+        Reg("encoded/best" + tail, [=](benchmark::State& s) { ProbeEncoded(s, bytes, present); });
         Reg("policy/blockbloom" + tail,
             [=](benchmark::State& s) { ProbePolicy(s, bytes, present, true); });
         Reg("policy/leveldb" + tail,
@@ -460,6 +546,16 @@ void RegisterAll() {
       }
       Reg("batch/T2/w64/present/" + sz,
           [=](benchmark::State& s) { Batch(s, bytes, true, 64, simd::PrefetchHint::kT2, false); });
+    }
+  }
+  for (size_t per : {20, 100}) {
+    for (bool present : {false, true}) {
+      const std::string tail =
+          std::string(present ? "/present/" : "/absent/") + std::to_string(per);
+      Reg("policy-small/blockbloom" + tail,
+          [=](benchmark::State& s) { ProbePolicySmall(s, per, present, true); });
+      Reg("policy-small/leveldb" + tail,
+          [=](benchmark::State& s) { ProbePolicySmall(s, per, present, false); });
     }
   }
   std::vector<uint64_t> build_ns = {10'000, 1'000'000};

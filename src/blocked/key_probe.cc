@@ -59,14 +59,13 @@ void Resolve() {
   internal::g_may_contain_key.store(MayContainKeyForTarget(best), std::memory_order_relaxed);
 }
 
-int ResolveAndMatchEncoded(const char* key, size_t key_len, const char* filter,
-                           size_t filter_len) {
+int ResolveAndMatchEncoded(const char* key, size_t key_len, const char* filter, size_t filter_len) {
   Resolve();
   return EncodedKeyMayMatch(key, key_len, filter, filter_len);
 }
 
-bool ResolveAndMayContainKey(const char* key, size_t key_len, uint64_t total_bits,
-                             int num_probes, const uint8_t* data, bool flat) {
+bool ResolveAndMayContainKey(const char* key, size_t key_len, uint64_t total_bits, int num_probes,
+                             const uint8_t* data, bool flat) {
   Resolve();
   return MayContainKey(key, key_len, total_bits, num_probes, data, flat);
 }
