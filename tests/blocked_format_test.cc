@@ -301,6 +301,29 @@ TEST(BlockedFormatV2Test, WriterPicksFlatUpToThresholdThenVersion1Bytes) {
 // LevelDB (marker 0xBB > 30 reads as a filter from the future) and a
 // version-1-only reader (version byte != 0x13). Neither may give a false
 // negative, and neither misreads the bits.
+// Filters of kAlignedBuildMinBytes and more are built in an aligned scratch
+// buffer and then appended: the bytes must be exactly the scalar kernel's,
+// after whatever *dst already held, and every key must be found.
+TEST(BlockedFormatTest, LargeFiltersBuiltAlignedAreTheSameBytes) {
+  const size_t n = 900'000;  // 1.125 MB at 10 bits/key: over the threshold
+  const uint64_t num_bytes = (n * 10 + 7) / 8;
+  ASSERT_GE(num_bytes, blocked::kAlignedBuildMinBytes);
+  std::vector<std::string> keys(n);
+  for (size_t i = 0; i < n; ++i) keys[i] = Key(2 * i);
+  std::vector<uint8_t> expected(num_bytes);
+  for (const std::string& k : keys) blocked::AddHash(HashKey(k), num_bytes * 8, 7, expected.data());
+  std::string dst = "prefix";  // the filter starts at an odd offset
+  blocked::AppendFilter(
+      n, num_bytes, 7, [&](size_t i) -> std::string_view { return keys[i]; }, &dst);
+  ASSERT_EQ(dst.size(), 6 + num_bytes + blocked::kTrailerSize);
+  EXPECT_EQ(dst.substr(0, 6), "prefix");
+  EXPECT_EQ(std::memcmp(dst.data() + 6, expected.data(), num_bytes), 0);
+  const std::string filter = dst.substr(6);
+  for (size_t i = 0; i < n; i += 97) {
+    ASSERT_TRUE(blocked::EncodedMayContainHash(filter, HashKey(keys[i]))) << i;
+  }
+}
+
 TEST(BlockedFormatV2Test, OldReadersReadVersion2AsMayMatch) {
   const std::string filter = WriteFilter(EvenKeys(100));
   ASSERT_EQ(static_cast<uint8_t>(filter[filter.size() - 2]), 0x20);

@@ -19,11 +19,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
 
 #include "absl/types/span.h"
+#include "common/aligned.h"
 #include "common/hash_slices.h"
 
 #include "blocked_bloom_simd.h"  // simd::MayContainHash: the chosen target's probe
@@ -122,6 +124,12 @@ inline Geometry WriterGeometry(uint64_t num_bytes) {
 void AddHashes(const uint64_t* hashes, size_t n, uint64_t num_bytes, int num_probes,
                Geometry geometry, uint8_t* bits);
 
+// Filters at least this large are built in a cache-line-aligned scratch
+// buffer and then appended: in a std::string (16-byte aligned) every 512-bit
+// block would straddle two cache lines, doubling the misses of a build that
+// does not fit in cache (bench/kernel_bench.cc, build/bbpolicy-best/13421773).
+inline constexpr uint64_t kAlignedBuildMinBytes = uint64_t{1} << 20;
+
 // Appends a whole filter (bits and trailer) for `n` keys to *dst, the way
 // the LevelDB policies write: ceil(n * bits_per_key / 8) bit bytes (the
 // caller passes that as num_bytes), the geometry of WriterGeometry, and
@@ -132,19 +140,24 @@ template <typename KeyAt>
 void AppendFilter(size_t n, uint64_t num_bytes, int num_probes, KeyAt&& key_at, std::string* dst) {
   const Geometry geometry = WriterGeometry(num_bytes);
   const size_t start = dst->size();
-  dst->resize(start + static_cast<size_t>(num_bytes), '\0');
-  uint8_t* bits = reinterpret_cast<uint8_t*>(&(*dst)[start]);
+  uint8_t* bits = nullptr;
+  std::unique_ptr<uint8_t[], internal::AlignedFree> scratch;
+  if (num_bytes >= kAlignedBuildMinBytes) {
+    scratch = internal::AlignedZeroedBytes(num_bytes);
+    bits = scratch.get();
+  }
+  if (bits == nullptr) {  // small, or no memory for the scratch copy
+    dst->resize(start + static_cast<size_t>(num_bytes), '\0');
+    bits = reinterpret_cast<uint8_t*>(&(*dst)[start]);
+  }
   internal::ForEachHashSlice(
       n, std::forward<KeyAt>(key_at), [&](absl::Span<const uint64_t> hashes, size_t) {
         AddHashes(hashes.data(), hashes.size(), num_bytes, num_probes, geometry, bits);
       });
+  if (scratch != nullptr) {
+    dst->append(reinterpret_cast<const char*>(scratch.get()), static_cast<size_t>(num_bytes));
+  }
   AppendTrailer(num_probes, dst, geometry);
-}
-
-// Is `encoded` ours (last byte is kMarker)? The migrating policy uses this to
-// tell a blocked filter from one in LevelDB's built-in format.
-inline bool HasBlockedMarker(std::string_view encoded) {
-  return !encoded.empty() && static_cast<uint8_t>(encoded.back()) == kMarker;
 }
 
 }  // namespace blocked
