@@ -558,7 +558,7 @@ void RegisterAll() {
           [=](benchmark::State& s) { ProbePolicySmall(s, per, present, false); });
     }
   }
-  std::vector<uint64_t> build_ns = {10'000, 1'000'000};
+  std::vector<uint64_t> build_ns = {100, 10'000, 1'000'000};  // 100: a LevelDB-sized (flat) filter
   if (!g_quick) build_ns.push_back(13'421'773);  // 16 MiB at 10 bits/key
   for (uint64_t n : build_ns) {
     const std::string ns = "/" + std::to_string(n);
