@@ -559,7 +559,7 @@ void RegisterAll() {
     }
   }
   std::vector<uint64_t> build_ns = {100, 10'000, 1'000'000};  // 100: a LevelDB-sized (flat) filter
-  if (!g_quick) build_ns.push_back(13'421'773);  // 16 MiB at 10 bits/key
+  if (!g_quick) build_ns.push_back(13'421'773);               // 16 MiB at 10 bits/key
   for (uint64_t n : build_ns) {
     const std::string ns = "/" + std::to_string(n);
     Reg("build/leveldb" + ns, [=](benchmark::State& s) { Build(s, n, Builder::kLevelDb); });

@@ -1,13 +1,19 @@
 // Builds a filter under every compiled Highway target for the same hashes and
 // requires identical bytes, and identical answers for batch probes at any
-// window, equal to the scalar kernel's.
+// window, for the single-key probe and for the key-level probe of an encoded
+// filter (hash + parse + probe, blocked/key_probe.h), equal to the scalar
+// kernel's.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "blockbloom/hash.h"
+#include "blocked/format.h"
 #include "blocked/kernel.h"
+#include "blocked/key_probe.h"
 #include "blocked_bloom_simd.h"
 #include "fuzz_input.h"
 
@@ -36,6 +42,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (size_t i = 0; i < hashes.size(); ++i)
     probes.push_back(hashes[i] * 0x9E3779B97F4A7C15ull + i);
   auto out = std::make_unique<bool[]>(probes.size() + 1);
+  // The reference bits as a version-1 encoding, at the end of an exact-size
+  // allocation.
+  std::string encoding(expected.begin(), expected.end());
+  blocked::AppendTrailer(k, &encoding);
+  std::unique_ptr<char[]> exact_encoding(new char[encoding.size()]);
+  std::memcpy(exact_encoding.get(), encoding.data(), encoding.size());
   for (int64_t target : simd::SupportedTargets()) {
     simd::ForceTargetForTesting(target);
     std::memset(filter, 0, padded);
@@ -48,6 +60,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         Fail("target answered differently", "");
       }
       if (i < hashes.size() && !out[i]) Fail("false negative", "");
+    }
+    // The single-key probes of this target, over the exact-size reference
+    // bytes (ASan flags any read past them) and over the encoded filter.
+    const simd::MayContainHashFn single = simd::MayContainHashForTarget(target);
+    const blocked::EncodedKeyMayMatchFn encoded = blocked::EncodedKeyMayMatchForTarget(target);
+    if (single == nullptr || encoded == nullptr) Fail("target without a kernel", "");
+    for (size_t i = 0; i < probes.size(); ++i) {
+      if (single(probes[i], bytes * 8, k, expected.data()) !=
+          blocked::MayContainHash(probes[i], bytes * 8, k, expected.data())) {
+        Fail("single-key probe answered differently", "");
+      }
+      char key[8];
+      std::memcpy(key, &probes[i], 8);
+      const int want =
+          blocked::MayContainHash(blockbloom::HashBytes(key, 8), bytes * 8, k, expected.data()) ? 1
+                                                                                                : 0;
+      if (encoded(key, 8, exact_encoding.get(), encoding.size()) != want) {
+        Fail("key-level probe answered differently", "");
+      }
     }
   }
   simd::ForceTargetForTesting(0);
