@@ -53,8 +53,10 @@ inline constexpr size_t kMayMatchFilterBytes = sizeof(kMayMatchFilter);
 //    process, before the first FilteredDB is handed out, against the
 //    libleveldb actually loaded; blockbloom_filtered_db_open reports
 //    NotSupported through errptr if it fails. tests/c_api_test_filtered_db.c
-//    (under ASan too) pins the whole round trip, including handles from
-//    leveldb_open read through these definitions.
+//    pins the whole round trip, including handles from leveldb_open read
+//    through these definitions; under ASan (which replaces operator
+//    new/delete for uninstrumented libleveldb too) a leveldb_close that
+//    deleted anything but what we allocated would be reported.
 using leveldb::DB;
 using leveldb::Options;
 
