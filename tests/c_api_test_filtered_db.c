@@ -11,10 +11,13 @@
  * too (the asan preset): ASan replaces operator new/delete for the
  * uninstrumented libleveldb as well, so a leveldb_close freeing anything but
  * the handle and rep blockbloom allocated, or leaking them, is reported
- * there. Compiled as C99;
+ * there. `c_api_test_filtered_db concurrent` runs only TestConcurrent
+ * (writers, readers, save_index and stats at once on one handle), which
+ * ctest also runs under TSan (label "tsan"). Compiled as C99;
  * exits non-zero on the first failed check of each test. */
-#define _XOPEN_SOURCE 700 /* mkdtemp, strdup */
+#define _XOPEN_SOURCE 700 /* mkdtemp, strdup, pthreads */
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -327,7 +330,8 @@ static int CheckSnapshot(leveldb_t* db, struct Oracle* oracle) {
   return 1;
 }
 
-/* Opens `path` as a FilteredDB of `kind`; NULL (after printing why) on error. */
+/* Opens `path` as a FilteredDB of `kind` (progress reports counted in
+ * `progress` unless NULL); NULL (after printing why) on error. */
 static leveldb_t* OpenFiltered(const char* path, int kind, unsigned char persist,
                                struct Progress* progress, leveldb_options_t* options) {
   blockbloom_filtered_db_options_t* fdb = blockbloom_filtered_db_options_create();
@@ -338,7 +342,8 @@ static leveldb_t* OpenFiltered(const char* path, int kind, unsigned char persist
   blockbloom_filtered_db_options_set_target_fpr(fdb, 0.01);
   blockbloom_filtered_db_options_set_kind(fdb, kind);
   blockbloom_filtered_db_options_set_persist_index(fdb, persist);
-  blockbloom_filtered_db_options_set_progress(fdb, progress, OnProgress, 1000);
+  if (progress != NULL)
+    blockbloom_filtered_db_options_set_progress(fdb, progress, OnProgress, 1000);
   db = blockbloom_filtered_db_open(options, fdb, path, &err);
   blockbloom_filtered_db_options_destroy(fdb); /* open copied what it needs */
   if (err != NULL) {
@@ -611,11 +616,167 @@ static int TestHandleLayout(void) {
   return 1;
 }
 
-int main(void) {
-  TestHandleLayout();
-  TestFilteredDb(blockbloom_index_dleft);
-  TestFilteredDb(blockbloom_index_counting);
-  TestErrors();
+/* One handle from several threads at once: two writers (disjoint keys, each
+ * putting, overwriting and deleting), two readers (Gets of the writers' keys
+ * and of never-written ones, blockbloom_is_filtered_db, "blockbloom.stats"),
+ * and the main thread saving the index. Afterwards every key is as its
+ * writer left it. */
+enum { kWriters = 2, kReaders = 2, kKeysPerWriter = 600 };
+
+struct WriterArgs {
+  leveldb_t* db;
+  int first; /* keys [first, first + kKeysPerWriter) */
+  int failures;
+};
+
+struct ReaderArgs {
+  leveldb_t* db;
+  int seed;
+  int failures;
+};
+
+static void* ConcurrentWriter(void* arg) {
+  struct WriterArgs* w = (struct WriterArgs*)arg;
+  leveldb_writeoptions_t* wo = leveldb_writeoptions_create();
+  leveldb_writebatch_t* batch = leveldb_writebatch_create();
+  char key[32], value[64];
+  int i;
+  for (i = 0; i < kKeysPerWriter; ++i) {
+    char* err = NULL;
+    const int k = w->first + i;
+    size_t n = Value(k, 1, value, sizeof(value));
+    Key(k, key, sizeof(key));
+    leveldb_put(w->db, wo, key, strlen(key), value, n, &err);
+    if (i % 3 == 0 && err == NULL) leveldb_delete(w->db, wo, key, strlen(key), &err);
+    if (i % 3 == 1 && err == NULL) { /* overwrite in a batch */
+      n = Value(k, 2, value, sizeof(value));
+      leveldb_writebatch_put(batch, key, strlen(key), value, n);
+      leveldb_write(w->db, wo, batch, &err);
+      leveldb_writebatch_clear(batch);
+    }
+    if (err != NULL) {
+      ++w->failures;
+      leveldb_free(err);
+    }
+  }
+  leveldb_writebatch_destroy(batch);
+  leveldb_writeoptions_destroy(wo);
+  return NULL;
+}
+
+/* The version ConcurrentWriter leaves key k (>= first) at. */
+static int WrittenVersion(int i) { return i % 3 == 0 ? 0 : i % 3 == 1 ? 2 : 1; }
+
+static void* ConcurrentReader(void* arg) {
+  struct ReaderArgs* r = (struct ReaderArgs*)arg;
+  leveldb_readoptions_t* ro = leveldb_readoptions_create();
+  char key[32], expected[64];
+  unsigned x = (unsigned)r->seed * 2654435761u + 7;
+  int g;
+  for (g = 0; g < 3000; ++g) {
+    char* err = NULL;
+    size_t len = 0;
+    char* got;
+    int k;
+    x = x * 1103515245u + 12345u;
+    k = (int)((x >> 8) % (kWriters * kKeysPerWriter + 1000));
+    Key(k, key, sizeof(key));
+    got = leveldb_get(r->db, ro, key, strlen(key), &len, &err);
+    if (err != NULL) {
+      ++r->failures;
+      leveldb_free(err);
+    } else if (k >= kWriters * kKeysPerWriter) {
+      if (got != NULL) ++r->failures; /* never written */
+    } else if (got != NULL) {
+      /* Written: any version the writer has stored may be seen. */
+      const size_t n1 = Value(k, 1, expected, sizeof(expected));
+      if (!(len == n1 && memcmp(got, expected, n1) == 0)) {
+        const size_t n2 = Value(k, 2, expected, sizeof(expected));
+        if (!(len == n2 && memcmp(got, expected, n2) == 0)) ++r->failures;
+      }
+    }
+    leveldb_free(got);
+    if (g % 500 == 0) {
+      char* stats = (char*)leveldb_property_value(r->db, "blockbloom.stats");
+      if (stats == NULL || blockbloom_is_filtered_db(r->db) != 1) ++r->failures;
+      leveldb_free(stats);
+    }
+  }
+  leveldb_readoptions_destroy(ro);
+  return NULL;
+}
+
+static int ConcurrentCycle(const char* path, leveldb_options_t* options) {
+  struct Oracle* oracle = (struct Oracle*)calloc(1, sizeof(struct Oracle));
+  struct WriterArgs writers[kWriters];
+  struct ReaderArgs readers[kReaders];
+  pthread_t threads[kWriters + kReaders];
+  int i, started = 0, failures = 0, saves = 0;
+  CHECK(oracle != NULL);
+  g_db = OpenFiltered(path, blockbloom_index_dleft, 1, NULL, options);
+  if (g_db == NULL) free(oracle);
+  CHECK(g_db != NULL);
+  for (i = 0; i < kWriters; ++i) {
+    writers[i].db = g_db;
+    writers[i].first = i * kKeysPerWriter;
+    writers[i].failures = 0;
+    if (pthread_create(&threads[started], NULL, ConcurrentWriter, &writers[i]) == 0) ++started;
+  }
+  for (i = 0; i < kReaders; ++i) {
+    readers[i].db = g_db;
+    readers[i].seed = i + 1;
+    readers[i].failures = 0;
+    if (pthread_create(&threads[started], NULL, ConcurrentReader, &readers[i]) == 0) ++started;
+  }
+  for (i = 0; i < 3; ++i) {
+    char* err = NULL;
+    blockbloom_filtered_db_save_index(g_db, &err);
+    if (err == NULL) ++saves;
+    leveldb_free(err);
+  }
+  for (i = 0; i < started; ++i) pthread_join(threads[i], NULL);
+  for (i = 0; i < kWriters; ++i) failures += writers[i].failures;
+  for (i = 0; i < kReaders; ++i) failures += readers[i].failures;
+  for (i = 0; i < kWriters * kKeysPerWriter; ++i) {
+    oracle->version[i] = WrittenVersion(i % kKeysPerWriter);
+  }
+  i = started == kWriters + kReaders && failures == 0 && saves == 3 &&
+      CheckAll(g_db, oracle, NULL) && CheckIteration(g_db, oracle);
+  free(oracle);
+  CHECK(started == kWriters + kReaders);
+  CHECK(failures == 0);
+  CHECK(saves == 3);
+  CHECK(i);
+  printf("%d writers, %d readers, 3 index saves on one FilteredDB handle: all answers right\n",
+         kWriters, kReaders);
+  CloseDb();
+  return 1;
+}
+
+static int TestConcurrent(void) {
+  char path[4096];
+  leveldb_options_t* options = leveldb_options_create();
+  int ok = MakeTempDir(path, sizeof(path));
+  if (ok) {
+    leveldb_options_set_create_if_missing(options, 1);
+    ok = ConcurrentCycle(path, options);
+    RemoveDb(path);
+  }
+  leveldb_options_destroy(options);
+  CHECK(ok);
+  return 1;
+}
+
+int main(int argc, char** argv) {
+  if (argc > 1 && strcmp(argv[1], "concurrent") == 0) {
+    TestConcurrent();
+  } else {
+    TestHandleLayout();
+    TestFilteredDb(blockbloom_index_dleft);
+    TestFilteredDb(blockbloom_index_counting);
+    TestErrors();
+    TestConcurrent();
+  }
   if (g_failures != 0) {
     fprintf(stderr, "c_api_test_filtered_db: %d check(s) failed\n", g_failures);
     return 1;
