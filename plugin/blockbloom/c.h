@@ -100,6 +100,17 @@ leveldb_filterpolicy_t* blockbloom_filterpolicy_create_migrating_compact(double 
  * REQUIRES: no open database uses the policy. */
 void blockbloom_filterpolicy_destroy(leveldb_filterpolicy_t* policy);
 
+/* The policy's counters since its creation (C++ blockbloom::GetFilterPolicyStats,
+ * blockbloom/filter_stats.h): *probes = filter probes (KeyMayMatch calls),
+ * *negatives = "no" answers, each a data-block read avoided. Returns 1 for a
+ * live policy from blockbloom_filterpolicy_create_*; 0, with both counts 0,
+ * for NULL or any other policy (e.g. leveldb_filterpolicy_create_bloom).
+ * probes or negatives may be NULL. May run concurrently with Gets using the
+ * policy (counts then may miss the latest probes, never exceed probes with
+ * negatives); REQUIRES: not concurrently with destroying it. */
+unsigned char blockbloom_filterpolicy_stats(const leveldb_filterpolicy_t* policy, uint64_t* probes,
+                                            uint64_t* negatives);
+
 /* ---- FilteredDB ----------------------------------------------------------
  *
  * Options for FilteredDB's key index (C++ blockbloom::FilteredDBOptions; the

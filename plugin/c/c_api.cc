@@ -13,11 +13,13 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include "blockbloom/compact_filter_policy.h"
+#include "blockbloom/filter_stats.h"
 #include "blockbloom/filtered_db.h"
 #include "blockbloom/leveldb_filter_policy.h"
 #include "c_api_internal.h"
@@ -40,7 +42,23 @@ namespace {
 // The `state` of a C policy: owns the C++ policy.
 struct PolicyState {
   std::unique_ptr<const leveldb::FilterPolicy> policy;
+  const leveldb_filterpolicy_t* handle = nullptr;  // registered in PolicyRegistry
 };
+
+// The C policies alive, by the handle LevelDB's C API returned for them, so
+// blockbloom_filterpolicy_stats can find the C++ policy behind a handle
+// (leveldb/c.h gives no way back from a leveldb_filterpolicy_t to its
+// state). Entries are removed by Destroy, which c.cc calls when the handle is
+// destroyed. Never destroyed itself (policies may outlive static destruction).
+struct PolicyRegistry {
+  std::mutex mu;
+  std::unordered_map<const leveldb_filterpolicy_t*, const PolicyState*> live;
+};
+
+PolicyRegistry& GetPolicyRegistry() {
+  static PolicyRegistry* registry = new PolicyRegistry;
+  return *registry;
+}
 
 // A malloc'ed copy of the "may match" filter (c_api_internal.h); LevelDB's
 // c.cc frees what create_filter returns with free().
@@ -56,7 +74,15 @@ char* MayMatchFilter(size_t* filter_length) {
   return out;
 }
 
-void Destroy(void* state) { delete static_cast<PolicyState*>(state); }
+void Destroy(void* state) {
+  auto* policy_state = static_cast<PolicyState*>(state);
+  if (policy_state->handle != nullptr) {
+    PolicyRegistry& r = GetPolicyRegistry();
+    std::lock_guard<std::mutex> lock(r.mu);
+    r.live.erase(policy_state->handle);
+  }
+  delete policy_state;
+}
 
 const char* Name(void* state) { return static_cast<PolicyState*>(state)->policy->Name(); }
 
@@ -98,12 +124,23 @@ leveldb_filterpolicy_t* Wrap(const leveldb::FilterPolicy* policy) {
   auto* state = new (std::nothrow) PolicyState;
   if (state == nullptr) return nullptr;
   state->policy = std::move(owned);
+  leveldb_filterpolicy_t* handle;
   try {
-    return leveldb_filterpolicy_create(state, &Destroy, &CreateFilter, &KeyMayMatch, &Name);
+    handle = leveldb_filterpolicy_create(state, &Destroy, &CreateFilter, &KeyMayMatch, &Name);
   } catch (...) {
     delete state;
     return nullptr;
   }
+  try {
+    PolicyRegistry& r = GetPolicyRegistry();
+    std::lock_guard<std::mutex> lock(r.mu);
+    r.live.emplace(handle, state);
+    state->handle = handle;
+  } catch (...) {
+    // Out of memory: the policy works, only blockbloom_filterpolicy_stats
+    // will not find it.
+  }
+  return handle;
 }
 
 template <typename Factory>
@@ -381,6 +418,20 @@ leveldb_filterpolicy_t* blockbloom_filterpolicy_create_migrating_compact(double 
 
 void blockbloom_filterpolicy_destroy(leveldb_filterpolicy_t* policy) {
   if (policy != nullptr) leveldb_filterpolicy_destroy(policy);
+}
+
+unsigned char blockbloom_filterpolicy_stats(const leveldb_filterpolicy_t* policy, uint64_t* probes,
+                                            uint64_t* negatives) {
+  blockbloom::FilterPolicyStats stats;
+  if (policy != nullptr) {
+    blockbloom::capi::PolicyRegistry& r = blockbloom::capi::GetPolicyRegistry();
+    std::lock_guard<std::mutex> lock(r.mu);
+    const auto it = r.live.find(policy);
+    if (it != r.live.end()) stats = blockbloom::GetFilterPolicyStats(it->second->policy.get());
+  }
+  if (probes != nullptr) *probes = stats.probes;
+  if (negatives != nullptr) *negatives = stats.negatives;
+  return stats.available ? 1 : 0;
 }
 
 blockbloom_filtered_db_options_t* blockbloom_filtered_db_options_create(void) {
