@@ -17,6 +17,7 @@
  * exits non-zero on the first failed check of each test. */
 #define _XOPEN_SOURCE 700 /* mkdtemp, strdup, pthreads */
 
+#include <math.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -542,6 +543,26 @@ static int ErrorCases(const char* path, leveldb_options_t* options,
   leveldb_free(err);
   err = NULL;
   CHECK(!PathExists(bad));
+
+  /* Odd sizes are accepted (clamped by the index): no keys expected, a NaN
+   * or impossible FPR, for both kinds. */
+  {
+    const double fprs[] = {NAN, 0.0, 7.0};
+    int k;
+    for (k = 0; k < 3; ++k) {
+      blockbloom_filtered_db_options_set_kind(
+          fdb, k == 1 ? blockbloom_index_counting : blockbloom_index_dleft);
+      blockbloom_filtered_db_options_set_expected_keys(fdb, 0);
+      blockbloom_filtered_db_options_set_target_fpr(fdb, fprs[k]);
+      g_db = blockbloom_filtered_db_open(options, fdb, bad, &err);
+      CHECK_NO_ERROR(err);
+      CHECK(g_db != NULL);
+      CHECK(Stat(g_db, "index-active") == 1);
+      CloseDb();
+      blockbloom_filtered_db_destroy_db(options, bad, &err);
+      CHECK_NO_ERROR(err);
+    }
+  }
 
   /* Defaults (NULL options: d-left, 1M keys); a second open of the same
    * database fails on LevelDB's lock and leaves the first one working. */
