@@ -47,7 +47,7 @@
  *   blockbloom_filtered_db_options_t* fdb = blockbloom_filtered_db_options_create();
  *   blockbloom_filtered_db_options_set_expected_keys(fdb, 1000000);
  *   db = blockbloom_filtered_db_open(options, fdb, "/tmp/db", &err);
- *   blockbloom_filtered_db_options_destroy(fdb);     (not needed after open)
+ *   blockbloom_filtered_db_options_destroy(fdb);     (open keeps no reference)
  *   ... leveldb_put, leveldb_get, leveldb_write, leveldb_create_iterator,
  *       leveldb_create_snapshot, leveldb_property_value, ... unchanged ...
  *   leveldb_close(db);                               (saves the index)
