@@ -13,7 +13,10 @@
  * the handle and rep blockbloom allocated, or leaking them, is reported
  * there. `c_api_test_filtered_db concurrent` runs only TestConcurrent
  * (writers, readers, save_index and stats at once on one handle), which
- * ctest also runs under TSan (label "tsan"). Compiled as C99;
+ * ctest also runs under TSan (label "tsan", with tests/tsan.supp). The full
+ * run is not a TSan test: with libleveldb uninstrumented, TSan sees
+ * leveldb_release_snapshot's unlock without its lock, as c_api_test's full
+ * run sees its env's. Compiled as C99;
  * exits non-zero on the first failed check of each test. */
 #define _XOPEN_SOURCE 700 /* mkdtemp, strdup, pthreads */
 
