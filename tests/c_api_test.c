@@ -232,6 +232,19 @@ static int TestArgumentsAreClamped(void) {
   }
   blockbloom_filterpolicy_destroy(NULL);
   CHECK(bbtest_fallback_filter_may_match());
+  {
+    /* Stats: only blockbloom's policies have them. */
+    leveldb_filterpolicy_t* builtin = leveldb_filterpolicy_create_bloom(10);
+    leveldb_filterpolicy_t* ours = blockbloom_filterpolicy_create_compact(10);
+    uint64_t probes = 1, negatives = 1;
+    CHECK(builtin != NULL && ours != NULL);
+    CHECK(blockbloom_filterpolicy_stats(builtin, &probes, &negatives) == 0);
+    CHECK(probes == 0 && negatives == 0);
+    CHECK(blockbloom_filterpolicy_stats(NULL, NULL, NULL) == 0);
+    CHECK(blockbloom_filterpolicy_stats(ours, &probes, NULL) == 1 && probes == 0);
+    leveldb_filterpolicy_destroy(builtin);
+    blockbloom_filterpolicy_destroy(ours);
+  }
   return 1;
 }
 
@@ -257,6 +270,20 @@ static int TestPoliciesAvoidReads(void) {
     int ok;
     CHECK(policy != NULL);
     ok = RoundTrip(policies[i].name, policy, policy, &reads);
+    if (ok) {
+      /* The policy's own counters (blockbloom_filterpolicy_stats): every
+       * present Get probed a filter; each "no" is an absent Get's read
+       * avoided, and nearly every absent Get (all but those falling between
+       * two tables' key ranges) probed one and was answered "no" or read. */
+      uint64_t probes = 0, negatives = 0;
+      ok = blockbloom_filterpolicy_stats(policy, &probes, &negatives) == 1 &&
+           probes >= (uint64_t)kKeys + negatives && negatives <= (uint64_t)kKeys &&
+           negatives + reads >= (uint64_t)(0.95 * kKeys);
+      if (!ok) {
+        fprintf(stderr, "%s: probes %llu, negatives %llu, absent-Get reads %llu\n",
+                policies[i].name, (unsigned long long)probes, (unsigned long long)negatives, reads);
+      }
+    }
     blockbloom_filterpolicy_destroy(policy);
     CHECK(ok);
     /* 10 bits/key: FPR ~1% (blocked), ~0.3% (compact); 3% is a loose cap. */

@@ -2,9 +2,12 @@
 #include "c_api_test_support.h"
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 
+#include "blockbloom/c.h"
 #include "c/c_api_internal.h"
 #include "blockbloom/compact_filter_policy.h"
 #include "blockbloom/leveldb_filter_policy.h"
@@ -99,6 +102,68 @@ double bbtest_cpp_reads_per_absent_get(const char* path, int kind, int num_keys)
     if (!db->Get(leveldb::ReadOptions(), key, &value).IsNotFound()) return -1;
   }
   return num_keys > 0 ? static_cast<double>(env.reads()) / num_keys : 0;
+}
+
+int bbtest_leveldb_handles_match(const char* path) {
+  const auto fail = [](const char* what) {
+    std::fprintf(stderr, "bbtest_leveldb_handles_match: %s\n", what);
+    return 0;
+  };
+  if (!blockbloom::capi_internal::CheckLevelDBHandleLayout()) return fail("run-time check failed");
+  leveldb_options_t* options = leveldb_options_create();
+  leveldb_options_set_create_if_missing(options, 1);
+  leveldb_options_set_write_buffer_size(options, 1234567);
+  leveldb_options_set_block_size(options, 8191);
+  leveldb_options_set_max_open_files(options, 99);
+  const bool options_ok = options->rep.create_if_missing &&
+                          options->rep.write_buffer_size == 1234567 &&
+                          options->rep.block_size == 8191 && options->rep.max_open_files == 99;
+  char* err = nullptr;
+  leveldb_t* db = options_ok ? leveldb_open(options, path, &err) : nullptr;
+  leveldb_options_destroy(options);
+  if (!options_ok) return fail("options set through C do not read back through Options");
+  if (db == nullptr) {
+    std::fprintf(stderr, "leveldb_open %s: %s\n", path, err != nullptr ? err : "?");
+    leveldb_free(err);
+    return fail("leveldb_open failed");
+  }
+  const char* what = nullptr;
+  leveldb_writeoptions_t* wo = leveldb_writeoptions_create();
+  leveldb_put(db, wo, "from-c", 6, "c-value", 7, &err);
+  leveldb_writeoptions_destroy(wo);
+  std::string value;
+  if (err != nullptr) {
+    what = "leveldb_put failed";
+  } else if (db->rep == nullptr) {
+    what = "rep is null";
+  } else if (!db->rep->Get(leveldb::ReadOptions(), "from-c", &value).ok() || value != "c-value") {
+    what = "rep->Get does not see leveldb_put's value";
+  } else if (!db->rep->Put(leveldb::WriteOptions(), "from-cpp", "cpp-value").ok()) {
+    what = "rep->Put failed";
+  } else {
+    leveldb_readoptions_t* ro = leveldb_readoptions_create();
+    size_t len = 0;
+    char* got = leveldb_get(db, ro, "from-cpp", 8, &len, &err);
+    leveldb_readoptions_destroy(ro);
+    if (got == nullptr || std::string(got, len) != "cpp-value") {
+      what = "leveldb_get does not see rep->Put's value";
+    } else {
+      std::string property;
+      char* c_property = leveldb_property_value(db, "leveldb.sstables");
+      if (!db->rep->GetProperty("leveldb.sstables", &property) || c_property == nullptr ||
+          property != c_property) {
+        what = "rep->GetProperty disagrees with leveldb_property_value";
+      } else if (blockbloom::capi_internal::IsFilteredDBHandle(db) ||
+                 blockbloom_is_filtered_db(db) != 0) {
+        what = "a leveldb_open handle is taken for a FilteredDB";
+      }
+      leveldb_free(c_property);
+    }
+    leveldb_free(got);
+  }
+  leveldb_free(err);
+  leveldb_close(db);
+  return what == nullptr ? 1 : fail(what);
 }
 
 }  // extern "C"

@@ -38,6 +38,16 @@ int bbtest_fallback_filter_may_match(void);
  * answer. Shows that filters written through the C API are the C++ ones. */
 double bbtest_cpp_reads_per_absent_get(const char* path, int kind, int num_keys);
 
+/* 1 if blockbloom's view of LevelDB's C handles (plugin/c/c_api_internal.h:
+ * leveldb_t { DB* rep; }, leveldb_options_t { Options rep; }) is the loaded
+ * libleveldb's: options set through leveldb_options_set_* read back through
+ * Options; a database opened at `path` (created; the caller removes it) by
+ * leveldb_open is reached through rep (a value leveldb_put wrote is read by
+ * rep->Get, one rep->Put wrote by leveldb_get, rep->GetProperty agrees with
+ * leveldb_property_value); the library's own run-time check passes; and
+ * the plain handle is not taken for a FilteredDB. Prints what failed. */
+int bbtest_leveldb_handles_match(const char* path);
+
 /* Defined in c_header_c89_check.c, compiled as C89 with -pedantic-errors. */
 int bbtest_c89_header_check(void);
 

@@ -1,6 +1,6 @@
-/* blockbloom's C API: blockbloom's LevelDB filter policies for programs that
- * reach LevelDB through its C API (leveldb/c.h), as most language bindings
- * (Go, Rust, Python via cffi, ...) do.
+/* blockbloom's C API: blockbloom's LevelDB filter policies and FilteredDB for
+ * programs that reach LevelDB through its C API (leveldb/c.h), as most
+ * language bindings (Go, Rust, Python via cffi, ...) do.
  *
  *   #include "leveldb/c.h"
  *   #include "blockbloom/c.h"
@@ -41,6 +41,29 @@
  * match" (a 2-byte filter ending in 0xFF), so the only cost is data-block
  * reads for that table.
  *
+ * FilteredDB (C++: blockbloom/filtered_db.h; docs/FILTERED_DB.md) is opened
+ * by blockbloom_filtered_db_open, which returns LevelDB's own leveldb_t:
+ *
+ *   blockbloom_filtered_db_options_t* fdb = blockbloom_filtered_db_options_create();
+ *   blockbloom_filtered_db_options_set_expected_keys(fdb, 1000000);
+ *   db = blockbloom_filtered_db_open(options, fdb, "/tmp/db", &err);
+ *   blockbloom_filtered_db_options_destroy(fdb);     (open keeps no reference)
+ *   ... leveldb_put, leveldb_get, leveldb_write, leveldb_create_iterator,
+ *       leveldb_create_snapshot, leveldb_property_value, ... unchanged ...
+ *   leveldb_close(db);                               (saves the index)
+ *
+ * so every leveldb_* function that takes a leveldb_t* works on it, and a
+ * binding that wraps leveldb_t needs one new constructor and nothing else.
+ * The answers are exactly LevelDB's; a Get the index rules out returns
+ * "not found" without touching LevelDB. Its statistics are LevelDB
+ * properties: leveldb_property_value(db, "blockbloom.stats") gives every
+ * counter as "name: value" lines (gets-ruled-out, filter-passes,
+ * passes-not-found, measured-fpr, keys, memory-bytes, opened-from, ...);
+ * the other names are listed at FilteredDB::GetProperty in
+ * blockbloom/filtered_db.h. How that works and what it assumes of
+ * libleveldb (LevelDB 1.23's leveldb_t layout, checked at run time): see
+ * blockbloom_filtered_db_open below.
+ *
  * This header compiles as C89, C99 and C++ (it adds nothing to leveldb/c.h's
  * own requirements).
  */
@@ -76,6 +99,125 @@ leveldb_filterpolicy_t* blockbloom_filterpolicy_create_migrating_compact(double 
 /* Frees a policy from any blockbloom_filterpolicy_create_*. NULL is a no-op.
  * REQUIRES: no open database uses the policy. */
 void blockbloom_filterpolicy_destroy(leveldb_filterpolicy_t* policy);
+
+/* The policy's counters since its creation (C++ blockbloom::GetFilterPolicyStats,
+ * blockbloom/filter_stats.h): *probes = filter probes (KeyMayMatch calls),
+ * *negatives = "no" answers, each a data-block read avoided. Returns 1 for a
+ * live policy from blockbloom_filterpolicy_create_*; 0, with both counts 0,
+ * for NULL or any other policy (e.g. leveldb_filterpolicy_create_bloom).
+ * probes or negatives may be NULL. May run concurrently with Gets using the
+ * policy (counts then may miss the latest probes, never exceed probes with
+ * negatives); REQUIRES: not concurrently with destroying it. */
+unsigned char blockbloom_filterpolicy_stats(const leveldb_filterpolicy_t* policy, uint64_t* probes,
+                                            uint64_t* negatives);
+
+/* ---- FilteredDB ----------------------------------------------------------
+ *
+ * Options for FilteredDB's key index (C++ blockbloom::FilteredDBOptions; the
+ * defaults are the same: a d-left index for 1,000,000 keys at a 1% target
+ * FPR, persisted). Create, set, pass to blockbloom_filtered_db_open, then
+ * destroy (open copies what it needs). Every expected_keys and target_fpr
+ * is accepted: the index clamps them as the C++ one does (0 keys means 1,
+ * a NaN FPR 1%); only an unknown kind fails, at open.
+ * Thread-safety: an options object is not synchronized; do not set it while
+ * another thread opens with it. */
+typedef struct blockbloom_filtered_db_options_t blockbloom_filtered_db_options_t;
+
+/* Values of blockbloom_filtered_db_options_set_kind (C++ IndexKind). */
+enum {
+  blockbloom_index_dleft = 0,   /* d-left counting Bloom filter (default): ~half the memory */
+  blockbloom_index_counting = 1 /* blocked counting Bloom filter, 4-bit counters */
+};
+
+/* NULL only when out of memory. */
+blockbloom_filtered_db_options_t* blockbloom_filtered_db_options_create(void);
+/* NULL is a no-op. */
+void blockbloom_filtered_db_options_destroy(blockbloom_filtered_db_options_t* options);
+/* Capacity of the first index; it grows (doubling) in the background when
+ * the live keys outgrow it. */
+void blockbloom_filtered_db_options_set_expected_keys(blockbloom_filtered_db_options_t* options,
+                                                      uint64_t expected_keys);
+/* Target FPR at capacity (d-left gives ~0.15% at its design load whatever
+ * this asks, and less when asked for less). */
+void blockbloom_filtered_db_options_set_target_fpr(blockbloom_filtered_db_options_t* options,
+                                                   double target_fpr);
+/* blockbloom_index_dleft or blockbloom_index_counting; any other value makes
+ * blockbloom_filtered_db_open fail with "Invalid argument". */
+void blockbloom_filtered_db_options_set_kind(blockbloom_filtered_db_options_t* options, int kind);
+/* Non-zero (the default): leveldb_close saves the index in
+ * <name>/BLOCKBLOOM-INDEX and the next open loads it instead of scanning the
+ * database, when the directory is provably unchanged since (only with
+ * LevelDB's default env; docs/FILTERED_DB.md, "Persisted index"). */
+void blockbloom_filtered_db_options_set_persist_index(blockbloom_filtered_db_options_t* options,
+                                                      unsigned char persist_index);
+/* progress(state, keys_scanned) is called during every scan that builds the
+ * index (at open when no saved index is used, at growth, at
+ * blockbloom_filtered_db_rebuild_index) every `interval_keys` keys (0 means
+ * 1) and once at the end. It runs on the scanning thread, which during growth
+ * is a background thread; it must not call back into the database. NULL
+ * progress: no reports (the default). */
+void blockbloom_filtered_db_options_set_progress(
+    blockbloom_filtered_db_options_t* options, void* state,
+    void (*progress)(void* state, uint64_t keys_scanned), uint64_t interval_keys);
+
+/* Opens (or creates, per `options`, as leveldb_open) the LevelDB database at
+ * `name` as a FilteredDB (C++ blockbloom::OpenFilteredDB) and returns it as
+ * a leveldb_t: use it with every leveldb_* function and free it with
+ * leveldb_close, which closes LevelDB and then saves the index. As with
+ * leveldb_open, `options` (and `fdb_options`; NULL means the defaults) may be
+ * destroyed once this returns, but the filter policy, cache, env, comparator
+ * and logger set in `options` must outlive the database.
+ *
+ * Errors exactly as LevelDB's C API: returns NULL and stores a message
+ * allocated with malloc in *errptr (freeing the message already there; free
+ * it with leveldb_free); on success *errptr is left as it is.
+ * REQUIRES: errptr != NULL, as for leveldb_open.
+ *
+ * How a leveldb_t can hold a FilteredDB: LevelDB's C API (db/c.cc) defines
+ * leveldb_t as a struct holding one leveldb::DB* and calls through it;
+ * FilteredDB is a leveldb::DB, so this function allocates that struct with
+ * a FilteredDB inside. That relies on the loaded libleveldb defining
+ * leveldb_t and leveldb_options_t as LevelDB 1.23 does (as every release
+ * has since 2011). The first call in a process checks it (options set
+ * through leveldb_options_set_* must read back; a probe leveldb_t must
+ * answer leveldb_property_value and be freed by leveldb_close) and, should
+ * the check fail, every call returns NULL with a "Not implemented" error
+ * instead of a handle LevelDB would misread. */
+leveldb_t* blockbloom_filtered_db_open(const leveldb_options_t* options,
+                                       const blockbloom_filtered_db_options_t* fdb_options,
+                                       const char* name, char** errptr);
+
+/* 1 if `db` is a FilteredDB from blockbloom_filtered_db_open (not yet
+ * closed), 0 for any other leveldb_t (from leveldb_open). */
+unsigned char blockbloom_is_filtered_db(leveldb_t* db);
+
+/* Writes the index file now (C++ FilteredDB::SaveIndex), so that a crash
+ * with no write since still finds it. Errors through errptr as above;
+ * "Invalid argument" if `db` is not a FilteredDB or its index is saturated,
+ * "Not implemented" when persistence is off. */
+void blockbloom_filtered_db_save_index(leveldb_t* db, char** errptr);
+
+/* Rebuilds the index from a snapshot scan while writers continue (C++
+ * FilteredDB::RebuildIndex): the way out of the saturated (pass-through)
+ * state that the "index-active: 0" line of "blockbloom.stats" shows.
+ * "Invalid argument" if `db` is not a FilteredDB. */
+void blockbloom_filtered_db_rebuild_index(leveldb_t* db, char** errptr);
+
+/* leveldb_destroy_db plus FilteredDB's index file, so the directory itself
+ * goes too (C++ blockbloom::DestroyFilteredDB). Errors as above. */
+void blockbloom_filtered_db_destroy_db(const leveldb_options_t* options, const char* name,
+                                       char** errptr);
+
+/* Thread-safety of a FilteredDB handle: as leveldb_t -- any leveldb_* and
+ * blockbloom_filtered_db_* function on it from any number of threads,
+ * except leveldb_close, which must not race with any other call on it, and
+ * after which every iterator and snapshot must already be released.
+ *
+ * No C++ exception crosses these functions: out of memory inside a
+ * FilteredDB call made through leveldb_* comes back as an "IO error"
+ * status (or an iterator in error, or a property not found), except in
+ * leveldb_create_snapshot, which cannot report errors and, as in LevelDB,
+ * terminates. */
 
 /* The library's version, "MAJOR.MINOR.PATCH" (a static string; never free it),
  * and the same as numbers. */

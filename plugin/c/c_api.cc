@@ -1,5 +1,6 @@
 // blockbloom/c.h: the C++ policies behind LevelDB's callback-based C filter
-// policy (leveldb_filterpolicy_create). Each callback catches everything: no
+// policy (leveldb_filterpolicy_create), and FilteredDB behind LevelDB's own
+// leveldb_t handle. Each callback and entry point catches everything: no
 // exception crosses into C.
 #include "blockbloom/c.h"
 
@@ -9,15 +10,26 @@
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "blockbloom/compact_filter_policy.h"
+#include "blockbloom/filter_stats.h"
+#include "blockbloom/filtered_db.h"
 #include "blockbloom/leveldb_filter_policy.h"
 #include "c_api_internal.h"
+#include "leveldb/db.h"
 #include "leveldb/filter_policy.h"
+#include "leveldb/iterator.h"
+#include "leveldb/options.h"
 #include "leveldb/slice.h"
+#include "leveldb/status.h"
+#include "leveldb/write_batch.h"
 
 #ifndef BLOCKBLOOM_VERSION_STRING
 #error "BLOCKBLOOM_VERSION_STRING must be defined by the build (plugin/c/CMakeLists.txt)"
@@ -30,7 +42,23 @@ namespace {
 // The `state` of a C policy: owns the C++ policy.
 struct PolicyState {
   std::unique_ptr<const leveldb::FilterPolicy> policy;
+  const leveldb_filterpolicy_t* handle = nullptr;  // registered in PolicyRegistry
 };
+
+// The C policies alive, by the handle LevelDB's C API returned for them, so
+// blockbloom_filterpolicy_stats can find the C++ policy behind a handle
+// (leveldb/c.h gives no way back from a leveldb_filterpolicy_t to its
+// state). Entries are removed by Destroy, which c.cc calls when the handle is
+// destroyed. Never destroyed itself (policies may outlive static destruction).
+struct PolicyRegistry {
+  std::mutex mu;
+  std::unordered_map<const leveldb_filterpolicy_t*, const PolicyState*> live;
+};
+
+PolicyRegistry& GetPolicyRegistry() {
+  static PolicyRegistry* registry = new PolicyRegistry;
+  return *registry;
+}
 
 // A malloc'ed copy of the "may match" filter (c_api_internal.h); LevelDB's
 // c.cc frees what create_filter returns with free().
@@ -46,7 +74,15 @@ char* MayMatchFilter(size_t* filter_length) {
   return out;
 }
 
-void Destroy(void* state) { delete static_cast<PolicyState*>(state); }
+void Destroy(void* state) {
+  auto* policy_state = static_cast<PolicyState*>(state);
+  if (policy_state->handle != nullptr) {
+    PolicyRegistry& r = GetPolicyRegistry();
+    std::lock_guard<std::mutex> lock(r.mu);
+    r.live.erase(policy_state->handle);
+  }
+  delete policy_state;
+}
 
 const char* Name(void* state) { return static_cast<PolicyState*>(state)->policy->Name(); }
 
@@ -88,12 +124,23 @@ leveldb_filterpolicy_t* Wrap(const leveldb::FilterPolicy* policy) {
   auto* state = new (std::nothrow) PolicyState;
   if (state == nullptr) return nullptr;
   state->policy = std::move(owned);
+  leveldb_filterpolicy_t* handle;
   try {
-    return leveldb_filterpolicy_create(state, &Destroy, &CreateFilter, &KeyMayMatch, &Name);
+    handle = leveldb_filterpolicy_create(state, &Destroy, &CreateFilter, &KeyMayMatch, &Name);
   } catch (...) {
     delete state;
     return nullptr;
   }
+  try {
+    PolicyRegistry& r = GetPolicyRegistry();
+    std::lock_guard<std::mutex> lock(r.mu);
+    r.live.emplace(handle, state);
+    state->handle = handle;
+  } catch (...) {
+    // Out of memory: the policy works, only blockbloom_filterpolicy_stats
+    // will not find it.
+  }
+  return handle;
 }
 
 template <typename Factory>
@@ -105,9 +152,251 @@ leveldb_filterpolicy_t* Create(Factory factory, double bits_per_key) {
   }
 }
 
+// ---------------------------------------------------------------------------
+// FilteredDB through leveldb_t.
+
+// LevelDB's C API reports errors by a malloc'ed message in *errptr, freeing
+// the one already there (db/c.cc); the same here, so C callers free ours
+// with leveldb_free as theirs. errptr == NULL: nothing is reported.
+void SaveError(char** errptr, const leveldb::Status& s) {
+  if (s.ok() || errptr == nullptr) return;
+  std::free(*errptr);
+  *errptr = nullptr;
+  std::string message;
+  try {
+    message = s.ToString();
+  } catch (...) {
+    // Out of memory: strdup below most likely fails as well.
+  }
+  *errptr = strdup(message.empty() ? "blockbloom: out of memory" : message.c_str());
+}
+
+leveldb::Status OutOfMemory(const char* where) {
+  return leveldb::Status::IOError(where, "blockbloom: out of memory");
+}
+
+// The live FilteredDBs handed out through blockbloom_filtered_db_open, so
+// blockbloom_filtered_db_save_index etc. can tell one from a plain leveldb_t
+// without dynamic_cast (upstream LevelDB builds without RTTI, and a
+// dynamic_cast on a DBImpl would then crash). Never destroyed: a handle may
+// be closed during static destruction.
+struct Registry {
+  std::mutex mu;
+  std::unordered_set<const leveldb::DB*> live;
+};
+
+Registry& GetRegistry() {
+  static Registry* registry = new Registry;
+  return *registry;
+}
+
+// The rep of a leveldb_t from blockbloom_filtered_db_open: forwards every
+// leveldb::DB method to the FilteredDB it owns (a FilteredDB is final, so
+// each forward is a direct call), catching what FilteredDB may throw (out of
+// memory) and answering it the way leveldb::DB reports errors, and registers
+// itself while alive. Thread-safety: as FilteredDB.
+class CFilteredDB final : public leveldb::DB {
+ public:
+  explicit CFilteredDB(std::unique_ptr<FilteredDB> db) : db_(std::move(db)) {}
+  // REQUIRES: called once, before the handle is published; may throw.
+  void Register() {
+    Registry& r = GetRegistry();
+    std::lock_guard<std::mutex> lock(r.mu);
+    r.live.insert(this);
+  }
+  // Unregisters, then deletes the FilteredDB (closes LevelDB, saves the
+  // index when persist_index is set; a failed save leaves no index file).
+  ~CFilteredDB() override {
+    Registry& r = GetRegistry();
+    {
+      std::lock_guard<std::mutex> lock(r.mu);
+      r.live.erase(this);
+    }
+  }
+
+  FilteredDB* filtered() const { return db_.get(); }
+
+  leveldb::Status Put(const leveldb::WriteOptions& options, const leveldb::Slice& key,
+                      const leveldb::Slice& value) override {
+    try {
+      return db_->Put(options, key, value);
+    } catch (...) {
+      return OutOfMemory("Put");
+    }
+  }
+  leveldb::Status Delete(const leveldb::WriteOptions& options, const leveldb::Slice& key) override {
+    try {
+      return db_->Delete(options, key);
+    } catch (...) {
+      return OutOfMemory("Delete");
+    }
+  }
+  leveldb::Status Write(const leveldb::WriteOptions& options,
+                        leveldb::WriteBatch* updates) override {
+    try {
+      return db_->Write(options, updates);
+    } catch (...) {
+      return OutOfMemory("Write");
+    }
+  }
+  leveldb::Status Get(const leveldb::ReadOptions& options, const leveldb::Slice& key,
+                      std::string* value) override {
+    try {
+      return db_->Get(options, key, value);
+    } catch (...) {
+      return OutOfMemory("Get");
+    }
+  }
+  leveldb::Iterator* NewIterator(const leveldb::ReadOptions& options) override {
+    try {
+      return db_->NewIterator(options);
+    } catch (...) {
+      return leveldb::NewErrorIterator(OutOfMemory("NewIterator"));
+    }
+  }
+  // leveldb::DB has no way to report a failed GetSnapshot (nor has LevelDB's
+  // own C API, whose leveldb_create_snapshot allocates with new): out of
+  // memory here terminates, as it does there.
+  const leveldb::Snapshot* GetSnapshot() override { return db_->GetSnapshot(); }
+  void ReleaseSnapshot(const leveldb::Snapshot* snapshot) override {
+    db_->ReleaseSnapshot(snapshot);
+  }
+  bool GetProperty(const leveldb::Slice& property, std::string* value) override {
+    try {
+      return db_->GetProperty(property, value);
+    } catch (...) {
+      return false;
+    }
+  }
+  void GetApproximateSizes(const leveldb::Range* range, int n, uint64_t* sizes) override {
+    try {
+      db_->GetApproximateSizes(range, n, sizes);
+    } catch (...) {
+      for (int i = 0; i < n; ++i) sizes[i] = 0;
+    }
+  }
+  void CompactRange(const leveldb::Slice* begin, const leveldb::Slice* end) override {
+    try {
+      db_->CompactRange(begin, end);
+    } catch (...) {
+      // leveldb::DB::CompactRange reports nothing; a skipped compaction
+      // changes no answer.
+    }
+  }
+
+ private:
+  std::unique_ptr<FilteredDB> db_;
+};
+
+// The FilteredDB behind `db` if it is a live handle from
+// blockbloom_filtered_db_open, else null.
+FilteredDB* FilteredOf(const leveldb_t* db) {
+  if (db == nullptr) return nullptr;
+  Registry& r = GetRegistry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  if (r.live.count(db->rep) == 0) return nullptr;
+  return static_cast<const CFilteredDB*>(db->rep)->filtered();
+}
+
+// The layout probe's database: answers one property with a marker and
+// records its destruction; every other method is never called.
+constexpr char kProbeProperty[] = "blockbloom.c-api-layout-probe";
+constexpr char kProbeMarker[] = "blockbloom: leveldb_t { DB* rep; }";
+
+class ProbeDB final : public leveldb::DB {
+ public:
+  explicit ProbeDB(bool* destroyed) : destroyed_(destroyed) {}
+  ~ProbeDB() override { *destroyed_ = true; }
+  leveldb::Status Put(const leveldb::WriteOptions&, const leveldb::Slice&,
+                      const leveldb::Slice&) override {
+    return leveldb::Status::NotSupported("probe");
+  }
+  leveldb::Status Delete(const leveldb::WriteOptions&, const leveldb::Slice&) override {
+    return leveldb::Status::NotSupported("probe");
+  }
+  leveldb::Status Write(const leveldb::WriteOptions&, leveldb::WriteBatch*) override {
+    return leveldb::Status::NotSupported("probe");
+  }
+  leveldb::Status Get(const leveldb::ReadOptions&, const leveldb::Slice&, std::string*) override {
+    return leveldb::Status::NotSupported("probe");
+  }
+  leveldb::Iterator* NewIterator(const leveldb::ReadOptions&) override {
+    return leveldb::NewErrorIterator(leveldb::Status::NotSupported("probe"));
+  }
+  const leveldb::Snapshot* GetSnapshot() override { return nullptr; }
+  void ReleaseSnapshot(const leveldb::Snapshot*) override {}
+  bool GetProperty(const leveldb::Slice& property, std::string* value) override {
+    if (property != leveldb::Slice(kProbeProperty)) return false;
+    *value = kProbeMarker;
+    return true;
+  }
+  void GetApproximateSizes(const leveldb::Range*, int n, uint64_t* sizes) override {
+    for (int i = 0; i < n; ++i) sizes[i] = 0;
+  }
+  void CompactRange(const leveldb::Slice*, const leveldb::Slice*) override {}
+
+ private:
+  bool* destroyed_;
+};
+
+bool ProbeLayout() {
+  // leveldb_options_t: values set through c.cc's setters read back here.
+  leveldb_options_t* options = leveldb_options_create();
+  leveldb_options_set_create_if_missing(options, 1);
+  leveldb_options_set_error_if_exists(options, 1);
+  leveldb_options_set_paranoid_checks(options, 1);
+  leveldb_options_set_write_buffer_size(options, 3 * 1048576 + 7);
+  leveldb_options_set_max_open_files(options, 777);
+  leveldb_options_set_block_size(options, 5 * 1024 + 3);
+  leveldb_options_set_block_restart_interval(options, 13);
+  leveldb_options_set_compression(options, leveldb_no_compression);
+  const leveldb::Options& o = options->rep;
+  const bool options_ok = o.create_if_missing && o.error_if_exists && o.paranoid_checks &&
+                          o.write_buffer_size == 3 * 1048576 + 7 && o.max_open_files == 777 &&
+                          o.block_size == 5 * 1024 + 3 && o.block_restart_interval == 13 &&
+                          o.compression == leveldb::kNoCompression &&
+                          o.env == leveldb::Options().env;
+  leveldb_options_destroy(options);
+  if (!options_ok) return false;
+
+  // leveldb_t: c.cc's functions reach rep at offset 0, and leveldb_close
+  // deletes rep and the handle.
+  bool destroyed = false;
+  auto* handle = new leveldb_t;
+  handle->rep = new ProbeDB(&destroyed);
+  char* value = leveldb_property_value(handle, kProbeProperty);
+  const bool property_ok = value != nullptr && std::strcmp(value, kProbeMarker) == 0;
+  leveldb_free(value);
+  leveldb_close(handle);  // the probe's destructor sets `destroyed`
+  return property_ok && destroyed;
+}
+
 }  // namespace
 }  // namespace capi
+
+namespace capi_internal {
+
+bool CheckLevelDBHandleLayout() {
+  static const bool ok = [] {
+    try {
+      return capi::ProbeLayout();
+    } catch (...) {
+      return false;
+    }
+  }();
+  return ok;
+}
+
+bool IsFilteredDBHandle(const leveldb_t* db) { return capi::FilteredOf(db) != nullptr; }
+
+}  // namespace capi_internal
 }  // namespace blockbloom
+
+// C's view of FilteredDBOptions; kind stays an int until Open checks it.
+struct blockbloom_filtered_db_options_t {
+  blockbloom::FilteredDBOptions rep;
+  int kind = blockbloom_index_dleft;
+};
 
 extern "C" {
 
@@ -129,6 +418,169 @@ leveldb_filterpolicy_t* blockbloom_filterpolicy_create_migrating_compact(double 
 
 void blockbloom_filterpolicy_destroy(leveldb_filterpolicy_t* policy) {
   if (policy != nullptr) leveldb_filterpolicy_destroy(policy);
+}
+
+unsigned char blockbloom_filterpolicy_stats(const leveldb_filterpolicy_t* policy, uint64_t* probes,
+                                            uint64_t* negatives) {
+  blockbloom::FilterPolicyStats stats;
+  if (policy != nullptr) {
+    blockbloom::capi::PolicyRegistry& r = blockbloom::capi::GetPolicyRegistry();
+    std::lock_guard<std::mutex> lock(r.mu);
+    const auto it = r.live.find(policy);
+    if (it != r.live.end()) stats = blockbloom::GetFilterPolicyStats(it->second->policy.get());
+  }
+  if (probes != nullptr) *probes = stats.probes;
+  if (negatives != nullptr) *negatives = stats.negatives;
+  return stats.available ? 1 : 0;
+}
+
+blockbloom_filtered_db_options_t* blockbloom_filtered_db_options_create(void) {
+  return new (std::nothrow) blockbloom_filtered_db_options_t;
+}
+
+void blockbloom_filtered_db_options_destroy(blockbloom_filtered_db_options_t* options) {
+  delete options;
+}
+
+void blockbloom_filtered_db_options_set_expected_keys(blockbloom_filtered_db_options_t* options,
+                                                      uint64_t expected_keys) {
+  options->rep.expected_keys = expected_keys;
+}
+
+void blockbloom_filtered_db_options_set_target_fpr(blockbloom_filtered_db_options_t* options,
+                                                   double target_fpr) {
+  options->rep.target_fpr = target_fpr;
+}
+
+void blockbloom_filtered_db_options_set_kind(blockbloom_filtered_db_options_t* options, int kind) {
+  options->kind = kind;
+}
+
+void blockbloom_filtered_db_options_set_persist_index(blockbloom_filtered_db_options_t* options,
+                                                      unsigned char persist_index) {
+  options->rep.persist_index = persist_index != 0;
+}
+
+void blockbloom_filtered_db_options_set_progress(
+    blockbloom_filtered_db_options_t* options, void* state,
+    void (*progress)(void* state, uint64_t keys_scanned), uint64_t interval_keys) {
+  try {
+    if (progress == nullptr) {
+      options->rep.progress = nullptr;
+    } else {
+      options->rep.progress = [state, progress](uint64_t keys) { progress(state, keys); };
+    }
+  } catch (...) {
+    options->rep.progress = nullptr;  // std::function cannot hold it: no progress reports
+  }
+  options->rep.progress_interval = interval_keys;  // FilteredDB takes 0 as 1
+}
+
+leveldb_t* blockbloom_filtered_db_open(const leveldb_options_t* options,
+                                       const blockbloom_filtered_db_options_t* fdb_options,
+                                       const char* name, char** errptr) {
+  using blockbloom::capi::SaveError;
+  try {
+    if (options == nullptr || name == nullptr) {
+      SaveError(errptr, leveldb::Status::InvalidArgument("blockbloom_filtered_db_open",
+                                                         "options and name must not be NULL"));
+      return nullptr;
+    }
+    blockbloom::FilteredDBOptions fdb;
+    int kind = blockbloom_index_dleft;
+    if (fdb_options != nullptr) {
+      fdb = fdb_options->rep;
+      kind = fdb_options->kind;
+    }
+    if (kind == blockbloom_index_dleft) {
+      fdb.kind = blockbloom::IndexKind::kDleft;
+    } else if (kind == blockbloom_index_counting) {
+      fdb.kind = blockbloom::IndexKind::kCounting;
+    } else {
+      SaveError(errptr, leveldb::Status::InvalidArgument(
+                            "blockbloom_filtered_db_open",
+                            "kind must be blockbloom_index_dleft or blockbloom_index_counting"));
+      return nullptr;
+    }
+    if (!blockbloom::capi_internal::CheckLevelDBHandleLayout()) {
+      SaveError(errptr, leveldb::Status::NotSupported(
+                            "blockbloom_filtered_db_open",
+                            "this libleveldb's C API does not lay out leveldb_t / "
+                            "leveldb_options_t as LevelDB 1.23 does"));
+      return nullptr;
+    }
+    std::unique_ptr<blockbloom::FilteredDB> db;
+    const leveldb::Status s = blockbloom::FilteredDB::Open(fdb, options->rep, name, &db);
+    if (!s.ok()) {
+      SaveError(errptr, s);
+      return nullptr;
+    }
+    // From here every failure closes the FilteredDB (saving its index) again.
+    auto rep = std::make_unique<blockbloom::capi::CFilteredDB>(std::move(db));
+    auto handle = std::make_unique<leveldb_t>();
+    rep->Register();
+    handle->rep = rep.release();
+    return handle.release();
+  } catch (...) {
+    SaveError(errptr, blockbloom::capi::OutOfMemory("blockbloom_filtered_db_open"));
+    return nullptr;
+  }
+}
+
+void blockbloom_filtered_db_save_index(leveldb_t* db, char** errptr) {
+  using blockbloom::capi::SaveError;
+  try {
+    blockbloom::FilteredDB* filtered = blockbloom::capi::FilteredOf(db);
+    SaveError(errptr, filtered != nullptr
+                          ? filtered->SaveIndex()
+                          : leveldb::Status::InvalidArgument("blockbloom_filtered_db_save_index",
+                                                             "not a FilteredDB"));
+  } catch (...) {
+    SaveError(errptr, blockbloom::capi::OutOfMemory("blockbloom_filtered_db_save_index"));
+  }
+}
+
+void blockbloom_filtered_db_rebuild_index(leveldb_t* db, char** errptr) {
+  using blockbloom::capi::SaveError;
+  try {
+    blockbloom::FilteredDB* filtered = blockbloom::capi::FilteredOf(db);
+    SaveError(errptr, filtered != nullptr
+                          ? filtered->RebuildIndex()
+                          : leveldb::Status::InvalidArgument("blockbloom_filtered_db_rebuild_index",
+                                                             "not a FilteredDB"));
+  } catch (...) {
+    SaveError(errptr, blockbloom::capi::OutOfMemory("blockbloom_filtered_db_rebuild_index"));
+  }
+}
+
+unsigned char blockbloom_is_filtered_db(leveldb_t* db) {
+  try {
+    return blockbloom::capi::FilteredOf(db) != nullptr ? 1 : 0;
+  } catch (...) {
+    return 0;
+  }
+}
+
+void blockbloom_filtered_db_destroy_db(const leveldb_options_t* options, const char* name,
+                                       char** errptr) {
+  using blockbloom::capi::SaveError;
+  try {
+    if (options == nullptr || name == nullptr) {
+      SaveError(errptr, leveldb::Status::InvalidArgument("blockbloom_filtered_db_destroy_db",
+                                                         "options and name must not be NULL"));
+      return;
+    }
+    if (!blockbloom::capi_internal::CheckLevelDBHandleLayout()) {
+      SaveError(errptr, leveldb::Status::NotSupported(
+                            "blockbloom_filtered_db_destroy_db",
+                            "this libleveldb's C API does not lay out leveldb_options_t as "
+                            "LevelDB 1.23 does"));
+      return;
+    }
+    SaveError(errptr, blockbloom::DestroyFilteredDB(name, options->rep));
+  } catch (...) {
+    SaveError(errptr, blockbloom::capi::OutOfMemory("blockbloom_filtered_db_destroy_db"));
+  }
 }
 
 const char* blockbloom_version(void) { return BLOCKBLOOM_VERSION_STRING; }
