@@ -491,7 +491,7 @@ TEST(FilterStatsTest, ConcurrentProbesAreCountedExactly) {
     uint64_t last = 0;
     while (!stop.load()) {
       const FilterPolicyStats s = GetFilterPolicyStats(policy.get());
-      EXPECT_GE(s.probes, last);  // monotonic
+      EXPECT_GE(s.probes, last);         // monotonic
       EXPECT_LE(s.negatives, s.probes);  // a snapshot never shows a "no" without its probe
       last = s.probes;
     }

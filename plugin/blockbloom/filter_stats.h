@@ -19,10 +19,10 @@
 // (blockbloom/filtered_db.h) keeps it, or the application can (for a Get
 // that reads one table, each found key is one true positive).
 //
-// Cost: a probe adds 1 to one counter in a shard owned by the calling thread
-// (one cache line per thread, up to 63 threads at a time, then a shared line
-// with atomic adds), never to a line all threads write: bench/filter_bench
-// probe/bbpolicy measures it (a few ns per probe).
+// Cost: a probe adds to two counters (probes, "no" answers) in a shard owned
+// by the calling thread (one cache line per thread, up to 63 threads at a
+// time, then a shared line with atomic adds), never to a line all threads
+// write: bench/kernel_bench policy/blockbloom measures the probe with them.
 //
 // Thread-safety: GetFilterPolicyStats may run concurrently with any number
 // of probes on any threads (tested under TSan, tests/leveldb_policy_test.cc).
@@ -47,8 +47,10 @@ struct FilterPolicyStats {
 };
 
 // Counts of a policy made by blockbloom's New*FilterPolicy functions since
-// its creation. `policy` may be null or any other leveldb::FilterPolicy:
-// available is false then.
+// its creation. `policy` may be null or any other leveldb::FilterPolicy
+// (available is false then), including one from a LevelDB built without RTTI:
+// blockbloom's policies are recognised by address, not by dynamic_cast.
+// REQUIRES: `policy` is not being destroyed concurrently.
 FilterPolicyStats GetFilterPolicyStats(const leveldb::FilterPolicy* policy);
 
 }  // namespace blockbloom

@@ -3,6 +3,7 @@
 #include "blocked/key_probe.h"
 
 #include <mutex>
+#include <unordered_set>
 #include <vector>
 
 namespace blockbloom {
@@ -54,9 +55,42 @@ int AcquireProbeSlot() {
   return slot;
 }
 
+namespace {
+// The live blockbloom policies, so GetFilterPolicyStats can tell one from any
+// other FilterPolicy without dynamic_cast: upstream LevelDB builds with
+// -fno-rtti, and a dynamic_cast on its built-in policy would then crash.
+// Never destroyed: a policy may be freed during static destruction.
+struct PolicyRegistry {
+  std::mutex mu;
+  std::unordered_set<const leveldb::FilterPolicy*> live;
+};
+PolicyRegistry& Registry() {
+  static PolicyRegistry* registry = new PolicyRegistry();
+  return *registry;
+}
+}  // namespace
+
 PolicyBase::PolicyBase(bool reads_builtin)
-    : builtin_(reads_builtin ? leveldb::NewBloomFilterPolicy(10) : nullptr) {}
-PolicyBase::~PolicyBase() = default;
+    : builtin_(reads_builtin ? leveldb::NewBloomFilterPolicy(10) : nullptr) {
+  PolicyRegistry& r = Registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.live.insert(this);
+}
+
+PolicyBase::~PolicyBase() {
+  PolicyRegistry& r = Registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.live.erase(this);
+}
+
+FilterPolicyStats PolicyBase::StatsOf(const leveldb::FilterPolicy* policy) {
+  if (policy == nullptr) return FilterPolicyStats();
+  PolicyRegistry& r = Registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  if (r.live.count(policy) == 0) return FilterPolicyStats();
+  // Registered as the FilterPolicy subobject of a live PolicyBase.
+  return static_cast<const PolicyBase*>(policy)->stats();
+}
 
 __attribute__((flatten)) bool PolicyBase::KeyMayMatch(const leveldb::Slice& key,
                                                       const leveldb::Slice& filter) const {
@@ -81,8 +115,7 @@ bool PolicyBase::ReadOther(const leveldb::Slice& key, std::string_view filter) c
 }  // namespace internal
 
 FilterPolicyStats GetFilterPolicyStats(const leveldb::FilterPolicy* policy) {
-  const auto* ours = dynamic_cast<const internal::PolicyBase*>(policy);
-  return ours != nullptr ? ours->stats() : FilterPolicyStats();
+  return internal::PolicyBase::StatsOf(policy);
 }
 
 }  // namespace blockbloom

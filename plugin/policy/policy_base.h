@@ -100,6 +100,10 @@ class PolicyBase : public leveldb::FilterPolicy {
   bool KeyMayMatch(const leveldb::Slice& key, const leveldb::Slice& filter) const final;
 
   FilterPolicyStats stats() const { return counters_.Snapshot(); }
+  // The stats of `policy` if it is a live blockbloom policy, else
+  // FilterPolicyStats() (available == false). No RTTI needed: live policies
+  // register themselves. REQUIRES: `policy` is not destroyed concurrently.
+  static FilterPolicyStats StatsOf(const leveldb::FilterPolicy* policy);
 
  private:
   __attribute__((noinline)) bool ReadOther(const leveldb::Slice& key,
