@@ -33,7 +33,9 @@
 // own cache-line-sized reader slot (64 of them; threads beyond share one),
 // announces itself there around its index probe (a retired index is freed
 // once every slot has been seen idle after it was unpublished), and counts
-// its statistics there; index_stats() sums the slots.
+// its statistics there; index_stats() sums the slots. On Linux the announce
+// is a plain store: the thread retiring an index pays for the ordering with
+// one membarrier(2) call instead (docs/FILTERED_DB.md, "Readers").
 //
 // Snapshots. A Get with ReadOptions::snapshot set always goes to LevelDB: a
 // key deleted since the snapshot is gone from the index but visible at the

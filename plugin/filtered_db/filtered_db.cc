@@ -27,6 +27,7 @@
 #include "common/xxh3_inline.h"
 #include "filtered_db/index_file.h"
 #include "filtered_db/key_index.h"
+#include "filtered_db/testing_hooks.h"
 #include "leveldb/env.h"
 
 namespace blockbloom {
@@ -145,6 +146,12 @@ bool HeavyBarrier() {
 
 inline void LightBarrier() { std::atomic_signal_fence(std::memory_order_seq_cst); }
 
+std::atomic<bool> g_force_seq_cst_readers{false};  // ForceSeqCstReadersForTesting
+
+bool UseLightReaders() {
+  return !g_force_seq_cst_readers.load(std::memory_order_relaxed) && RegisterHeavyBarrier();
+}
+
 // The process-wide set of database directories whose LOCK file this process
 // holds an fcntl lock on through a FilteredDB (see DirLock).
 std::mutex& LockedDirsMu() {
@@ -227,7 +234,7 @@ struct Retired {
 
 struct FilteredDB::Impl {
   Impl(const FilteredDBOptions& o, std::string n)
-      : options(o), name(std::move(n)), light_readers(RegisterHeavyBarrier()) {}
+      : options(o), name(std::move(n)), light_readers(UseLightReaders()) {}
 
   // All *Locked REQUIRE write_mu held.
   // Retired indexes that no reader can hold any more move to *garbage, for
@@ -873,4 +880,11 @@ bool FilteredDB::GetProperty(const leveldb::Slice& property, std::string* value)
   return true;
 }
 
+namespace filtered_db {
+
+void ForceSeqCstReadersForTesting(bool force) {
+  g_force_seq_cst_readers.store(force, std::memory_order_relaxed);
+}
+
+}  // namespace filtered_db
 }  // namespace blockbloom
