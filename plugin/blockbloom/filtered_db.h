@@ -123,6 +123,10 @@ struct FilteredDBStats {
   uint64_t gets_ruled_out = 0;    // answered NotFound by the index alone
   uint64_t filter_passes = 0;     // index said "may be present"
   uint64_t passes_not_found = 0;  // ... and LevelDB said NotFound (live false positives)
+  // Passes of the front filter sent to LevelDB without the counting filter's
+  // probe (included in filter_passes): that reader thread had seen fewer than
+  // 1 in 8 of its recent passes turn out absent (docs/FILTERED_DB.md).
+  uint64_t counting_probes_skipped = 0;
   uint64_t rebuilds = 0;          // completed scans (Open, growth, RebuildIndex)
   uint64_t insert_refusals = 0;   // d-left full bucket / overflow
   uint64_t failed_writes = 0;     // LevelDB writes that failed after index inserts

@@ -103,7 +103,47 @@ struct alignas(64) ReaderSlot {
   std::atomic<uint64_t> ruled_out{0};
   std::atomic<uint64_t> passes{0};
   std::atomic<uint64_t> passes_not_found{0};
+  std::atomic<uint64_t> counting_skipped{0};
+  // Whether this slot's Gets consult the counting filter after the front
+  // filter passed a key (see CountingPolicy). Owned slots only; relaxed
+  // loads and stores by the slot's one thread.
+  std::atomic<uint32_t> skip_counting{0};
+  std::atomic<uint32_t> window_passes{0};
+  std::atomic<uint32_t> window_absent{0};
 };
+
+// When to consult the counting filter. The front filter passes every live key
+// and a few absent ones (its false positives, and keys deleted since the last
+// rebuild). For the latter the counting filter saves a LevelDB Get (~1 us);
+// for a live key its probe (a d-left filter's four buckets, each a likely
+// cache miss) is pure cost, and is most of the index's cost on a present-key
+// Get. So each reader thread watches, over windows of kWindow front-filter
+// passes, the fraction that turned out absent: ruled out by the counting
+// filter while it consults it, NotFound from LevelDB while it skips it. Below
+// 1/kSkipBelow it skips the counting filter for the next window; from
+// 1/kSkipBelow up it consults it again. The cost of skipping is thus bounded
+// by about one LevelDB Get per kSkipBelow passes (plus one window's worth when
+// the mix changes), and Gets of deleted or mostly absent keys keep being
+// ruled out by the counting filter. Answers never depend on it: a pass always
+// goes to LevelDB. (The same trade as RocksDB's optimize_filters_for_hits,
+// decided online.)
+constexpr uint32_t kWindow = 64;
+constexpr uint32_t kSkipBelow = 8;
+
+// Called by the owner of `slot` after one front-filter pass; `absent` is
+// whether the key turned out absent (counting filter or LevelDB).
+inline void CountPass(ReaderSlot& slot, bool absent) {
+  const uint32_t passes = slot.window_passes.load(std::memory_order_relaxed) + 1;
+  const uint32_t absents = slot.window_absent.load(std::memory_order_relaxed) + (absent ? 1 : 0);
+  if (passes < kWindow) {
+    slot.window_passes.store(passes, std::memory_order_relaxed);
+    slot.window_absent.store(absents, std::memory_order_relaxed);
+    return;
+  }
+  slot.skip_counting.store(absents * kSkipBelow < kWindow ? 1 : 0, std::memory_order_relaxed);
+  slot.window_passes.store(0, std::memory_order_relaxed);
+  slot.window_absent.store(0, std::memory_order_relaxed);
+}
 
 // +1 by the slot's only writer (a plain load and store) or by any thread (RMW).
 inline void Bump(std::atomic<uint64_t>& counter, bool owned) {
@@ -741,14 +781,18 @@ leveldb::Status FilteredDB::Delete(const leveldb::WriteOptions& options,
 // The Get of a key the index did not rule out (or with no index): LevelDB's
 // answer, counted. Out of line, so that Get's fast path stays small.
 __attribute__((noinline)) static leveldb::Status PassThrough(leveldb::DB* db,
-                                                      const leveldb::ReadOptions& options,
-                                                      const leveldb::Slice& key,
-                                                      std::string* value, ReaderSlot* slot,
-                                                      bool owned) {
+                                                             const leveldb::ReadOptions& options,
+                                                             const leveldb::Slice& key,
+                                                             std::string* value, ReaderSlot* slot,
+                                                             bool owned, bool skipped_counting) {
   const leveldb::Status s = db->Get(options, key, value);
   if (slot != nullptr) {
     Bump(slot->passes, owned);
     if (s.IsNotFound()) Bump(slot->passes_not_found, owned);
+    if (skipped_counting) {
+      Bump(slot->counting_skipped, owned);
+      CountPass(*slot, s.IsNotFound());
+    }
   }
   return s;
 }
@@ -757,7 +801,7 @@ leveldb::Status FilteredDB::Get(const leveldb::ReadOptions& options, const level
                                 std::string* value) {
   Impl& m = *impl_;
   if (options.snapshot != nullptr) {
-    return PassThrough(m.db.get(), options, key, value, nullptr, false);
+    return PassThrough(m.db.get(), options, key, value, nullptr, false, false);
   }
   const uint64_t hash = Hash(key);
   const unsigned slot_index = ThreadSlot();
@@ -773,7 +817,18 @@ leveldb::Status FilteredDB::Get(const leveldb::ReadOptions& options, const level
     slot.active.fetch_add(1, std::memory_order_seq_cst);
   }
   const KeyIndex* index = m.index.load(std::memory_order_seq_cst);
-  const bool absent = index != nullptr && !index->MayContain(hash);
+  bool absent = false;
+  bool skipped_counting = false;
+  if (index != nullptr && !index->FrontMayContain(hash)) {
+    absent = true;
+  } else if (index != nullptr) {
+    // The shared slot always consults (its window would need RMWs).
+    skipped_counting = owned && slot.skip_counting.load(std::memory_order_relaxed) != 0;
+    if (!skipped_counting) {
+      absent = !index->CountingMayContain(hash);
+      if (owned) CountPass(slot, absent);
+    }
+  }
   if (owned) {
     slot.active.store(0, std::memory_order_release);
   } else {
@@ -784,7 +839,8 @@ leveldb::Status FilteredDB::Get(const leveldb::ReadOptions& options, const level
     return leveldb::Status::NotFound(leveldb::Slice());
   }
   // No index (saturated): not counted, as before.
-  return PassThrough(m.db.get(), options, key, value, index != nullptr ? &slot : nullptr, owned);
+  return PassThrough(m.db.get(), options, key, value, index != nullptr ? &slot : nullptr, owned,
+                     skipped_counting);
 }
 
 leveldb::Iterator* FilteredDB::NewIterator(const leveldb::ReadOptions& options) {
@@ -812,6 +868,7 @@ FilteredDBStats FilteredDB::index_stats() const {
     s.gets_ruled_out += slot.ruled_out.load(std::memory_order_relaxed);
     s.filter_passes += slot.passes.load(std::memory_order_relaxed);
     s.passes_not_found += slot.passes_not_found.load(std::memory_order_relaxed);
+    s.counting_probes_skipped += slot.counting_skipped.load(std::memory_order_relaxed);
   }
   s.gets_checked = s.gets_ruled_out + s.filter_passes;
   std::lock_guard<std::mutex> lock(m.write_mu);
@@ -845,12 +902,13 @@ bool FilteredDB::GetProperty(const leveldb::Slice& property, std::string* value)
         "\nmemory-bytes: %" PRIu64
         "\nbytes-per-key: %.2f\nestimated-fpr: %.6g\n"
         "gets-checked: %" PRIu64 "\ngets-ruled-out: %" PRIu64 "\nfilter-passes: %" PRIu64
-        "\npasses-not-found: %" PRIu64 "\nmeasured-fpr: %.6g\nrebuilds: %" PRIu64
+        "\npasses-not-found: %" PRIu64 "\ncounting-probes-skipped: %" PRIu64
+        "\nmeasured-fpr: %.6g\nrebuilds: %" PRIu64
         "\ninsert-refusals: %" PRIu64 "\nfailed-writes: %" PRIu64 "\nindex-saves: %" PRIu64 "\n",
         s.index_active ? 1 : 0, s.opened_from == IndexSource::kFile ? "file" : "scan", s.keys,
         s.capacity, s.memory_bytes, s.keys ? static_cast<double>(s.memory_bytes) / s.keys : 0.0,
         s.estimated_fpr, s.gets_checked, s.gets_ruled_out, s.filter_passes, s.passes_not_found,
-        measured_fpr, s.rebuilds, s.insert_refusals, s.failed_writes, s.index_saves);
+        s.counting_probes_skipped, measured_fpr, s.rebuilds, s.insert_refusals, s.failed_writes, s.index_saves);
   } else if (property == "blockbloom.filter-policy-stats") {
     // The table filters' own counters (blockbloom/filter_stats.h): with the
     // index's passes-not-found they give the filters' live FPR.

@@ -182,6 +182,11 @@ class KeyIndex {
   bool MayContain(uint64_t hash) const {
     return front_->MayContain(hash) && counting_->MayContain(hash);
   }
+  // The two stages of MayContain, for a caller that decides whether the
+  // second is worth its cache misses (FilteredDB::Get). Either false means
+  // absent.
+  bool FrontMayContain(uint64_t hash) const { return front_->MayContain(hash); }
+  bool CountingMayContain(uint64_t hash) const { return counting_->MayContain(hash); }
   // Starts loading every line a query, insert or erase of `hash` touches
   // (the front filter's block and the counting filter's buckets), so their
   // misses overlap each other and the caller's work until it probes.
