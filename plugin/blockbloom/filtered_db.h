@@ -55,7 +55,10 @@
 //
 // Front filter. The counting filter sits behind an insert-only blocked Bloom
 // filter of the keys inserted since the last rebuild (a superset of the live
-// keys): most absent keys are ruled out from one cache line.
+// keys): most absent keys are ruled out from one cache line. A reader thread
+// whose recent front-filter passes were almost all live keys (fewer than 1 in
+// 8 absent) skips the counting filter's probe until that changes; answers
+// are LevelDB's either way (docs/FILTERED_DB.md).
 //
 // Growth and RebuildIndex(). When the live keys outgrow the index's capacity
 // (or a d-left insert is refused), a background thread builds a larger index
