@@ -150,8 +150,8 @@ struct Totals {
 // Gets of keys[begin, end) (thread t takes every threads-th key); adds each
 // thread's CPU and wall time, measured inside the thread (thread start-up is
 // not timed), averaged over the threads. `expect_found` is checked.
-void TimeGets(leveldb::DB* db, const KeySet& keys, size_t begin, size_t end,
-              int threads, bool expect_found, Totals* totals) {
+void TimeGets(leveldb::DB* db, const KeySet& keys, size_t begin, size_t end, int threads,
+              bool expect_found, Totals* totals) {
   std::vector<std::thread> pool;
   std::vector<uint64_t> wrong(threads, 0);
   std::vector<double> cpu(threads, 0.0), wall(threads, 0.0);
@@ -183,8 +183,7 @@ void TimeGets(leveldb::DB* db, const KeySet& keys, size_t begin, size_t end,
   totals->ops += static_cast<double>(end - begin) / threads;
 }
 
-void TimePuts(leveldb::DB* db, const KeySet& keys, size_t begin, size_t end,
-              Totals* totals) {
+void TimePuts(leveldb::DB* db, const KeySet& keys, size_t begin, size_t end, Totals* totals) {
   const std::string value(100, 'w');
   const leveldb::WriteOptions write_options;
   const auto wall0 = Clock::now();
@@ -250,9 +249,9 @@ void ModeGets(uint64_t n, int rounds, bool quick) {
   // Chunks: many, for pairing the two sides in time; not so small that the
   // index starts each absent-Get chunk cold (its front filter is ~2 MB at
   // 1M keys: ~30,000 probes to warm).
-  const size_t absent_chunks = quick ? 2 : 8;   // 50,000 Gets each
-  const size_t present_chunks = quick ? 2 : 20; // 20,000 Gets each
-  const size_t put_chunks = quick ? 2 : 10;     // 5,000 Puts each
+  const size_t absent_chunks = quick ? 2 : 8;    // 50,000 Gets each
+  const size_t present_chunks = quick ? 2 : 20;  // 20,000 Gets each
+  const size_t put_chunks = quick ? 2 : 10;      // 5,000 Puts each
   // Prepared once, outside every timed loop.
   const KeySet absent = Keys(gets, n, 0, true);
   const KeySet present = Keys(gets, n, 1u << 30, false);
@@ -282,11 +281,12 @@ void ModeGets(uint64_t n, int rounds, bool quick) {
   for (int r = 0; r < rounds; ++r) {
     KeySet new_keys;  // the same new keys on both sides
     for (uint64_t i = 0; i < puts; ++i) new_keys.Add(new_key++);
-    Alternate(plain.get(), fdb.get(), puts, put_chunks,
-              [&new_keys](leveldb::DB* db, size_t begin, size_t end, Totals* t) {
-                TimePuts(db, new_keys, begin, end, t);
-              },
-              &p_put, &f_put);
+    Alternate(
+        plain.get(), fdb.get(), puts, put_chunks,
+        [&new_keys](leveldb::DB* db, size_t begin, size_t end, Totals* t) {
+          TimePuts(db, new_keys, begin, end, t);
+        },
+        &p_put, &f_put);
   }
   std::string last_stats;
   fdb->GetProperty("blockbloom.stats", &last_stats);
@@ -323,9 +323,8 @@ void ModeGets(uint64_t n, int rounds, bool quick) {
               med(f_abs2, true) / med(f_abs1, true), med(f_abs2, false) / med(f_abs1, false));
   std::printf("per round (cpu ns, plain / FilteredDB):");
   for (int r = 0; r < rounds; ++r) {
-    std::printf(" [abs %.0f/%.0f pres %.0f/%.0f put %.0f/%.0f]", p_abs[r].cpu_ns,
-                f_abs1[r].cpu_ns, p_pres[r].cpu_ns, f_pres[r].cpu_ns, p_put[r].cpu_ns,
-                f_put[r].cpu_ns);
+    std::printf(" [abs %.0f/%.0f pres %.0f/%.0f put %.0f/%.0f]", p_abs[r].cpu_ns, f_abs1[r].cpu_ns,
+                p_pres[r].cpu_ns, f_pres[r].cpu_ns, p_put[r].cpu_ns, f_put[r].cpu_ns);
   }
   std::printf("\n");
   blockbloom::DestroyFilteredDB(plain_path, leveldb::Options());

@@ -118,16 +118,14 @@ TEST_P(FilteredDBTsanTest, ReadersNeverMissCommittedKeysWhileWritersChurnAndGrow
   DestroyFilteredDB(path, leveldb::Options());
 }
 
-INSTANTIATE_TEST_SUITE_P(Kinds, FilteredDBTsanTest,
-                         ::testing::Values(TsanCase{IndexKind::kDleft, false},
-                                           TsanCase{IndexKind::kCounting, false},
-                                           TsanCase{IndexKind::kDleft, true},
-                                           TsanCase{IndexKind::kCounting, true}),
-                         [](const auto& info) {
-                           return std::string(info.param.kind == IndexKind::kDleft ? "Dleft"
-                                                                                   : "Counting") +
-                                  (info.param.seq_cst_readers ? "SeqCstReaders" : "");
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Kinds, FilteredDBTsanTest,
+    ::testing::Values(TsanCase{IndexKind::kDleft, false}, TsanCase{IndexKind::kCounting, false},
+                      TsanCase{IndexKind::kDleft, true}, TsanCase{IndexKind::kCounting, true}),
+    [](const auto& info) {
+      return std::string(info.param.kind == IndexKind::kDleft ? "Dleft" : "Counting") +
+             (info.param.seq_cst_readers ? "SeqCstReaders" : "");
+    });
 
 }  // namespace
 }  // namespace blockbloom

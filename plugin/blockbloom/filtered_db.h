@@ -130,10 +130,10 @@ struct FilteredDBStats {
   // probe (included in filter_passes): that reader thread had seen fewer than
   // 1 in 8 of its recent passes turn out absent (docs/FILTERED_DB.md).
   uint64_t counting_probes_skipped = 0;
-  uint64_t rebuilds = 0;          // completed scans (Open, growth, RebuildIndex)
-  uint64_t insert_refusals = 0;   // d-left full bucket / overflow
-  uint64_t failed_writes = 0;     // LevelDB writes that failed after index inserts
-  uint64_t index_saves = 0;       // index files written
+  uint64_t rebuilds = 0;         // completed scans (Open, growth, RebuildIndex)
+  uint64_t insert_refusals = 0;  // d-left full bucket / overflow
+  uint64_t failed_writes = 0;    // LevelDB writes that failed after index inserts
+  uint64_t index_saves = 0;      // index files written
 };
 
 class KeyIndex;  // plugin/filtered_db/key_index.h

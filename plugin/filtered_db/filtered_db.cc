@@ -267,7 +267,7 @@ struct LogEntry {
 struct Retired {
   std::unique_ptr<KeyIndex> index;
   std::bitset<kReaderSlots> pending;  // slot i not yet seen idle since unpublished
-  bool fenced = false;  // light readers: a HeavyBarrier() ran after the unpublish
+  bool fenced = false;                // light readers: a HeavyBarrier() ran after the unpublish
 };
 
 }  // namespace
@@ -896,19 +896,20 @@ bool FilteredDB::GetProperty(const leveldb::Slice& property, std::string* value)
   const double measured_fpr = absent ? static_cast<double>(s.passes_not_found) / absent : 0.0;
   char buf[768];
   if (property == "blockbloom.stats" || property == "blockbloom.index-stats") {
-    std::snprintf(
-        buf, sizeof(buf),
-        "index-active: %d\nopened-from: %s\nkeys: %" PRIu64 "\ncapacity: %" PRIu64
-        "\nmemory-bytes: %" PRIu64
-        "\nbytes-per-key: %.2f\nestimated-fpr: %.6g\n"
-        "gets-checked: %" PRIu64 "\ngets-ruled-out: %" PRIu64 "\nfilter-passes: %" PRIu64
-        "\npasses-not-found: %" PRIu64 "\ncounting-probes-skipped: %" PRIu64
-        "\nmeasured-fpr: %.6g\nrebuilds: %" PRIu64
-        "\ninsert-refusals: %" PRIu64 "\nfailed-writes: %" PRIu64 "\nindex-saves: %" PRIu64 "\n",
-        s.index_active ? 1 : 0, s.opened_from == IndexSource::kFile ? "file" : "scan", s.keys,
-        s.capacity, s.memory_bytes, s.keys ? static_cast<double>(s.memory_bytes) / s.keys : 0.0,
-        s.estimated_fpr, s.gets_checked, s.gets_ruled_out, s.filter_passes, s.passes_not_found,
-        s.counting_probes_skipped, measured_fpr, s.rebuilds, s.insert_refusals, s.failed_writes, s.index_saves);
+    std::snprintf(buf, sizeof(buf),
+                  "index-active: %d\nopened-from: %s\nkeys: %" PRIu64 "\ncapacity: %" PRIu64
+                  "\nmemory-bytes: %" PRIu64
+                  "\nbytes-per-key: %.2f\nestimated-fpr: %.6g\n"
+                  "gets-checked: %" PRIu64 "\ngets-ruled-out: %" PRIu64 "\nfilter-passes: %" PRIu64
+                  "\npasses-not-found: %" PRIu64 "\ncounting-probes-skipped: %" PRIu64
+                  "\nmeasured-fpr: %.6g\nrebuilds: %" PRIu64 "\ninsert-refusals: %" PRIu64
+                  "\nfailed-writes: %" PRIu64 "\nindex-saves: %" PRIu64 "\n",
+                  s.index_active ? 1 : 0, s.opened_from == IndexSource::kFile ? "file" : "scan",
+                  s.keys, s.capacity, s.memory_bytes,
+                  s.keys ? static_cast<double>(s.memory_bytes) / s.keys : 0.0, s.estimated_fpr,
+                  s.gets_checked, s.gets_ruled_out, s.filter_passes, s.passes_not_found,
+                  s.counting_probes_skipped, measured_fpr, s.rebuilds, s.insert_refusals,
+                  s.failed_writes, s.index_saves);
   } else if (property == "blockbloom.filter-policy-stats") {
     // The table filters' own counters (blockbloom/filter_stats.h): with the
     // index's passes-not-found they give the filters' live FPR.
