@@ -6,12 +6,16 @@
 //       [--kind=dleft|counting] [--quick]
 //
 //  gets    A --keys database (LevelDB with its built-in Bloom filter,
-//          leveldb::NewBloomFilterPolicy(10), compacted). Alternating rounds
-//          of plain LevelDB and FilteredDB (--kind index) on it: Get of
-//          absent keys (1 and 2 threads), Get of present keys, Put of new
-//          keys. Medians over rounds, and the ratios, in CPU ns per operation
-//          per thread (CLOCK_THREAD_CPUTIME_ID: robust to other processes'
-//          time slices on a shared machine) and in wall ns.
+//          leveldb::NewBloomFilterPolicy(10), compacted), copied file by file
+//          into a second directory: plain LevelDB opens one copy, FilteredDB
+//          (--kind index) the other, both open at once. Every measurement
+//          (Get of absent keys at 1 and 2 threads, Get of present keys, Put of
+//          new keys) runs the SAME keys on both, in chunks that alternate
+//          between the two (ABBA order), so both see the same background load
+//          on a shared machine; each round sums its chunks per side. Medians
+//          over rounds, and the ratios, in CPU ns per operation per thread
+//          (CLOCK_THREAD_CPUTIME_ID: robust to other processes' time slices)
+//          and in wall ns (measured inside each thread).
 //  reopen  For each --reopen_keys size: FilteredDB's Open from the saved
 //          index file vs Open by scan rebuild (index file moved away), and
 //          plain LevelDB's Open; ms and ms per million keys. Page cache warm
@@ -28,8 +32,9 @@
 // Google Benchmark flags (--benchmark_*) are accepted and ignored.
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <cinttypes>
+#include <ctime>
+#include <filesystem>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -100,12 +105,29 @@ void BuildDatabase(const std::string& path, uint64_t n, const leveldb::FilterPol
   db->CompactRange(nullptr, nullptr);
 }
 
-std::vector<std::string> Keys(uint64_t count, uint64_t n, uint64_t offset, bool absent) {
-  std::vector<std::string> keys;
-  keys.reserve(count);
+// `count` keys stored back to back (16 bytes each, no per-key object): the
+// timed loops read them sequentially and build a Slice, nothing else.
+class KeySet {
+ public:
+  void Add(uint64_t id) {
+    bytes_.resize(bytes_.size() + blockbloom::bench::kKeyBytes);
+    blockbloom::bench::WriteKey(id, &bytes_[bytes_.size() - blockbloom::bench::kKeyBytes]);
+  }
+  size_t size() const { return bytes_.size() / blockbloom::bench::kKeyBytes; }
+  leveldb::Slice operator[](size_t i) const {
+    return leveldb::Slice(bytes_.data() + i * blockbloom::bench::kKeyBytes,
+                          blockbloom::bench::kKeyBytes);
+  }
+
+ private:
+  std::vector<char> bytes_;
+};
+
+KeySet Keys(uint64_t count, uint64_t n, uint64_t offset, bool absent) {
+  KeySet keys;
   for (uint64_t i = 0; i < count; ++i) {
     const uint64_t j = blockbloom::bench::Mix64(i + offset) % n;
-    keys.push_back(Key(2 * j + (absent ? 1 : 0)));
+    keys.Add(2 * j + (absent ? 1 : 0));
   }
   return keys;
 }
@@ -117,48 +139,80 @@ struct Timing {
   double wall_ns = 0;  // wall ns per operation per thread
 };
 
-// Per-Get cost over `keys` (each thread its own slice); `expect_found` checked.
-Timing TimeGets(leveldb::DB* db, const std::vector<std::string>& keys, int threads,
-                bool expect_found) {
+// Time spent by one side over a round's chunks, summed over threads.
+struct Totals {
+  double cpu_s = 0;
+  double wall_s = 0;
+  double ops = 0;  // operations per thread
+  Timing PerOp() const { return {cpu_s * 1e9 / ops, wall_s * 1e9 / ops}; }
+};
+
+// Gets of keys[begin, end) (thread t takes every threads-th key); adds each
+// thread's CPU and wall time, measured inside the thread (thread start-up is
+// not timed), averaged over the threads. `expect_found` is checked.
+void TimeGets(leveldb::DB* db, const KeySet& keys, size_t begin, size_t end, int threads,
+              bool expect_found, Totals* totals) {
   std::vector<std::thread> pool;
   std::vector<uint64_t> wrong(threads, 0);
-  std::vector<double> cpu(threads, 0.0);
-  const auto start = Clock::now();
+  std::vector<double> cpu(threads, 0.0), wall(threads, 0.0);
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&, t] {
       std::string value;
       const leveldb::ReadOptions read_options;
       uint64_t my_wrong = 0;  // a local: no line shared between the threads
+      const auto wall0 = Clock::now();
       const double cpu0 = ThreadCpuSeconds();
-      for (size_t i = t; i < keys.size(); i += threads) {
+      for (size_t i = begin + t; i < end; i += threads) {
         const bool found = db->Get(read_options, keys[i], &value).ok();
         my_wrong += found != expect_found;
       }
       cpu[t] = ThreadCpuSeconds() - cpu0;
+      wall[t] = Seconds(wall0, Clock::now());
       wrong[t] = my_wrong;
     });
   }
   for (auto& th : pool) th.join();
-  const double s = Seconds(start, Clock::now());
-  for (uint64_t w : wrong) {
-    if (w != 0) {
-      std::fprintf(stderr, "wrong answers: %" PRIu64 "\n", w);
+  for (int t = 0; t < threads; ++t) {
+    if (wrong[t] != 0) {
+      std::fprintf(stderr, "wrong answers: %" PRIu64 "\n", wrong[t]);
       std::exit(1);
     }
+    totals->cpu_s += cpu[t] / threads;
+    totals->wall_s += wall[t] / threads;
   }
-  double cpu_total = 0;
-  for (double c : cpu) cpu_total += c;
-  const double per_thread = static_cast<double>(keys.size()) / threads;
-  return {cpu_total / threads * 1e9 / per_thread, s * 1e9 / per_thread};
+  totals->ops += static_cast<double>(end - begin) / threads;
 }
 
-Timing TimePuts(leveldb::DB* db, const std::vector<std::string>& keys) {
+void TimePuts(leveldb::DB* db, const KeySet& keys, size_t begin, size_t end, Totals* totals) {
   const std::string value(100, 'w');
-  const auto start = Clock::now();
+  const leveldb::WriteOptions write_options;
+  const auto wall0 = Clock::now();
   const double cpu0 = ThreadCpuSeconds();
-  for (const std::string& key : keys) Check(db->Put(leveldb::WriteOptions(), key, value), "put");
-  const double n = static_cast<double>(keys.size());
-  return {(ThreadCpuSeconds() - cpu0) * 1e9 / n, Seconds(start, Clock::now()) * 1e9 / n};
+  for (size_t i = begin; i < end; ++i) Check(db->Put(write_options, keys[i], value), "put");
+  totals->cpu_s += ThreadCpuSeconds() - cpu0;
+  totals->wall_s += Seconds(wall0, Clock::now());
+  totals->ops += static_cast<double>(end - begin);
+}
+
+// Runs one measurement on both sides: `chunks` slices of [0, count), each
+// slice on both, alternating which side goes first (ABBA). run(db, begin,
+// end, totals) does the timed work.
+template <typename Run>
+void Alternate(leveldb::DB* plain, leveldb::DB* fdb, size_t count, size_t chunks, Run&& run,
+               std::vector<Timing>* plain_out, std::vector<Timing>* fdb_out) {
+  Totals p, f;
+  for (size_t c = 0; c < chunks; ++c) {
+    const size_t begin = count * c / chunks, end = count * (c + 1) / chunks;
+    if (c % 2 == 0) {
+      run(plain, begin, end, &p);
+      run(fdb, begin, end, &f);
+    } else {
+      run(fdb, begin, end, &f);
+      run(plain, begin, end, &p);
+    }
+  }
+  plain_out->push_back(p.PerOp());
+  fdb_out->push_back(f.PerOp());
 }
 
 void Warm(leveldb::DB* db, uint64_t n) {
@@ -172,10 +226,19 @@ void Warm(leveldb::DB* db, uint64_t n) {
 blockbloom::IndexKind g_kind = blockbloom::IndexKind::kDleft;
 
 void ModeGets(uint64_t n, int rounds, bool quick) {
-  const std::string path = TmpPath("gets");
+  const std::string plain_path = TmpPath("gets_plain");
+  const std::string fdb_path = TmpPath("gets_fdb");
   std::unique_ptr<const leveldb::FilterPolicy> policy(leveldb::NewBloomFilterPolicy(10));
-  blockbloom::DestroyFilteredDB(path, leveldb::Options());
-  BuildDatabase(path, n, policy.get());
+  blockbloom::DestroyFilteredDB(plain_path, leveldb::Options());
+  blockbloom::DestroyFilteredDB(fdb_path, leveldb::Options());
+  BuildDatabase(plain_path, n, policy.get());
+  // The same tables, byte for byte, for the FilteredDB side.
+  std::error_code ec;
+  std::filesystem::copy(plain_path, fdb_path, std::filesystem::copy_options::recursive, ec);
+  if (ec) {
+    std::fprintf(stderr, "copy %s: %s\n", plain_path.c_str(), ec.message().c_str());
+    std::exit(1);
+  }
   leveldb::Options options;
   options.filter_policy = policy.get();
   blockbloom::FilteredDBOptions fdb_options;
@@ -183,67 +246,57 @@ void ModeGets(uint64_t n, int rounds, bool quick) {
   fdb_options.kind = g_kind;
   const uint64_t gets = quick ? 20000 : 400000;
   const uint64_t puts = quick ? 5000 : 50000;
+  // Chunks: many, for pairing the two sides in time; not so small that the
+  // index starts each absent-Get chunk cold (its front filter is ~2 MB at
+  // 1M keys: ~30,000 probes to warm).
+  const size_t absent_chunks = quick ? 2 : 8;    // 50,000 Gets each
+  const size_t present_chunks = quick ? 2 : 20;  // 20,000 Gets each
+  const size_t put_chunks = quick ? 2 : 10;      // 5,000 Puts each
   // Prepared once, outside every timed loop.
-  const std::vector<std::string> absent = Keys(gets, n, 0, true);
-  const std::vector<std::string> present = Keys(gets, n, 1u << 30, false);
-  // Gets first (no writes: no compaction running), alternating which of the
-  // two goes first; then Puts, alternating too.
+  const KeySet absent = Keys(gets, n, 0, true);
+  const KeySet present = Keys(gets, n, 1u << 30, false);
+  leveldb::DB* raw = nullptr;
+  Check(leveldb::DB::Open(options, plain_path, &raw), "open plain");
+  std::unique_ptr<leveldb::DB> plain(raw);
+  Check(blockbloom::OpenFilteredDB(fdb_options, options, fdb_path, &raw), "open FilteredDB");
+  std::unique_ptr<leveldb::DB> fdb(raw);
+  Warm(plain.get(), n);
+  Warm(fdb.get(), n);
   std::vector<Timing> p_abs, p_abs2, p_pres, p_put, f_abs1, f_abs2, f_pres, f_put;
-  std::string last_stats;
-  const auto plain_phase = [&](bool gets, const std::vector<std::string>& new_keys) {
-    leveldb::DB* raw = nullptr;
-    Check(leveldb::DB::Open(options, path, &raw), "open plain");
-    std::unique_ptr<leveldb::DB> db(raw);
-    Warm(db.get(), n);
-    if (gets) {
-      p_abs.push_back(TimeGets(db.get(), absent, 1, false));
-      p_abs2.push_back(TimeGets(db.get(), absent, 2, false));
-      p_pres.push_back(TimeGets(db.get(), present, 1, true));
-    } else {
-      p_put.push_back(TimePuts(db.get(), new_keys));
-    }
+  const auto gets_of = [](const KeySet& keys, int threads, bool found) {
+    return [&keys, threads, found](leveldb::DB* db, size_t begin, size_t end, Totals* t) {
+      TimeGets(db, keys, begin, end, threads, found, t);
+    };
   };
-  const auto fdb_phase = [&](bool gets, const std::vector<std::string>& new_keys) {
-    leveldb::DB* raw = nullptr;
-    Check(blockbloom::OpenFilteredDB(fdb_options, options, path, &raw), "open FilteredDB");
-    std::unique_ptr<leveldb::DB> db(raw);
-    Warm(db.get(), n);
-    if (gets) {
-      f_abs1.push_back(TimeGets(db.get(), absent, 1, false));
-      f_abs2.push_back(TimeGets(db.get(), absent, 2, false));
-      f_pres.push_back(TimeGets(db.get(), present, 1, true));
-    } else {
-      f_put.push_back(TimePuts(db.get(), new_keys));
-    }
-    db->GetProperty("blockbloom.stats", &last_stats);
-  };
-  const std::vector<std::string> none;
+  // Gets first (no writes: no compaction running), then Puts.
   for (int r = 0; r < rounds; ++r) {
-    if (r % 2 == 0) {
-      plain_phase(true, none);
-      fdb_phase(true, none);
-    } else {
-      fdb_phase(true, none);
-      plain_phase(true, none);
-    }
+    Alternate(plain.get(), fdb.get(), gets, absent_chunks, gets_of(absent, 1, false), &p_abs,
+              &f_abs1);
+    Alternate(plain.get(), fdb.get(), gets, absent_chunks / 2, gets_of(absent, 2, false), &p_abs2,
+              &f_abs2);
+    Alternate(plain.get(), fdb.get(), gets, present_chunks, gets_of(present, 1, true), &p_pres,
+              &f_pres);
   }
   uint64_t new_key = uint64_t{1} << 40;
   for (int r = 0; r < rounds; ++r) {
-    std::vector<std::string> new_plain, new_fdb;
-    for (uint64_t i = 0; i < puts; ++i) new_plain.push_back(Key(new_key++));
-    for (uint64_t i = 0; i < puts; ++i) new_fdb.push_back(Key(new_key++));
-    if (r % 2 == 0) {
-      plain_phase(false, new_plain);
-      fdb_phase(false, new_fdb);
-    } else {
-      fdb_phase(false, new_fdb);
-      plain_phase(false, new_plain);
-    }
+    KeySet new_keys;  // the same new keys on both sides
+    for (uint64_t i = 0; i < puts; ++i) new_keys.Add(new_key++);
+    Alternate(
+        plain.get(), fdb.get(), puts, put_chunks,
+        [&new_keys](leveldb::DB* db, size_t begin, size_t end, Totals* t) {
+          TimePuts(db, new_keys, begin, end, t);
+        },
+        &p_put, &f_put);
   }
+  std::string last_stats;
+  fdb->GetProperty("blockbloom.stats", &last_stats);
+  plain.reset();
+  fdb.reset();
   std::printf("FilteredDB stats at the end:\n%s", last_stats.c_str());
   std::printf("\n%" PRIu64 " keys, %d rounds (median), %" PRIu64 " Gets / %" PRIu64
-              " Puts per measurement\n",
-              n, rounds, gets, puts);
+              " Puts per measurement, in %zu (absent) / %zu (present) / %zu (Put) alternating"
+              " chunks\n",
+              n, rounds, gets, puts, absent_chunks, present_chunks, put_chunks);
   std::printf("%-34s %10s %10s %7s | %10s %10s %7s\n", "operation (ns per op per thread)",
               "LDB cpu", "FDB cpu", "ratio", "LDB wall", "FDB wall", "ratio");
   const auto med = [](const std::vector<Timing>& v, bool cpu) {
@@ -251,11 +304,11 @@ void ModeGets(uint64_t n, int rounds, bool quick) {
     for (const Timing& t : v) x.push_back(cpu ? t.cpu_ns : t.wall_ns);
     return Median(x);
   };
-  const auto row = [&](const char* name, const std::vector<Timing>& plain,
-                       const std::vector<Timing>& fdb) {
-    std::printf("%-34s %10.1f %10.1f %7.3f | %10.1f %10.1f %7.3f\n", name, med(plain, true),
-                med(fdb, true), med(fdb, true) / med(plain, true), med(plain, false),
-                med(fdb, false), med(fdb, false) / med(plain, false));
+  const auto row = [&](const char* name, const std::vector<Timing>& plain_t,
+                       const std::vector<Timing>& fdb_t) {
+    std::printf("%-34s %10.1f %10.1f %7.3f | %10.1f %10.1f %7.3f\n", name, med(plain_t, true),
+                med(fdb_t, true), med(fdb_t, true) / med(plain_t, true), med(plain_t, false),
+                med(fdb_t, false), med(fdb_t, false) / med(plain_t, false));
   };
   row("Get absent, 1 thread", p_abs, f_abs1);
   row("Get absent, 2 threads", p_abs2, f_abs2);
@@ -268,7 +321,14 @@ void ModeGets(uint64_t n, int rounds, bool quick) {
       med(p_abs, false) / med(f_abs1, false), med(p_abs2, false) / med(f_abs2, false));
   std::printf("FilteredDB absent Get per thread, 2 threads / 1 thread: cpu %.2f, wall %.2f\n",
               med(f_abs2, true) / med(f_abs1, true), med(f_abs2, false) / med(f_abs1, false));
-  blockbloom::DestroyFilteredDB(path, leveldb::Options());
+  std::printf("per round (cpu ns, plain / FilteredDB):");
+  for (int r = 0; r < rounds; ++r) {
+    std::printf(" [abs %.0f/%.0f pres %.0f/%.0f put %.0f/%.0f]", p_abs[r].cpu_ns, f_abs1[r].cpu_ns,
+                p_pres[r].cpu_ns, f_pres[r].cpu_ns, p_put[r].cpu_ns, f_put[r].cpu_ns);
+  }
+  std::printf("\n");
+  blockbloom::DestroyFilteredDB(plain_path, leveldb::Options());
+  blockbloom::DestroyFilteredDB(fdb_path, leveldb::Options());
 }
 
 void ModeReopen(const std::vector<uint64_t>& sizes, int rounds) {

@@ -344,6 +344,43 @@ TEST(FilteredDBStatsTest, CountsRuledOutPassesAndPassesThatFoundNothing) {
   DestroyFilteredDB(path, leveldb::Options());
 }
 
+// The counting filter's probe is skipped while a thread's front-filter passes
+// are almost all live keys, and consulted again as soon as they are not
+// (Gets of deleted keys: the front filter still holds them), so deleted keys
+// keep being ruled out by the index. Answers are LevelDB's throughout.
+TEST(FilteredDBStatsTest, CountingProbeIsSkippedForLiveKeysAndResumedForDeletedOnes) {
+  const std::string path = DbPath("adaptive");
+  FilteredDBOptions fdb_options;
+  fdb_options.expected_keys = 4000;
+  std::unique_ptr<FilteredDB> db;
+  ASSERT_TRUE(FilteredDB::Open(fdb_options, SmallBufferOptions(), path, &db).ok());
+  for (int i = 0; i < 2000; ++i) ASSERT_TRUE(db->Put({}, Key(i), "v").ok());
+  std::string value;
+  // Phase 1: only live keys. After the first window of 64 passes, skipped.
+  for (int i = 0; i < 1000; ++i) ASSERT_TRUE(db->Get({}, Key(i), &value).ok());
+  const FilteredDBStats live = db->index_stats();
+  EXPECT_GE(live.counting_probes_skipped, 1000u - 2 * 64);
+  EXPECT_EQ(live.passes_not_found, 0u);
+  // Phase 2: delete 1000 keys and Get them. The front filter passes them; the
+  // first skipped window sends them to LevelDB (NotFound, counted), then the
+  // thread consults the counting filter again, which rules them out.
+  for (int i = 1000; i < 2000; ++i) ASSERT_TRUE(db->Delete({}, Key(i)).ok());
+  for (int i = 1000; i < 2000; ++i) EXPECT_TRUE(db->Get({}, Key(i), &value).IsNotFound());
+  const FilteredDBStats deleted = db->index_stats();
+  EXPECT_LE(deleted.passes_not_found - live.passes_not_found, 64u);
+  EXPECT_GE(deleted.gets_ruled_out - live.gets_ruled_out, 1000u - 64);
+  EXPECT_LE(deleted.counting_probes_skipped - live.counting_probes_skipped, 64u);
+  // Phase 3: live keys again: skipped again after at most two windows.
+  for (int i = 0; i < 1000; ++i) ASSERT_TRUE(db->Get({}, Key(i), &value).ok());
+  EXPECT_GE(db->index_stats().counting_probes_skipped - deleted.counting_probes_skipped,
+            1000u - 2 * 64);
+  std::string stats;
+  ASSERT_TRUE(db->GetProperty("blockbloom.stats", &stats));
+  EXPECT_NE(stats.find("counting-probes-skipped: "), std::string::npos);
+  db.reset();
+  DestroyFilteredDB(path, leveldb::Options());
+}
+
 INSTANTIATE_TEST_SUITE_P(Kinds, FilteredDBTest,
                          ::testing::Values(IndexKind::kDleft, IndexKind::kCounting),
                          [](const auto& info) {

@@ -33,7 +33,9 @@
 // own cache-line-sized reader slot (64 of them; threads beyond share one),
 // announces itself there around its index probe (a retired index is freed
 // once every slot has been seen idle after it was unpublished), and counts
-// its statistics there; index_stats() sums the slots.
+// its statistics there; index_stats() sums the slots. On Linux the announce
+// is a plain store: the thread retiring an index pays for the ordering with
+// one membarrier(2) call instead (docs/FILTERED_DB.md, "Readers").
 //
 // Snapshots. A Get with ReadOptions::snapshot set always goes to LevelDB: a
 // key deleted since the snapshot is gone from the index but visible at the
@@ -53,7 +55,10 @@
 //
 // Front filter. The counting filter sits behind an insert-only blocked Bloom
 // filter of the keys inserted since the last rebuild (a superset of the live
-// keys): most absent keys are ruled out from one cache line.
+// keys): most absent keys are ruled out from one cache line. A reader thread
+// whose recent front-filter passes were almost all live keys (fewer than 1 in
+// 8 absent) skips the counting filter's probe until that changes; answers
+// are LevelDB's either way (docs/FILTERED_DB.md).
 //
 // Growth and RebuildIndex(). When the live keys outgrow the index's capacity
 // (or a d-left insert is refused), a background thread builds a larger index
@@ -121,10 +126,14 @@ struct FilteredDBStats {
   uint64_t gets_ruled_out = 0;    // answered NotFound by the index alone
   uint64_t filter_passes = 0;     // index said "may be present"
   uint64_t passes_not_found = 0;  // ... and LevelDB said NotFound (live false positives)
-  uint64_t rebuilds = 0;          // completed scans (Open, growth, RebuildIndex)
-  uint64_t insert_refusals = 0;   // d-left full bucket / overflow
-  uint64_t failed_writes = 0;     // LevelDB writes that failed after index inserts
-  uint64_t index_saves = 0;       // index files written
+  // Passes of the front filter sent to LevelDB without the counting filter's
+  // probe (included in filter_passes): that reader thread had seen fewer than
+  // 1 in 8 of its recent passes turn out absent (docs/FILTERED_DB.md).
+  uint64_t counting_probes_skipped = 0;
+  uint64_t rebuilds = 0;         // completed scans (Open, growth, RebuildIndex)
+  uint64_t insert_refusals = 0;  // d-left full bucket / overflow
+  uint64_t failed_writes = 0;    // LevelDB writes that failed after index inserts
+  uint64_t index_saves = 0;      // index files written
 };
 
 class KeyIndex;  // plugin/filtered_db/key_index.h

@@ -4,6 +4,10 @@
 
 #include <fcntl.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
+#endif
 
 #include <algorithm>
 #include <array>
@@ -20,16 +24,18 @@
 #include <utility>
 #include <vector>
 
-#include "blockbloom/hash.h"
+#include "common/xxh3_inline.h"
 #include "filtered_db/index_file.h"
 #include "filtered_db/key_index.h"
+#include "filtered_db/testing_hooks.h"
 #include "leveldb/env.h"
 
 namespace blockbloom {
 namespace {
 
-uint64_t Hash(const leveldb::Slice& key) {
-  return HashKey(std::string_view(key.data(), key.size()));
+// blockbloom::HashKey, inlined: every Get and write hashes its key once, here.
+inline uint64_t Hash(const leveldb::Slice& key) {
+  return internal::InlineHashBytes(key.data(), key.size());
 }
 
 // A batch's effect per user key: the last operation wins (a batch is applied
@@ -97,7 +103,47 @@ struct alignas(64) ReaderSlot {
   std::atomic<uint64_t> ruled_out{0};
   std::atomic<uint64_t> passes{0};
   std::atomic<uint64_t> passes_not_found{0};
+  std::atomic<uint64_t> counting_skipped{0};
+  // Whether this slot's Gets consult the counting filter after the front
+  // filter passed a key (see CountingPolicy). Owned slots only; relaxed
+  // loads and stores by the slot's one thread.
+  std::atomic<uint32_t> skip_counting{0};
+  std::atomic<uint32_t> window_passes{0};
+  std::atomic<uint32_t> window_absent{0};
 };
+
+// When to consult the counting filter. The front filter passes every live key
+// and a few absent ones (its false positives, and keys deleted since the last
+// rebuild). For the latter the counting filter saves a LevelDB Get (~1 us);
+// for a live key its probe (a d-left filter's four buckets, each a likely
+// cache miss) is pure cost, and is most of the index's cost on a present-key
+// Get. So each reader thread watches, over windows of kWindow front-filter
+// passes, the fraction that turned out absent: ruled out by the counting
+// filter while it consults it, NotFound from LevelDB while it skips it. Below
+// 1/kSkipBelow it skips the counting filter for the next window; from
+// 1/kSkipBelow up it consults it again. The cost of skipping is thus bounded
+// by about one LevelDB Get per kSkipBelow passes (plus one window's worth when
+// the mix changes), and Gets of deleted or mostly absent keys keep being
+// ruled out by the counting filter. Answers never depend on it: a pass always
+// goes to LevelDB. (The same trade as RocksDB's optimize_filters_for_hits,
+// decided online.)
+constexpr uint32_t kWindow = 64;
+constexpr uint32_t kSkipBelow = 8;
+
+// Called by the owner of `slot` after one front-filter pass; `absent` is
+// whether the key turned out absent (counting filter or LevelDB).
+inline void CountPass(ReaderSlot& slot, bool absent) {
+  const uint32_t passes = slot.window_passes.load(std::memory_order_relaxed) + 1;
+  const uint32_t absents = slot.window_absent.load(std::memory_order_relaxed) + (absent ? 1 : 0);
+  if (passes < kWindow) {
+    slot.window_passes.store(passes, std::memory_order_relaxed);
+    slot.window_absent.store(absents, std::memory_order_relaxed);
+    return;
+  }
+  slot.skip_counting.store(absents * kSkipBelow < kWindow ? 1 : 0, std::memory_order_relaxed);
+  slot.window_passes.store(0, std::memory_order_relaxed);
+  slot.window_absent.store(0, std::memory_order_relaxed);
+}
 
 // +1 by the slot's only writer (a plain load and store) or by any thread (RMW).
 inline void Bump(std::atomic<uint64_t>& counter, bool owned) {
@@ -106,6 +152,44 @@ inline void Bump(std::atomic<uint64_t>& counter, bool owned) {
   } else {
     counter.fetch_add(1, std::memory_order_relaxed);
   }
+}
+
+// Asymmetric fences (Linux membarrier(2), MEMBARRIER_CMD_PRIVATE_EXPEDITED;
+// the technique of folly's hazard pointers, "asymmetric heavy/light
+// barriers"). A reader announcing itself must order its announce store before
+// its load of the index pointer (StoreLoad): with a seq_cst store that is a
+// locked instruction (~20 cycles) on every Get, and it also keeps the CPU from
+// overlapping one Get's cache miss with the next Get. Instead the rare side --
+// the writer that wants to free a retired index -- calls HeavyBarrier() once
+// after unpublishing it: the kernel makes every running thread of the process
+// execute a full memory barrier (a thread not running has one at its context
+// switch) before the call returns. Readers then need only a compiler barrier
+// (LightBarrier). The argument is in FreeRetiredLocked.
+bool RegisterHeavyBarrier() {
+#ifdef __linux__
+  static const bool registered =
+      syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+  return registered;
+#else
+  return false;
+#endif
+}
+
+// REQUIRES: RegisterHeavyBarrier() returned true. False if the call failed.
+bool HeavyBarrier() {
+#ifdef __linux__
+  return syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0;
+#else
+  return false;
+#endif
+}
+
+inline void LightBarrier() { std::atomic_signal_fence(std::memory_order_seq_cst); }
+
+std::atomic<bool> g_force_seq_cst_readers{false};  // ForceSeqCstReadersForTesting
+
+bool UseLightReaders() {
+  return !g_force_seq_cst_readers.load(std::memory_order_relaxed) && RegisterHeavyBarrier();
 }
 
 // The process-wide set of database directories whose LOCK file this process
@@ -168,9 +252,10 @@ class DirLock {
   std::string dir_;
 };
 
-// One key of a write and whether it is present after it.
+// One key of a write, its hash, and whether it is present after the write.
 struct KeyOp {
   leveldb::Slice key;
+  uint64_t hash;
   bool present_after;
 };
 
@@ -182,12 +267,14 @@ struct LogEntry {
 struct Retired {
   std::unique_ptr<KeyIndex> index;
   std::bitset<kReaderSlots> pending;  // slot i not yet seen idle since unpublished
+  bool fenced = false;                // light readers: a HeavyBarrier() ran after the unpublish
 };
 
 }  // namespace
 
 struct FilteredDB::Impl {
-  Impl(const FilteredDBOptions& o, std::string n) : options(o), name(std::move(n)) {}
+  Impl(const FilteredDBOptions& o, std::string n)
+      : options(o), name(std::move(n)), light_readers(UseLightReaders()) {}
 
   // All *Locked REQUIRE write_mu held.
   // Retired indexes that no reader can hold any more move to *garbage, for
@@ -198,9 +285,11 @@ struct FilteredDB::Impl {
   // Whether `key` (hash `hash`) is in the database now.
   leveldb::Status IsLiveLocked(const leveldb::Slice& key, uint64_t hash, bool* live);
   // The write protocol for a batch whose net effect per key is ops[0, n)
-  // (each key once): presence check, inserts, LevelDB write, erases.
-  leveldb::Status Apply(const leveldb::WriteOptions& write_options, leveldb::WriteBatch* batch,
-                        const KeyOp* ops, size_t n);
+  // (each key once): presence check, inserts, LevelDB write, erases. Indexes
+  // to free go to *garbage (the caller frees them after releasing write_mu).
+  leveldb::Status ApplyLocked(const leveldb::WriteOptions& write_options,
+                              leveldb::WriteBatch* batch, const KeyOp* ops, size_t n,
+                              std::vector<std::unique_ptr<KeyIndex>>* garbage);
   void StartGrowthLocked(uint64_t min_capacity);
   // Builds a new index from a consistent scan plus the write log and publishes
   // it; writers run meanwhile. Serialized by rebuild_mu. OK when stopped.
@@ -226,6 +315,9 @@ struct FilteredDB::Impl {
   std::vector<Retired> retired;           // unpublished, maybe still being read
   std::atomic<KeyIndex*> index{nullptr};  // what readers use: current.get()
   std::array<ReaderSlot, kReaderSlots> slots;
+  // Owned-slot readers announce with a relaxed store and a compiler barrier
+  // (membarrier available), else with a seq_cst store. Fixed at construction.
+  const bool light_readers;
 
   bool logging = false;                 // a rebuild's snapshot is taken: log writes
   std::vector<LogEntry> log;            // writes since that snapshot, in order
@@ -244,7 +336,7 @@ struct FilteredDB::Impl {
 void FilteredDB::Impl::PublishLocked(std::unique_ptr<KeyIndex> next,
                                      std::vector<std::unique_ptr<KeyIndex>>* garbage) {
   if (current != nullptr) {
-    retired.push_back({std::move(current), std::bitset<kReaderSlots>().set()});
+    retired.push_back({std::move(current), std::bitset<kReaderSlots>().set(), false});
   }
   current = std::move(next);
   index.store(current.get(), std::memory_order_seq_cst);
@@ -252,15 +344,32 @@ void FilteredDB::Impl::PublishLocked(std::unique_ptr<KeyIndex> next,
 }
 
 void FilteredDB::Impl::FreeRetiredLocked(std::vector<std::unique_ptr<KeyIndex>>* garbage) {
-  // A reader sets its slot's `active` (a seq_cst store or increment) before
-  // loading `index` (seq_cst) and clears it (release) after its probe. A
-  // retired index was unpublished by a seq_cst store before this seq_cst
-  // load. If a reader loaded the old pointer, its load, hence its announce,
-  // precedes that store in the single total order, so this load sees the
-  // announce or a later value; 0 can then only be the reader's release clear,
-  // which follows its probe. Later readers of the slot load the newer
-  // pointer. Slots are checked one at a time: each must be seen idle once,
-  // not all at the same instant.
+  // A reader announces itself in its slot's `active` (store 1, or increment
+  // in the shared slot) before it loads `index` (seq_cst), and clears it
+  // (release) after its probe. A retired index was unpublished by a seq_cst
+  // store U before this function runs.
+  //  - seq_cst announce (shared slot; owned slots without membarrier): if a
+  //    reader loaded the old pointer, its load, hence its announce, precedes
+  //    U in the single total order, so the seq_cst slot load below sees the
+  //    announce or a later value.
+  //  - light announce (owned slots, relaxed store + compiler barrier): the
+  //    HeavyBarrier B below runs after U. Each reader thread executes a full
+  //    barrier F somewhere in its program during B. If its announce precedes
+  //    F, the announce is visible to every load after B, as above. If it
+  //    follows F, so does its pointer load, which then sees U: that reader
+  //    holds the new pointer, not this one.
+  // Either way, a 0 seen after that can only be the release clear of a
+  // reader that loaded the old pointer (acquire: its probe happens before
+  // the free), or a reader that will load a newer pointer. Slots are checked
+  // one at a time: each must be seen idle once, not all at the same instant.
+  if (light_readers) {
+    bool need_barrier = false;
+    for (const Retired& r : retired) need_barrier |= !r.fenced;
+    // One barrier covers every index unpublished before it. If it fails the
+    // retired indexes stay until a later call succeeds (or until close).
+    if (need_barrier && !HeavyBarrier()) return;
+    for (Retired& r : retired) r.fenced = true;
+  }
   for (auto it = retired.begin(); it != retired.end();) {
     for (unsigned i = 0; i < kReaderSlots; ++i) {
       if (it->pending[i] && slots[i].active.load(std::memory_order_seq_cst) == 0) {
@@ -554,8 +663,10 @@ void FilteredDB::WaitForGrowth() {
   impl_->growth_done.wait(lock, [&] { return !impl_->growth_running; });
 }
 
-leveldb::Status FilteredDB::Impl::Apply(const leveldb::WriteOptions& write_options,
-                                        leveldb::WriteBatch* batch, const KeyOp* ops, size_t n) {
+leveldb::Status FilteredDB::Impl::ApplyLocked(const leveldb::WriteOptions& write_options,
+                                              leveldb::WriteBatch* batch, const KeyOp* ops,
+                                              size_t n,
+                                              std::vector<std::unique_ptr<KeyIndex>>* garbage) {
   // Hash buffers: on the stack for the common one-key write.
   uint64_t added_one[1], removed_one[1];
   std::vector<uint64_t> added_many, removed_many;
@@ -569,11 +680,9 @@ leveldb::Status FilteredDB::Impl::Apply(const leveldb::WriteOptions& write_optio
   }
   size_t num_added = 0, num_removed = 0;
 
-  std::vector<std::unique_ptr<KeyIndex>> garbage;  // declared first: freed after unlock
-  std::lock_guard<std::mutex> lock(write_mu);
-  if (!retired.empty()) FreeRetiredLocked(&garbage);
+  if (!retired.empty()) FreeRetiredLocked(garbage);
   for (size_t i = 0; i < n; ++i) {
-    const uint64_t h = Hash(ops[i].key);
+    const uint64_t h = ops[i].hash;
     bool live = false;
     const leveldb::Status s = IsLiveLocked(ops[i].key, h, &live);
     if (!s.ok()) return s;  // nothing written, nothing changed
@@ -589,7 +698,7 @@ leveldb::Status FilteredDB::Impl::Apply(const leveldb::WriteOptions& write_optio
         // published (the growth rebuild logs this write like any other).
         ++insert_refusals;
         const uint64_t capacity = current->capacity();
-        PublishLocked(nullptr, &garbage);
+        PublishLocked(nullptr, garbage);
         StartGrowthLocked(2 * capacity);
         break;
       }
@@ -625,62 +734,113 @@ leveldb::Status FilteredDB::Impl::Apply(const leveldb::WriteOptions& write_optio
 
 leveldb::Status FilteredDB::Write(const leveldb::WriteOptions& options,
                                   leveldb::WriteBatch* updates) {
-  if (updates == nullptr) return impl_->db->Write(options, updates);
+  Impl& m = *impl_;
+  if (updates == nullptr) return m.db->Write(options, updates);
   NetEffect effect;
   const leveldb::Status s = updates->Iterate(&effect);
   if (!s.ok()) return s;
   std::vector<KeyOp> ops;
   ops.reserve(effect.last().size());
-  for (const auto& [key, present_after] : effect.last()) ops.push_back({key, present_after});
-  return impl_->Apply(options, updates, ops.data(), ops.size());
+  for (const auto& [key, present_after] : effect.last()) {
+    ops.push_back({key, Hash(key), present_after});
+  }
+  std::vector<std::unique_ptr<KeyIndex>> garbage;  // declared first: freed after unlock
+  std::lock_guard<std::mutex> lock(m.write_mu);
+  if (m.current != nullptr) {
+    for (const KeyOp& op : ops) m.current->Prefetch(op.hash);
+  }
+  return m.ApplyLocked(options, updates, ops.data(), ops.size(), &garbage);
 }
 
+// Put and Delete: the one-key Write. The index's lines for the key are
+// requested first, so their cache misses overlap the batch's construction.
 leveldb::Status FilteredDB::Put(const leveldb::WriteOptions& options, const leveldb::Slice& key,
                                 const leveldb::Slice& value) {
+  Impl& m = *impl_;
+  const KeyOp op{key, Hash(key), true};
+  std::vector<std::unique_ptr<KeyIndex>> garbage;  // declared first: freed after unlock
+  std::lock_guard<std::mutex> lock(m.write_mu);
+  if (m.current != nullptr) m.current->Prefetch(op.hash);
   leveldb::WriteBatch batch;
   batch.Put(key, value);
-  const KeyOp op{key, true};
-  return impl_->Apply(options, &batch, &op, 1);
+  return m.ApplyLocked(options, &batch, &op, 1, &garbage);
 }
 
 leveldb::Status FilteredDB::Delete(const leveldb::WriteOptions& options,
                                    const leveldb::Slice& key) {
+  Impl& m = *impl_;
+  const KeyOp op{key, Hash(key), false};
+  std::vector<std::unique_ptr<KeyIndex>> garbage;  // declared first: freed after unlock
+  std::lock_guard<std::mutex> lock(m.write_mu);
+  if (m.current != nullptr) m.current->Prefetch(op.hash);
   leveldb::WriteBatch batch;
   batch.Delete(key);
-  const KeyOp op{key, false};
-  return impl_->Apply(options, &batch, &op, 1);
+  return m.ApplyLocked(options, &batch, &op, 1, &garbage);
+}
+
+// The Get of a key the index did not rule out (or with no index): LevelDB's
+// answer, counted. Out of line, so that Get's fast path stays small.
+__attribute__((noinline)) static leveldb::Status PassThrough(leveldb::DB* db,
+                                                             const leveldb::ReadOptions& options,
+                                                             const leveldb::Slice& key,
+                                                             std::string* value, ReaderSlot* slot,
+                                                             bool owned, bool skipped_counting) {
+  const leveldb::Status s = db->Get(options, key, value);
+  if (slot != nullptr) {
+    Bump(slot->passes, owned);
+    if (s.IsNotFound()) Bump(slot->passes_not_found, owned);
+    if (skipped_counting) {
+      Bump(slot->counting_skipped, owned);
+      CountPass(*slot, s.IsNotFound());
+    }
+  }
+  return s;
 }
 
 leveldb::Status FilteredDB::Get(const leveldb::ReadOptions& options, const leveldb::Slice& key,
                                 std::string* value) {
   Impl& m = *impl_;
-  if (options.snapshot != nullptr) return m.db->Get(options, key, value);
+  if (options.snapshot != nullptr) {
+    return PassThrough(m.db.get(), options, key, value, nullptr, false, false);
+  }
   const uint64_t hash = Hash(key);
   const unsigned slot_index = ThreadSlot();
   const bool owned = slot_index != kSharedSlot;
   ReaderSlot& slot = m.slots[slot_index];
-  // Announce, then load the pointer (both seq_cst: see FreeRetiredLocked).
-  if (owned) {
+  // Announce, then load the pointer (see FreeRetiredLocked).
+  if (owned && m.light_readers) {
+    slot.active.store(1, std::memory_order_relaxed);
+    LightBarrier();
+  } else if (owned) {
     slot.active.store(1, std::memory_order_seq_cst);
   } else {
     slot.active.fetch_add(1, std::memory_order_seq_cst);
   }
   const KeyIndex* index = m.index.load(std::memory_order_seq_cst);
-  const bool absent = index != nullptr && !index->MayContain(hash);
+  bool absent = false;
+  bool skipped_counting = false;
+  if (index != nullptr && !index->FrontMayContain(hash)) {
+    absent = true;
+  } else if (index != nullptr) {
+    // The shared slot always consults (its window would need RMWs).
+    skipped_counting = owned && slot.skip_counting.load(std::memory_order_relaxed) != 0;
+    if (!skipped_counting) {
+      absent = !index->CountingMayContain(hash);
+      if (owned) CountPass(slot, absent);
+    }
+  }
   if (owned) {
     slot.active.store(0, std::memory_order_release);
   } else {
     slot.active.fetch_sub(1, std::memory_order_release);
   }
-  if (index == nullptr) return m.db->Get(options, key, value);
   if (absent) {
     Bump(slot.ruled_out, owned);
     return leveldb::Status::NotFound(leveldb::Slice());
   }
-  const leveldb::Status s = m.db->Get(options, key, value);
-  Bump(slot.passes, owned);
-  if (s.IsNotFound()) Bump(slot.passes_not_found, owned);
-  return s;
+  // No index (saturated): not counted, as before.
+  return PassThrough(m.db.get(), options, key, value, index != nullptr ? &slot : nullptr, owned,
+                     skipped_counting);
 }
 
 leveldb::Iterator* FilteredDB::NewIterator(const leveldb::ReadOptions& options) {
@@ -708,6 +868,7 @@ FilteredDBStats FilteredDB::index_stats() const {
     s.gets_ruled_out += slot.ruled_out.load(std::memory_order_relaxed);
     s.filter_passes += slot.passes.load(std::memory_order_relaxed);
     s.passes_not_found += slot.passes_not_found.load(std::memory_order_relaxed);
+    s.counting_probes_skipped += slot.counting_skipped.load(std::memory_order_relaxed);
   }
   s.gets_checked = s.gets_ruled_out + s.filter_passes;
   std::lock_guard<std::mutex> lock(m.write_mu);
@@ -735,18 +896,20 @@ bool FilteredDB::GetProperty(const leveldb::Slice& property, std::string* value)
   const double measured_fpr = absent ? static_cast<double>(s.passes_not_found) / absent : 0.0;
   char buf[768];
   if (property == "blockbloom.stats" || property == "blockbloom.index-stats") {
-    std::snprintf(
-        buf, sizeof(buf),
-        "index-active: %d\nopened-from: %s\nkeys: %" PRIu64 "\ncapacity: %" PRIu64
-        "\nmemory-bytes: %" PRIu64
-        "\nbytes-per-key: %.2f\nestimated-fpr: %.6g\n"
-        "gets-checked: %" PRIu64 "\ngets-ruled-out: %" PRIu64 "\nfilter-passes: %" PRIu64
-        "\npasses-not-found: %" PRIu64 "\nmeasured-fpr: %.6g\nrebuilds: %" PRIu64
-        "\ninsert-refusals: %" PRIu64 "\nfailed-writes: %" PRIu64 "\nindex-saves: %" PRIu64 "\n",
-        s.index_active ? 1 : 0, s.opened_from == IndexSource::kFile ? "file" : "scan", s.keys,
-        s.capacity, s.memory_bytes, s.keys ? static_cast<double>(s.memory_bytes) / s.keys : 0.0,
-        s.estimated_fpr, s.gets_checked, s.gets_ruled_out, s.filter_passes, s.passes_not_found,
-        measured_fpr, s.rebuilds, s.insert_refusals, s.failed_writes, s.index_saves);
+    std::snprintf(buf, sizeof(buf),
+                  "index-active: %d\nopened-from: %s\nkeys: %" PRIu64 "\ncapacity: %" PRIu64
+                  "\nmemory-bytes: %" PRIu64
+                  "\nbytes-per-key: %.2f\nestimated-fpr: %.6g\n"
+                  "gets-checked: %" PRIu64 "\ngets-ruled-out: %" PRIu64 "\nfilter-passes: %" PRIu64
+                  "\npasses-not-found: %" PRIu64 "\ncounting-probes-skipped: %" PRIu64
+                  "\nmeasured-fpr: %.6g\nrebuilds: %" PRIu64 "\ninsert-refusals: %" PRIu64
+                  "\nfailed-writes: %" PRIu64 "\nindex-saves: %" PRIu64 "\n",
+                  s.index_active ? 1 : 0, s.opened_from == IndexSource::kFile ? "file" : "scan",
+                  s.keys, s.capacity, s.memory_bytes,
+                  s.keys ? static_cast<double>(s.memory_bytes) / s.keys : 0.0, s.estimated_fpr,
+                  s.gets_checked, s.gets_ruled_out, s.filter_passes, s.passes_not_found,
+                  s.counting_probes_skipped, measured_fpr, s.rebuilds, s.insert_refusals,
+                  s.failed_writes, s.index_saves);
   } else if (property == "blockbloom.filter-policy-stats") {
     // The table filters' own counters (blockbloom/filter_stats.h): with the
     // index's passes-not-found they give the filters' live FPR.
@@ -776,4 +939,11 @@ bool FilteredDB::GetProperty(const leveldb::Slice& property, std::string* value)
   return true;
 }
 
+namespace filtered_db {
+
+void ForceSeqCstReadersForTesting(bool force) {
+  g_force_seq_cst_readers.store(force, std::memory_order_relaxed);
+}
+
+}  // namespace filtered_db
 }  // namespace blockbloom

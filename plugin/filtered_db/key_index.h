@@ -1,53 +1,216 @@
-// The set-of-live-keys index behind FilteredDB: one interface over the
-// counting and the d-left counting Bloom filter, keyed by 64-bit hashes
-// (blockbloom::HashKey), behind an insert-only blocked Bloom "front" filter
-// that answers most absent keys from one cache line (key_index.cc).
-// Thread-safety: queries are lock-free and safe with one concurrent writer;
-// writers (Insert, Erase, Serialize) must not run concurrently.
+// The set-of-live-keys index behind FilteredDB: an insert-only blocked Bloom
+// "front" filter (FrontFilter, below) in front of a counting or d-left
+// counting Bloom filter, keyed by 64-bit hashes (blockbloom::HashKey).
+//
+// Hot path. FilteredDB hashes a key once and hands the hash to every call
+// here. The front filter's probe is inline (no call, no virtual dispatch):
+// an absent key is almost always ruled out by it from ONE cache line, and
+// only the keys it passes reach the counting filter (one virtual call).
+//
+// Thread-safety: queries (MayContain, Prefetch) are lock-free and safe with
+// one concurrent writer; writers (Insert, Erase, Serialize) must not run
+// concurrently with each other.
 #ifndef BLOCKBLOOM_FILTERED_DB_KEY_INDEX_H_
 #define BLOCKBLOOM_FILTERED_DB_KEY_INDEX_H_
 
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "blockbloom/filtered_db.h"
+#include "range_reduction.h"
 
 namespace blockbloom {
+namespace filtered_db {
+
+// Allocates arrays of 2 MiB and more on 2 MiB boundaries and asks the kernel
+// to back them with transparent huge pages (madvise(MADV_HUGEPAGE); Linux,
+// best effort: a refusal leaves ordinary pages). A random probe then needs
+// one TLB entry for the whole front filter instead of one per 4 KiB page:
+// the page walk a probe would otherwise pay after other work (LevelDB's own,
+// a syscall) evicted its entry is expensive under nested paging in a VM.
+// Smaller arrays are cache-line aligned. Throws std::bad_alloc like
+// std::allocator.
+void* AllocateLarge(size_t bytes);
+void FreeLarge(void* p);
+
+template <typename T>
+struct LargeAllocator {
+  using value_type = T;
+  LargeAllocator() = default;
+  template <typename U>
+  LargeAllocator(const LargeAllocator<U>&) {}  // NOLINT: allocator rebinding
+  T* allocate(size_t n) {
+    if (n > SIZE_MAX / sizeof(T)) throw std::bad_array_new_length();
+    return static_cast<T*>(AllocateLarge(n * sizeof(T)));
+  }
+  void deallocate(T* p, size_t) { FreeLarge(p); }
+  friend bool operator==(const LargeAllocator&, const LargeAllocator&) { return true; }
+  friend bool operator!=(const LargeAllocator&, const LargeAllocator&) { return false; }
+};
+
+}  // namespace filtered_db
+
+// An insert-only blocked Bloom filter over every key inserted since the
+// index was built (deleted keys stay until the next rebuild: a superset of
+// the live keys, so it may rule a key out on its own). One 64-byte block per
+// key, k = 7 bits at 10 bits per key (~1% FPR while it holds `capacity`
+// keys; Putze, Sanders, Singler, "Cache-, Hash- and Space-Efficient Bloom
+// Filters", WEA 2007 s.3): an absent key costs one cache line instead of the
+// counting filter's four (d-left) buckets. Bits are std::atomic words: one
+// writer at a time (relaxed load and store), relaxed loads to query; a query
+// that happens after an insert sees its bits (per-word coherence), as for the
+// counting filters. The bit layout is part of the index file (docs/FORMAT.md).
+class FrontFilter {
+ public:
+  static constexpr int kProbes = 7;
+  static constexpr double kBitsPerKey = 10.0;
+
+  explicit FrontFilter(uint64_t num_blocks) : blocks_(std::max<uint64_t>(num_blocks, 1)) {}
+  static uint64_t BlocksFor(uint64_t capacity) {
+    return std::max<uint64_t>(1, static_cast<uint64_t>(capacity * kBitsPerKey / 512.0) + 1);
+  }
+
+  // REQUIRES: no concurrent Insert (FilteredDB's writers hold its writer
+  // mutex, and a rebuild fills a private index), so each word is updated with
+  // a plain load and store; concurrent queries see each word old or new.
+  void Insert(uint64_t hash) {
+    Block& b = blocks_[BlockOf(hash)];
+    uint64_t masks[8] = {};
+    uint64_t bits = Mix(hash);
+    for (int i = 0; i < kProbes; ++i, bits >>= 9) {
+      const unsigned bit = bits & 511;
+      masks[bit >> 6] |= uint64_t{1} << (bit & 63);
+    }
+    for (int w = 0; w < 8; ++w) {
+      if (masks[w] != 0) {
+        b.words[w].store(b.words[w].load(std::memory_order_relaxed) | masks[w],
+                         std::memory_order_relaxed);
+      }
+    }
+    inserted_.store(inserted_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+  bool MayContain(uint64_t hash) const {
+    const Block& b = blocks_[BlockOf(hash)];
+    const uint64_t bits = Mix(hash);
+    // Branchless: OR together the complements of the 7 probed bits; the key
+    // may be present iff every probed bit is set (bit 0 of `missing` clear).
+    uint64_t missing = 0;
+    for (int i = 0; i < kProbes; ++i) {
+      const unsigned bit = (bits >> (9 * i)) & 511;
+      missing |= ~(b.words[bit >> 6].load(std::memory_order_relaxed) >> (bit & 63));
+    }
+    return (missing & 1) == 0;
+  }
+  // Starts loading the key's block (a hint: never faults, changes nothing).
+  void Prefetch(uint64_t hash) const { __builtin_prefetch(&blocks_[BlockOf(hash)]); }
+
+  uint64_t inserted() const { return inserted_.load(std::memory_order_relaxed); }
+  uint64_t num_blocks() const { return blocks_.size(); }
+  uint64_t memory_bytes() const { return blocks_.size() * sizeof(Block); }
+
+  void Serialize(std::string* out) const;
+  // Reads what Serialize wrote from the front of *in; null on a mismatch.
+  static std::unique_ptr<FrontFilter> Deserialize(std::string_view* in);
+
+ private:
+  struct alignas(64) Block {
+    std::atomic<uint64_t> words[8];
+  };
+  // Block: the high bits of the hash (multiply-shift range reduction).
+  uint64_t BlockOf(uint64_t hash) const { return internal::FastRange64(hash, blocks_.size()); }
+  // Bit positions: a remix of the hash (the SplitMix64 finaliser, Steele,
+  // Lea, Flood, OOPSLA 2014), independent of the block choice and of the
+  // counting filters' use of the same hash.
+  static uint64_t Mix(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+
+  std::vector<Block, filtered_db::LargeAllocator<Block>> blocks_;
+  std::atomic<uint64_t> inserted_{0};
+};
 
 class KeyIndex {
  public:
+  // The counting filter behind the front filter (key_index.cc: counting or
+  // d-left). Same contracts as KeyIndex's methods of the same names.
+  class Counting {
+   public:
+    virtual ~Counting() = default;
+    virtual absl::Status Insert(uint64_t hash) = 0;
+    virtual absl::Status Erase(uint64_t hash) = 0;
+    virtual bool MayContain(uint64_t hash) const = 0;
+    virtual void Prefetch(uint64_t hash) const = 0;
+    virtual IndexKind kind() const = 0;
+    virtual uint64_t keys() const = 0;
+    virtual uint64_t capacity() const = 0;
+    virtual uint64_t memory_bytes() const = 0;
+    virtual double estimated_fpr() const = 0;
+    virtual void Serialize(std::string* out) const = 0;
+  };
+
   // An empty index that holds `capacity` keys at about `target_fpr`.
   static absl::StatusOr<std::unique_ptr<KeyIndex>> Create(IndexKind kind, uint64_t capacity,
                                                           double target_fpr);
   // The index Serialize wrote (the "index payload" of docs/FORMAT.md);
   // InvalidArgument on any inconsistency. The caller has checked the checksum.
   static absl::StatusOr<std::unique_ptr<KeyIndex>> Deserialize(std::string_view payload);
-  virtual ~KeyIndex() = default;
+
+  KeyIndex(std::unique_ptr<Counting> counting, std::unique_ptr<FrontFilter> front)
+      : counting_(std::move(counting)), front_(std::move(front)) {}
 
   // ResourceExhausted when the counting filter cannot hold the key (the front
   // filter has it anyway). REQUIRES: no concurrent Insert or Erase (FilteredDB
   // holds its writer mutex, or fills an index no other thread sees yet);
   // MayContain may run concurrently.
-  virtual absl::Status Insert(uint64_t hash) = 0;
+  absl::Status Insert(uint64_t hash) {
+    front_->Insert(hash);  // even if the counting filter refuses: a superset
+    return counting_->Insert(hash);
+  }
   // REQUIRES: hash was inserted and not erased since (see the filters' Erase).
-  virtual absl::Status Erase(uint64_t hash) = 0;
-  virtual bool MayContain(uint64_t hash) const = 0;
+  absl::Status Erase(uint64_t hash) { return counting_->Erase(hash); }
+  bool MayContain(uint64_t hash) const {
+    return front_->MayContain(hash) && counting_->MayContain(hash);
+  }
+  // The two stages of MayContain, for a caller that decides whether the
+  // second is worth its cache misses (FilteredDB::Get). Either false means
+  // absent.
+  bool FrontMayContain(uint64_t hash) const { return front_->MayContain(hash); }
+  bool CountingMayContain(uint64_t hash) const { return counting_->MayContain(hash); }
+  // Starts loading every line a query, insert or erase of `hash` touches
+  // (the front filter's block and the counting filter's buckets), so their
+  // misses overlap each other and the caller's work until it probes.
+  void Prefetch(uint64_t hash) const {
+    front_->Prefetch(hash);
+    counting_->Prefetch(hash);
+  }
 
-  virtual IndexKind kind() const = 0;
-  virtual uint64_t keys() const = 0;
+  IndexKind kind() const { return counting_->kind(); }
+  // Live keys (the counting filter's).
+  uint64_t keys() const { return counting_->keys(); }
   // Keys it holds at its target FPR / design load; growth starts beyond it.
-  virtual uint64_t capacity() const = 0;
-  virtual uint64_t memory_bytes() const = 0;
-  virtual double estimated_fpr() const = 0;
+  uint64_t capacity() const { return counting_->capacity(); }
+  uint64_t memory_bytes() const { return counting_->memory_bytes() + front_->memory_bytes(); }
+  double estimated_fpr() const { return counting_->estimated_fpr(); }
   // Keys inserted since it was built, deleted ones included (the front
   // filter's load; growth rebuilds it when churn has filled it).
-  virtual uint64_t inserted_since_build() const { return keys(); }
+  uint64_t inserted_since_build() const { return front_->inserted(); }
   // Appends the payload Deserialize reads. REQUIRES: no concurrent Insert/Erase.
-  virtual void Serialize(std::string* out) const = 0;
+  void Serialize(std::string* out) const;
+
+ private:
+  std::unique_ptr<Counting> counting_;
+  std::unique_ptr<FrontFilter> front_;
 };
 
 }  // namespace blockbloom

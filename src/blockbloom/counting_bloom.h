@@ -110,6 +110,10 @@ class CountingBloomFilter {
 
   bool MayContain(std::string_view key) const;
   bool MayContainHash(uint64_t hash) const;
+  // Starts loading the block of the key with this hash into the cache, for a
+  // caller that will query, insert or erase it shortly. A hint: changes
+  // nothing, never faults.
+  void PrefetchHash(uint64_t hash) const;
   // out[i] answers for keys[i] / hashes[i]; blocks are prefetched a window of
   // 32 keys ahead. REQUIRES: out.size() == input size.
   void MayContainKeys(absl::Span<const std::string_view> keys, absl::Span<bool> out) const;

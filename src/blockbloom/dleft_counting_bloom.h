@@ -121,6 +121,10 @@ class DleftCountingBloomFilter {
 
   bool MayContain(std::string_view key) const;
   bool MayContainHash(uint64_t hash) const;
+  // Starts loading the d candidate buckets of the key with this hash into the
+  // cache, for a caller that will query, insert or erase it shortly (so the d
+  // misses overlap other work). A hint: changes nothing, never faults.
+  void PrefetchHash(uint64_t hash) const;
   // Batch queries; REQUIRES out.size() == input size.
   void MayContainKeys(absl::Span<const std::string_view> keys, absl::Span<bool> out) const;
   void MayContainHashes(absl::Span<const uint64_t> hashes, absl::Span<bool> out) const;

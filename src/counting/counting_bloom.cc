@@ -208,6 +208,10 @@ absl::Status CountingBloomFilter::EraseHash(uint64_t hash) {
 
 absl::Status CountingBloomFilter::Erase(std::string_view key) { return EraseHash(HashKey(key)); }
 
+void CountingBloomFilter::PrefetchHash(uint64_t hash) const {
+  __builtin_prefetch(&blocks_[counting::BlockIndex(hash, blocks_.size())]);
+}
+
 bool CountingBloomFilter::MayContainHash(uint64_t hash) const {
   const Block& block = blocks_[counting::BlockIndex(hash, blocks_.size())];
   bool all = true;

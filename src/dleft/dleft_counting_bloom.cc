@@ -189,6 +189,11 @@ bool DleftCountingBloomFilter::MayContainHash(uint64_t hash) const {
   return ScanKey(Locate(hash)).FirstMatch() >= 0;
 }
 
+void DleftCountingBloomFilter::PrefetchHash(uint64_t hash) const {
+  const Candidates c = Locate(hash);
+  for (int i = 0; i < kD; ++i) __builtin_prefetch(&buckets_[c.bucket[i]]);
+}
+
 bool DleftCountingBloomFilter::MayContain(std::string_view key) const {
   return MayContainHash(HashKey(key));
 }
