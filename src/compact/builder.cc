@@ -241,58 +241,202 @@ namespace {
 constexpr int kDenseSeeds = 16;
 constexpr int kBandedSeeds = 16;
 
-// On-the-fly Gaussian elimination over GF(2) for banded rows (each row's
-// coefficients span at most 64 slots from its first): row i, if set, has
-// its pivot at slot i (coefficient bit 0).
-class BandedSystem {
- public:
-  // Up to kSmall slots live on the stack (every LevelDB-sized filter).
-  explicit BandedSystem(uint64_t slots) : slots_(slots) {
-    if (slots > kSmall) {
-      big_coef_.resize(slots);
-      big_result_.resize(slots);
-      coef_ = big_coef_.data();
-      result_ = big_result_.data();
-    }
-    Clear();
-  }
-  BandedSystem(const BandedSystem&) = delete;
-  BandedSystem& operator=(const BandedSystem&) = delete;
-  void Clear() {
-    std::fill(coef_, coef_ + slots_, 0);
-    std::fill(result_, result_ + slots_, 0);
-  }
-  // Adds the equation <c, x[start..]> = f. False if it contradicts the rows
-  // already there (a consistent duplicate is fine).
-  bool Add(uint64_t start, uint64_t c, uint32_t f) {
-    uint64_t i = start;
-    for (;;) {
-      if (c == 0) return f == 0;
-      const int tz = __builtin_ctzll(c);
-      i += static_cast<uint64_t>(tz);
-      c >>= tz;
-      if (coef_[i] == 0) {
-        coef_[i] = c;
-        result_[i] = f;
-        return true;
-      }
-      c ^= coef_[i];
-      f ^= result_[i];
-    }
-  }
-  uint64_t coef(uint64_t i) const { return coef_[i]; }
-  uint32_t result(uint64_t i) const { return result_[i]; }
+// ORs the low `bits` (<= 64) bits of `word` into out at bit offset `pos`.
+void OrBits(uint64_t word, int bits, uint64_t pos, uint8_t* out) {
+  const unsigned __int128 shifted = static_cast<unsigned __int128>(word) << (pos & 7);
+  const int bytes = static_cast<int>(((pos & 7) + static_cast<uint64_t>(bits) + 7) / 8);
+  for (int k = 0; k < bytes; ++k) out[(pos >> 3) + k] |= static_cast<uint8_t>(shifted >> (8 * k));
+}
 
- private:
-  static constexpr uint64_t kSmall = 512;
-  uint64_t slots_;
-  uint64_t small_coef_[kSmall];
-  uint32_t small_result_[kSmall];
-  std::vector<uint64_t> big_coef_;
-  std::vector<uint32_t> big_result_;
-  uint64_t* coef_ = small_coef_;
-  uint32_t* result_ = small_result_;
+// On-the-fly Gaussian elimination over GF(2) for banded rows (Dillinger &
+// Walzer 2021, section 4): each row's coefficients span at most 64 slots
+// from its first, and a placed row i has its pivot at slot i (coefficient
+// bit 0), stored shifted so that bit j is slot i + j. Slots without a row
+// have coef 0 and result 0.
+//
+// The system is solved as a whole, so the order in which rows are placed is
+// free: every order yields the same row space, hence the same pivot slots
+// (the lowest slot of some combination of rows) and, with every free slot 0,
+// the same solution, the same bytes. The builder uses that freedom to keep
+// kLanes rows in flight at once: one row's reduction is a chain of dependent
+// loads (its next slot is known only after the xor), about 13.6 steps per
+// row at 164 keys in 179 slots, so interleaving independent chains hides
+// their latency. Lanes interact only through coef/result, read and written
+// in program order: a row placed by one lane is seen by every later step of
+// the others, exactly as if the rows had been added one after another in
+// the order they were placed.
+struct BandRow {
+  uint64_t coef;  // bit j: slot slot + j; bit 0 set
+  uint64_t slot;
+  uint32_t result;
 };
+
+enum class StepResult { kMore, kPlaced, kContradiction };
+
+// One elimination step of `row`: place it at its slot if that is free,
+// else xor the slot's row into it and move to its new lowest slot.
+inline __attribute__((always_inline)) StepResult Step(BandRow* row, uint64_t* coef,
+                                                       uint32_t* result) {
+  const uint64_t e = coef[row->slot];
+  if (e == 0) {
+    coef[row->slot] = row->coef;
+    result[row->slot] = row->result;
+    return StepResult::kPlaced;
+  }
+  row->coef ^= e;  // both have bit 0 set: the new lowest bit is above it
+  row->result ^= result[row->slot];
+  if (row->coef == 0) {  // dependent on placed rows: consistent or not
+    return row->result == 0 ? StepResult::kPlaced : StepResult::kContradiction;
+  }
+  const int tz = __builtin_ctzll(row->coef);
+  row->coef >>= tz;
+  row->slot += static_cast<uint64_t>(tz);
+  return StepResult::kMore;
+}
+
+// Eliminates every key's row under `seed` into coef/result (m entries each,
+// zero on entry). False if the system has no solution.
+bool EliminateBanded(const V2KeyBase* keys, size_t n, uint8_t seed, uint64_t m, uint64_t* coef,
+                     uint32_t* result) {
+  const auto row_of = [&](size_t k) {
+    return BandRow{V2Coefficients(keys[k].x, seed, m), keys[k].start, keys[k].fingerprint};
+  };
+  size_t next = 0;
+  // Steps one lane; on placing its row, takes the next key. 0: go on,
+  // 1: placed with no key left, -1: contradiction.
+  const auto advance = [&](BandRow* lane) __attribute__((always_inline)) {
+    const StepResult s = Step(lane, coef, result);
+    if (__builtin_expect(s == StepResult::kMore, 1)) return 0;
+    if (s == StepResult::kContradiction) return -1;
+    if (next == n) return 1;
+    *lane = row_of(next++);
+    return 0;
+  };
+  const auto finish = [&](BandRow* lane) {
+    StepResult s;
+    do s = Step(lane, coef, result);
+    while (s == StepResult::kMore);
+    return s != StepResult::kContradiction;
+  };
+  if (n >= 4) {  // four lanes
+    BandRow a = row_of(0), b = row_of(1), c = row_of(2), d = row_of(3);
+    next = 4;
+    int done;
+    for (;;) {
+      if ((done = advance(&a)) != 0) {
+        if (done < 0) return false;
+        return finish(&b) && finish(&c) && finish(&d);
+      }
+      if ((done = advance(&b)) != 0) {
+        if (done < 0) return false;
+        return finish(&a) && finish(&c) && finish(&d);
+      }
+      if ((done = advance(&c)) != 0) {
+        if (done < 0) return false;
+        return finish(&a) && finish(&b) && finish(&d);
+      }
+      if ((done = advance(&d)) != 0) {
+        if (done < 0) return false;
+        return finish(&a) && finish(&b) && finish(&c);
+      }
+    }
+  }
+  for (; next < n; ++next) {
+    BandRow row = row_of(next);
+    StepResult s;
+    do s = Step(&row, coef, result);
+    while (s == StepResult::kMore);
+    if (s == StepResult::kContradiction) return false;
+  }
+  return true;
+}
+
+// Back substitution, slot m-1 down to 0, one column b at a time (columns
+// are independent): with the solution's bits of slots above i in `window`
+// (bit j: slot i + 1 + j), slot i's bit is parity(coef[i] >> 1 AND window)
+// xor bit b of result[i] (0 for a free slot: coef and result are 0).
+// kGroup columns run interleaved (independent chains). Each 64 solved slots
+// are written to the zeroed body as one word. kPopcount: parity by the
+// popcnt instruction (the caller's target has it), else by the compiler's
+// portable xor folding.
+template <bool kPopcount>
+inline __attribute__((always_inline)) uint64_t NextSolutionBit(uint64_t c, uint64_t window,
+                                                               uint32_t f) {
+  const uint64_t x = c & window;
+  const uint64_t parity = kPopcount ? static_cast<uint64_t>(__builtin_popcountll(x))
+                                    : static_cast<uint64_t>(__builtin_parityll(x));
+  return (window << 1) | ((parity ^ f) & 1);
+}
+
+template <int kGroup, bool kPopcount>
+inline __attribute__((always_inline)) void SolveColumns(const uint64_t* coef,
+                                                        const uint32_t* result, uint64_t m,
+                                                        int first_column, uint8_t* out) {
+  static_assert(kGroup >= 1 && kGroup <= 4, "one to four columns");
+  uint64_t w0 = 0, w1 = 0, w2 = 0, w3 = 0;  // the windows of columns first_column + 0..3
+  uint64_t hi = m;
+  while (hi > 0) {
+    const uint64_t lo = hi > 64 ? hi - 64 : 0;
+    for (uint64_t i = hi; i-- > lo;) {
+      const uint64_t c = coef[i] >> 1;
+      const uint32_t f = result[i] >> first_column;
+      w0 = NextSolutionBit<kPopcount>(c, w0, f);
+      if (kGroup > 1) w1 = NextSolutionBit<kPopcount>(c, w1, f >> 1);
+      if (kGroup > 2) w2 = NextSolutionBit<kPopcount>(c, w2, f >> 2);
+      if (kGroup > 3) w3 = NextSolutionBit<kPopcount>(c, w3, f >> 3);
+    }
+    const int bits = static_cast<int>(hi - lo);
+    const uint64_t mask = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+    const uint64_t windows[4] = {w0, w1, w2, w3};
+    for (int g = 0; g < kGroup; ++g) {
+      OrBits(windows[g] & mask, bits, static_cast<uint64_t>(first_column + g) * m + lo, out);
+    }
+    hi = lo;
+  }
+}
+
+// Every column of the solution into the zeroed body `out`, in groups of at
+// most 4 columns, sizes balanced (R = 9: 3 + 3 + 3).
+template <bool kPopcount>
+inline __attribute__((always_inline)) void SolveAllColumns(const uint64_t* coef,
+                                                           const uint32_t* result, uint64_t m,
+                                                           int r, uint8_t* out) {
+  const int groups = (r + 3) / 4;
+  for (int g = 0, b = 0; g < groups; ++g) {
+    const int size = (r - b + (groups - g) - 1) / (groups - g);
+    switch (size) {
+      case 1: SolveColumns<1, kPopcount>(coef, result, m, b, out); break;
+      case 2: SolveColumns<2, kPopcount>(coef, result, m, b, out); break;
+      case 3: SolveColumns<3, kPopcount>(coef, result, m, b, out); break;
+      default: SolveColumns<4, kPopcount>(coef, result, m, b, out); break;
+    }
+    b += size;
+  }
+}
+
+void SolvePortable(const uint64_t* coef, const uint32_t* result, uint64_t m, int r, uint8_t* out) {
+  SolveAllColumns<false>(coef, result, m, r, out);
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// Chosen at run time: the library is built for baseline x86-64, where
+// __builtin_parityll is a 6-instruction xor fold; popcnt makes it 2
+// (about twice as fast a back substitution: 2.3x at 164 keys).
+__attribute__((target("popcnt"))) void SolvePopcount(const uint64_t* coef,
+                                                     const uint32_t* result, uint64_t m, int r,
+                                                     uint8_t* out) {
+  SolveAllColumns<true>(coef, result, m, r, out);
+}
+
+void Solve(const uint64_t* coef, const uint32_t* result, uint64_t m, int r, uint8_t* out) {
+  static const bool have_popcount = __builtin_cpu_supports("popcnt");
+  (have_popcount ? SolvePopcount : SolvePortable)(coef, result, m, r, out);
+}
+#else
+void Solve(const uint64_t* coef, const uint32_t* result, uint64_t m, int r, uint8_t* out) {
+  SolvePortable(coef, result, m, r, out);
+}
+#endif
 
 // Gauss-Jordan elimination over GF(2) for at most 64 slots (every row one
 // word, start 0): rows are kept fully reduced (row p has its pivot bit p and
@@ -329,13 +473,6 @@ class DenseSystem {
   uint64_t rows_[64];
   uint32_t result_[64];
 };
-
-// ORs the low `bits` (<= 64) bits of `word` into out at bit offset `pos`.
-void OrBits(uint64_t word, int bits, uint64_t pos, uint8_t* out) {
-  const unsigned __int128 shifted = static_cast<unsigned __int128>(word) << (pos & 7);
-  const int bytes = static_cast<int>(((pos & 7) + static_cast<uint64_t>(bits) + 7) / 8);
-  for (int k = 0; k < bytes; ++k) out[(pos >> 3) + k] |= static_cast<uint8_t>(shifted >> (8 * k));
-}
 
 // AppendFilterV2 for m <= 64 slots (DenseSystem).
 
@@ -389,45 +526,30 @@ bool AppendFilterV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byt
   const uint64_t m = V2Slots(body, r);
   assert(r >= 1 && r <= kV2MaxFingerprintBits && m >= hashes.size());
   if (m <= kV2WindowBits) return AppendDenseV2(hashes, r, total_bytes, m, dst, info);
-  BandedSystem system(m);
-  const int seeds = m <= kV2WindowBits ? kDenseSeeds : kBandedSeeds;
   static_assert(kDenseSeeds <= kV2Seeds && kBandedSeeds <= kV2Seeds, "4-bit seed");
-  // The seed-independent part of every key, once.
-  constexpr size_t kSmallKeys = 512;
-  V2KeyBase small_keys[kSmallKeys];
-  std::vector<V2KeyBase> big_keys(hashes.size() > kSmallKeys ? hashes.size() : 0);
+  // The seed-independent part of every key, once; the system's rows, reused
+  // across seeds. On the stack up to kSmall (every LevelDB-sized filter).
+  constexpr size_t kSmall = 512;
+  const size_t n = hashes.size();
+  V2KeyBase small_keys[kSmall];
+  uint64_t small_coef[kSmall];
+  uint32_t small_result[kSmall];
+  std::vector<V2KeyBase> big_keys(n > kSmall ? n : 0);
+  std::vector<uint64_t> big_coef(m > kSmall ? m : 0);
+  std::vector<uint32_t> big_result(m > kSmall ? m : 0);
   V2KeyBase* keys = big_keys.empty() ? small_keys : big_keys.data();
-  for (size_t i = 0; i < hashes.size(); ++i) keys[i] = V2KeyBaseFor(hashes[i], m, r);
-  for (int s = 0; s < seeds; ++s) {
+  uint64_t* coef = big_coef.empty() ? small_coef : big_coef.data();
+  uint32_t* result = big_result.empty() ? small_result : big_result.data();
+  for (size_t i = 0; i < n; ++i) keys[i] = V2KeyBaseFor(hashes[i], m, r);
+  for (int s = 0; s < kBandedSeeds; ++s) {
     const uint8_t seed = static_cast<uint8_t>(s);
-    if (s > 0) system.Clear();
-    bool ok = true;
-    for (size_t i = 0; i < hashes.size(); ++i) {
-      if (!system.Add(keys[i].start, V2Coefficients(keys[i].x, seed, m), keys[i].fingerprint)) {
-        ok = false;
-        break;
-      }
-    }
-    if (!ok) continue;
-    // Back substitution, slot m-1 down to 0, all R columns at once:
-    // window[b] bit j is the solution of column b at slot i + j.
+    std::fill(coef, coef + m, 0);
+    std::fill(result, result + m, 0);
+    if (!EliminateBanded(keys, n, seed, m, coef, result)) continue;
     const size_t at = dst->size();
     dst->resize(at + static_cast<size_t>(total_bytes), '\0');
     uint8_t* out = reinterpret_cast<uint8_t*>(&(*dst)[at]);
-    uint64_t window[kV2MaxFingerprintBits] = {};
-    for (uint64_t i = m; i-- > 0;) {
-      const uint64_t c = system.coef(i);
-      const uint32_t f = system.result(i);
-      for (int b = 0; b < r; ++b) {
-        window[b] <<= 1;
-        if (c == 0) continue;  // a free slot: 0
-        const uint64_t v =
-            static_cast<uint64_t>(__builtin_parityll(c & window[b]) ^ ((f >> b) & 1));
-        window[b] |= v;
-        const uint64_t bit = static_cast<uint64_t>(b) * m + i;
-        out[bit >> 3] |= static_cast<uint8_t>(v << (bit & 7));
-      }
-    }
+    Solve(coef, result, m, r, out);
     FinishV2(total_bytes, r, seed, m, out + body, info);
     return true;
   }
