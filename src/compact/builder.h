@@ -83,6 +83,14 @@ BuildInfo AppendFilterV1Consuming(std::vector<uint64_t>* hashes, double bits_per
 bool AppendFilterV2(absl::Span<const uint64_t> hashes, int fingerprint_bits, uint64_t total_bytes,
                     std::string* dst, BuildInfo* info);
 
+// Which instruction-set variant of the version-2 solver the builders use:
+// the best the CPU runs (the default; on x86-64 chosen at run time: AVX2,
+// else popcnt, else baseline), or a narrower one, so that tests can check
+// every variant writes the same bytes on one machine. Thread-safe (an
+// atomic), but meant for tests only.
+enum class V2Kernels { kBest, kPopcount, kPortable };
+void SetV2KernelsForTesting(V2Kernels kernels);
+
 // The model's FPR for n distinct keys at bits_per_key (clamped): 2^-R where
 // version 2 applies (ChooseV2), else version 1's: the builder's first guess
 // of U, with E[E]/U = 1 - (1 - 1/U)^n.
