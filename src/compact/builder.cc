@@ -334,7 +334,44 @@ inline __attribute__((always_inline)) void StoreLanes(const LaneVector& from, ui
   std::memcpy(to, &from, sizeof(from));
 }
 
-// REQUIRES: rows->join_coef holds this seed's rows; coef/result m entries
+// One slot's update of rows [0, total) (rounded up to whole vectors) with
+// pivot row p (result pf). kFind: also returns an index of a row with bit
+// 0 set after the update (the next slot's candidate pivot), or -1.
+template <bool kFind>
+inline __attribute__((always_inline)) int64_t UpdateRows(uint64_t p, uint64_t pf, size_t total,
+                                                         uint64_t* __restrict act_coef,
+                                                         uint64_t* __restrict act_result) {
+  LaneIndex index = {0, 1, 2, 3};
+  const LaneIndex limit = LaneIndex{} + static_cast<int64_t>(total);
+  LaneIndex found = LaneIndex{} - 1;
+  for (size_t k = 0; k < total; k += kLanes) {
+    LaneVector c, f;
+    LoadLanes(act_coef + k, &c);
+    LoadLanes(act_result + k, &f);
+    const LaneVector take = LaneVector{} - (c & 1);
+    c = (c ^ (p & take)) >> 1;
+    f ^= pf & take;
+    StoreLanes(c, act_coef + k);
+    StoreLanes(f, act_result + k);
+    if (kFind) {
+      const LaneIndex next_pivot =
+          (LaneIndex{} - __builtin_convertvector(c & 1, LaneIndex)) & (index < limit);
+      found = (found & ~next_pivot) | (index & next_pivot);
+      index += static_cast<int64_t>(kLanes);
+    }
+  }
+  if (!kFind) return -1;
+  // The largest index found (any would do), without branches.
+  found = found > __builtin_shufflevector(found, found, 2, 3, 0, 1)
+              ? found
+              : __builtin_shufflevector(found, found, 2, 3, 0, 1);
+  found = found > __builtin_shufflevector(found, found, 1, 0, 3, 2)
+              ? found
+              : __builtin_shufflevector(found, found, 1, 0, 3, 2);
+  return found[0];
+}
+
+// REQUIRES: rows.join_coef holds this seed's rows; coef/result m entries
 // (written in full).
 inline __attribute__((always_inline)) bool EliminateByColumnsImpl(uint64_t m, uint64_t* coef,
                                                                   uint32_t* result,
@@ -378,33 +415,14 @@ inline __attribute__((always_inline)) bool EliminateByColumnsImpl(uint64_t m, ui
     total = last;
     coef[j] = p;
     result[j] = static_cast<uint32_t>(pf);
-    // The update, finding the next slot's candidate on the way (lanes past
-    // `total` hold stale rows: updated too, never taken).
-    LaneIndex index = {0, 1, 2, 3};
-    const LaneIndex limit = LaneIndex{} + static_cast<int64_t>(total);
-    LaneIndex found = LaneIndex{} - 1;
-    for (size_t k = 0; k < total; k += kLanes) {
-      LaneVector c, f;
-      LoadLanes(act_coef + k, &c);
-      LoadLanes(act_result + k, &f);
-      const LaneVector take = LaneVector{} - (c & 1);
-      c = (c ^ (p & take)) >> 1;
-      f ^= pf & take;
-      StoreLanes(c, act_coef + k);
-      StoreLanes(f, act_result + k);
-      const LaneIndex next_pivot =
-          (LaneIndex{} - __builtin_convertvector(c & 1, LaneIndex)) & (index < limit);
-      found = (found & ~next_pivot) | (index & next_pivot);
-      index += static_cast<int64_t>(kLanes);
+    // The update, finding the next slot's candidate on the way unless a row
+    // joins there (lanes past `total` hold stale rows: updated too, never
+    // taken).
+    if (j + 1 < m && rows.first[j + 2] != rows.first[j + 1]) {
+      UpdateRows<false>(p, pf, total, act_coef, act_result);
+    } else {
+      candidate = UpdateRows<true>(p, pf, total, act_coef, act_result);
     }
-    // The largest index found (any would do), without branches.
-    found = found > __builtin_shufflevector(found, found, 2, 3, 0, 1)
-                ? found
-                : __builtin_shufflevector(found, found, 2, 3, 0, 1);
-    found = found > __builtin_shufflevector(found, found, 1, 0, 3, 2)
-                ? found
-                : __builtin_shufflevector(found, found, 1, 0, 3, 2);
-    candidate = found[0];
     active = total;
     if ((j & 63) == 63) {
       if (!SweepZeroRows(&active, act_coef, act_result)) return false;
@@ -687,52 +705,57 @@ bool AppendFilterV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byt
   static_assert(kDenseSeeds <= kV2Seeds && kBandedSeeds <= kV2Seeds, "4-bit seed");
   // The seed-independent part of every key, once, in start order (a
   // counting sort); first[j] = keys starting before slot j. Scratch on the
-  // stack up to kSmall keys and slots (every LevelDB-sized filter).
+  // stack up to kSmall keys and slots (every LevelDB-sized filter; about
+  // 37 KiB), else on the heap.
   constexpr size_t kSmall = 512;
+  constexpr size_t kPad = kJoin + kLanes;  // rows read or written past n
   const size_t n = hashes.size();
   const bool small = n <= kSmall && m <= kSmall;
-  V2KeyBase small_keys[2 * kSmall];
+  V2KeyBase small_keys[kSmall];
   uint32_t small_first[kSmall + 2];
   uint64_t small_coef[kSmall];
   uint32_t small_result[kSmall];
-  alignas(64) uint64_t small_rows[4][kSmall + kJoin + kLanes];
-  std::vector<V2KeyBase> big_keys(small ? 0 : 2 * n);
+  alignas(64) uint64_t small_rows[5][kSmall + kPad];
+  std::vector<V2KeyBase> big_keys(small ? 0 : n);
   std::vector<uint32_t> big_first(small ? 0 : m + 2);
   std::vector<uint64_t> big_coef(small ? 0 : m);
   std::vector<uint32_t> big_result(small ? 0 : m);
-  std::vector<uint64_t> big_rows(small ? 0 : 4 * (n + kJoin + kLanes));
-  V2KeyBase* unsorted = small ? small_keys : big_keys.data();
-  V2KeyBase* keys = unsorted + n;  // in start order
+  std::vector<uint64_t> big_rows(small ? 0 : 5 * (n + kPad));
+  V2KeyBase* keys = small ? small_keys : big_keys.data();  // in hash order
   uint32_t* first = small ? small_first : big_first.data();
   uint64_t* coef = small ? small_coef : big_coef.data();
   uint32_t* result = small ? small_result : big_result.data();
-  const size_t stride = small ? kSmall + kJoin + kLanes : n + kJoin + kLanes;
-  uint64_t* row_base = small ? small_rows[0] : big_rows.data();
-  uint64_t* join_coef = row_base;
-  uint64_t* join_result = row_base + stride;
-  const ColumnScratch rows{first, join_coef, join_result, row_base + 2 * stride,
-                           row_base + 3 * stride};
+  const size_t stride = small ? kSmall + kPad : n + kPad;
+  uint64_t* const row_base = small ? small_rows[0] : big_rows.data();
+  uint64_t* const sorted_x = row_base;  // coefficient material in start order
+  uint64_t* const join_coef = row_base + stride;
+  uint64_t* const join_result = row_base + 2 * stride;
+  const ColumnScratch rows{first, join_coef, join_result, row_base + 3 * stride,
+                           row_base + 4 * stride};
   // Counting sort: first[s + 1] counts the keys with start s, the prefix
   // sums make it first[s], the scatter advances it to first[s + 1], and a
   // shift restores it.
   std::fill(first, first + m + 2, 0);
   for (size_t i = 0; i < n; ++i) {
-    unsorted[i] = V2KeyBaseFor(hashes[i], m, r);
-    ++first[unsorted[i].start + 1];
+    keys[i] = V2KeyBaseFor(hashes[i], m, r);
+    ++first[keys[i].start + 1];
   }
   for (uint64_t j = 1; j <= m + 1; ++j) first[j] += first[j - 1];
-  for (size_t i = 0; i < n; ++i) keys[first[unsorted[i].start]++] = unsorted[i];
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t at = first[keys[i].start]++;
+    sorted_x[at] = keys[i].x;
+    join_result[at] = keys[i].fingerprint;
+  }
   for (uint64_t j = m + 1; j > 0; --j) first[j] = first[j - 1];
   first[0] = 0;
-  for (size_t i = 0; i < n; ++i) join_result[i] = keys[i].fingerprint;
-  std::fill(join_result + n, join_result + n + kJoin, 0);
-  std::fill(join_coef + n, join_coef + n + kJoin, 0);
-  std::fill(rows.coef, rows.coef + n + kJoin + kLanes, 0);  // lanes past the rows: defined
-  std::fill(rows.result, rows.result + n + kJoin + kLanes, 0);
+  std::fill(join_result + n, join_result + n + kPad, 0);
+  std::fill(join_coef + n, join_coef + n + kPad, 0);
+  std::fill(rows.coef, rows.coef + n + kPad, 0);  // lanes past the rows: defined
+  std::fill(rows.result, rows.result + n + kPad, 0);
   const int seeds = m <= kV2WindowBits ? kDenseSeeds : kBandedSeeds;
   for (int s = 0; s < seeds; ++s) {
     const uint8_t seed = static_cast<uint8_t>(s);
-    for (size_t i = 0; i < n; ++i) join_coef[i] = V2Coefficients(keys[i].x, seed, m);
+    for (size_t i = 0; i < n; ++i) join_coef[i] = V2Coefficients(sorted_x[i], seed, m);
     if (!EliminateByColumns(m, coef, result, rows)) continue;
     const size_t at = dst->size();
     dst->resize(at + static_cast<size_t>(total_bytes), '\0');
