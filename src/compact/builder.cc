@@ -713,11 +713,13 @@ bool AppendFilterV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byt
   const bool small = n <= kSmall && m <= kSmall;
   V2KeyBase small_keys[kSmall];
   uint32_t small_first[kSmall + 2];
+  uint32_t small_cursor[kSmall];
   uint64_t small_coef[kSmall];
   uint32_t small_result[kSmall];
   alignas(64) uint64_t small_rows[5][kSmall + kPad];
   std::vector<V2KeyBase> big_keys(small ? 0 : n);
   std::vector<uint32_t> big_first(small ? 0 : m + 2);
+  std::vector<uint32_t> big_cursor(small ? 0 : m);
   std::vector<uint64_t> big_coef(small ? 0 : m);
   std::vector<uint32_t> big_result(small ? 0 : m);
   std::vector<uint64_t> big_rows(small ? 0 : 5 * (n + kPad));
@@ -732,22 +734,27 @@ bool AppendFilterV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byt
   uint64_t* const join_result = row_base + 2 * stride;
   const ColumnScratch rows{first, join_coef, join_result, row_base + 3 * stride,
                            row_base + 4 * stride};
-  // Counting sort: first[s + 1] counts the keys with start s, the prefix
-  // sums make it first[s], the scatter advances it to first[s + 1], and a
-  // shift restores it.
-  std::fill(first, first + m + 2, 0);
+  // Counting sort by start: counts, then first[] as prefix sums (the sum
+  // kept in a register, not reloaded from the entry just stored), then the
+  // counts reused as each start's next place.
+  uint32_t* const cursor = small ? small_cursor : big_cursor.data();
+  std::fill(cursor, cursor + m, 0);
   for (size_t i = 0; i < n; ++i) {
     keys[i] = V2KeyBaseFor(hashes[i], m, r);
-    ++first[keys[i].start + 1];
+    ++cursor[keys[i].start];
   }
-  for (uint64_t j = 1; j <= m + 1; ++j) first[j] += first[j - 1];
+  uint32_t sum = 0;
+  for (uint64_t j = 0; j < m; ++j) {
+    first[j] = sum;
+    sum += cursor[j];
+    cursor[j] = first[j];
+  }
+  first[m] = sum;
   for (size_t i = 0; i < n; ++i) {
-    const uint32_t at = first[keys[i].start]++;
+    const uint32_t at = cursor[keys[i].start]++;
     sorted_x[at] = keys[i].x;
     join_result[at] = keys[i].fingerprint;
   }
-  for (uint64_t j = m + 1; j > 0; --j) first[j] = first[j - 1];
-  first[0] = 0;
   std::fill(join_result + n, join_result + n + kPad, 0);
   std::fill(join_coef + n, join_coef + n + kPad, 0);
   std::fill(rows.coef, rows.coef + n + kPad, 0);  // lanes past the rows: defined
