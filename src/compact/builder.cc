@@ -280,9 +280,10 @@ void OrBits(uint64_t word, int bits, uint64_t pos, uint8_t* out) {
 // data: the joining rows are copied kJoin at a time (more only when more
 // start at one slot), the pivot is the last row to join or else a row the
 // previous slot's update found with its next bit set, and it leaves by a
-// swap with the last row (a self-copy when there is none). A mispredicted
-// branch per slot (how many rows join, where the scan for a pivot ends)
-// cost as much as the whole update.
+// swap with the last row (a self-copy when there is none). Measured at 164
+// keys in 179 slots (AVX2, random hashes): ~22 ns/key, against ~52 for
+// the on-the-fly insertion of one row after another (a chain of ~13.6
+// dependent loads per row) and ~24 with four such chains interleaved.
 //
 // A row that reaches 0 is dependent on the pivot rows: consistent iff its
 // result is 0 too. Such rows are swept out every 64 slots (so the active
@@ -473,10 +474,10 @@ bool EliminateByColumns(uint64_t m, uint64_t* coef, uint32_t* result, const Colu
 // are independent): with the solution's bits of slots above i in `window`
 // (bit j: slot i + 1 + j), slot i's bit is parity(coef[i] >> 1 AND window)
 // xor bit b of result[i] (0 for a free slot: coef and result are 0).
-// kGroup columns run interleaved (independent chains). Each 64 solved slots
-// are written to the zeroed body as one word. kPopcount: parity by the
-// popcnt instruction (the caller's target has it), else by the compiler's
-// portable xor folding.
+// Up to 4 columns run interleaved (independent chains). Each 64 solved
+// slots are written to the zeroed body as one word. kPopcount: parity by
+// the popcnt instruction (the caller's target has it), else by the
+// compiler's portable xor folding.
 template <bool kPopcount>
 inline __attribute__((always_inline)) uint64_t NextSolutionBit(uint64_t c, uint64_t window,
                                                                uint32_t f) {
@@ -532,8 +533,10 @@ void SolvePortable(const uint64_t* coef, const uint32_t* result, uint64_t m, int
 
 #ifdef BB_COMPACT_X86_DISPATCH
 // Chosen at run time: the library is built for baseline x86-64, where
-// __builtin_parityll is a 6-instruction xor fold; popcnt makes it 2
-// (about twice as fast a back substitution: 2.3x at 164 keys).
+// __builtin_parityll is a 6-instruction xor fold; popcnt makes it 2.
+// Measured at 164 keys, 10 bits/key (R = 9): back substitution 16.4 ns/key
+// portable, 9.6 with popcnt, 7.8 with AVX2 (below); the elimination 44.8
+// with SSE2 vectors, 22.3 with AVX2.
 __attribute__((target("popcnt"))) void SolvePopcount(const uint64_t* coef,
                                                      const uint32_t* result, uint64_t m, int r,
                                                      uint8_t* out) {
@@ -646,8 +649,6 @@ class DenseSystem {
   uint32_t result_[64];
 };
 
-// AppendFilterV2 for m <= 64 slots (DenseSystem).
-
 // The end of a solved version-2 build, dense or banded: the trailer after
 // the body, and what the build info reports.
 void FinishV2(uint64_t total_bytes, int r, uint8_t seed, uint64_t m, uint8_t* trailer,
@@ -659,6 +660,7 @@ void FinishV2(uint64_t total_bytes, int r, uint8_t seed, uint64_t m, uint8_t* tr
   info->seed = seed;
 }
 
+// AppendFilterV2 for m <= kDenseSlots slots (DenseSystem).
 bool AppendDenseV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_bytes, uint64_t m,
                    std::string* dst, BuildInfo* info) {
   const uint64_t body = total_bytes - kV2TrailerSize;

@@ -19,7 +19,9 @@
 // trailer costs, against the bound 2^-10 = 0.098% and a Bloom filter's
 // ~0.82%.
 //
-// Thread-safety: pure functions.
+// Thread-safety: the functions may run on any number of threads at once
+// (the version-2 builder's scratch is on the stack or per thread);
+// SetV2KernelsForTesting below is an atomic.
 #ifndef BLOCKBLOOM_COMPACT_BUILDER_H_
 #define BLOCKBLOOM_COMPACT_BUILDER_H_
 
