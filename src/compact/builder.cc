@@ -707,9 +707,8 @@ bool AppendFilterV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byt
   static_assert(kDenseSeeds <= kV2Seeds && kBandedSeeds <= kV2Seeds, "4-bit seed");
   // The seed-independent part of every key, once, in start order (a
   // counting sort); first[j] = keys starting before slot j. Scratch on the
-  // stack up to kSmall keys and slots (every LevelDB-sized filter; about
-  // 37 KiB), else on the heap.
-  constexpr size_t kSmall = 512;
+  // stack up to kSmall keys and slots (about 22 KiB), else on the heap.
+  constexpr size_t kSmall = 256;
   constexpr size_t kPad = kJoin + kLanes;  // rows read or written past n
   const size_t n = hashes.size();
   const bool small = n <= kSmall && m <= kSmall;
