@@ -502,7 +502,8 @@ std::string ReferenceV2Body(const std::vector<uint64_t>& hashes, int r, uint64_t
   for (int b = 0; b < r; ++b) {
     for (uint64_t slot = 0; slot < m; ++slot) {
       const uint64_t bit = static_cast<uint64_t>(b) * m + slot;
-      if ((solution[slot] >> b) & 1) bytes[bit / 8] = static_cast<char>(bytes[bit / 8] | (1 << (bit % 8)));
+      if ((solution[slot] >> b) & 1)
+        bytes[bit / 8] = static_cast<char>(bytes[bit / 8] | (1 << (bit % 8)));
     }
   }
   return bytes;
@@ -573,8 +574,10 @@ uint64_t UnMix64(uint64_t x) {
 }
 // A hash whose key starts at `start` of `starts` (V2KeyBaseFor).
 uint64_t HashStartingAt(uint64_t start, uint64_t starts, uint64_t noise) {
-  const unsigned __int128 lowest = ((static_cast<unsigned __int128>(start) << 64) + starts - 1) / starts;
-  const uint64_t y = static_cast<uint64_t>(lowest) + (noise >> 40);  // well inside the start's range
+  const unsigned __int128 lowest =
+      ((static_cast<unsigned __int128>(start) << 64) + starts - 1) / starts;
+  const uint64_t y =
+      static_cast<uint64_t>(lowest) + (noise >> 40);  // well inside the start's range
   return UnMix64(UnMix64(y) - compact::kV2SeedStep);
 }
 
@@ -583,8 +586,8 @@ TEST(CompactFormatV2Solution, MatchesReferenceForCrowdedStarts) {
   SplitMix64 rng(13);
   for (size_t n : {100, 164, 400}) {
     const compact::V2Choice choice = compact::ChooseV2(n, 10.0);
-    const uint64_t m = compact::V2Slots(choice.total_bytes - compact::kV2TrailerSize,
-                                        choice.fingerprint_bits);
+    const uint64_t m =
+        compact::V2Slots(choice.total_bytes - compact::kV2TrailerSize, choice.fingerprint_bits);
     const uint64_t starts = m - 64 + 1;
     for (size_t crowd : {9, 20, 40, 63}) {
       std::vector<uint64_t> hashes;

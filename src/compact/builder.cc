@@ -296,8 +296,8 @@ typedef int64_t LaneIndex __attribute__((vector_size(8 * kLanes)));
 
 // Per-filter scratch of the elimination, reused across seeds.
 struct ColumnScratch {
-  const uint32_t* first;  // first[j]: rows starting before slot j; m + 1 entries
-  uint64_t* join_coef;    // the rows in start order (this seed); n + kJoin entries
+  const uint32_t* first;        // first[j]: rows starting before slot j; m + 1 entries
+  uint64_t* join_coef;          // the rows in start order (this seed); n + kJoin entries
   const uint64_t* join_result;  // their fingerprints; n + kJoin entries
   uint64_t* coef;               // active rows; n + kJoin + kLanes entries
   uint64_t* result;
@@ -403,8 +403,8 @@ inline __attribute__((always_inline)) bool EliminateByColumnsImpl(uint64_t m, ui
     // the candidate; `at` is its index, or `total` (a spare entry) if none.
     const bool joined = joining != 0;
     const bool has_pivot = joined || candidate >= 0;
-    const size_t at = joined ? total - 1
-                             : (candidate >= 0 ? static_cast<size_t>(candidate) : total);
+    const size_t at =
+        joined ? total - 1 : (candidate >= 0 ? static_cast<size_t>(candidate) : total);
     // (A joining row is read where it was written long ago, not through
     // the store just made.) 0: a free slot, the update only shifts.
     const size_t from_join = begin + joining - 1;
@@ -441,8 +441,8 @@ bool EliminateByColumnsPortable(uint64_t m, uint64_t* coef, uint32_t* result,
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define BB_COMPACT_X86_DISPATCH 1
 __attribute__((target("avx2"))) bool EliminateByColumnsAvx2(uint64_t m, uint64_t* coef,
-                                                           uint32_t* result,
-                                                           const ColumnScratch& rows) {
+                                                            uint32_t* result,
+                                                            const ColumnScratch& rows) {
   return EliminateByColumnsImpl(m, coef, result, rows);
 }
 #endif
@@ -518,10 +518,18 @@ inline __attribute__((always_inline)) void SolveAllColumns(const uint64_t* coef,
   for (int g = 0, b = 0; g < groups; ++g) {
     const int size = (r - b + (groups - g) - 1) / (groups - g);
     switch (size) {
-      case 1: SolveColumns<kPopcount>(coef, result, m, b, out, std::make_index_sequence<1>()); break;
-      case 2: SolveColumns<kPopcount>(coef, result, m, b, out, std::make_index_sequence<2>()); break;
-      case 3: SolveColumns<kPopcount>(coef, result, m, b, out, std::make_index_sequence<3>()); break;
-      default: SolveColumns<kPopcount>(coef, result, m, b, out, std::make_index_sequence<4>()); break;
+      case 1:
+        SolveColumns<kPopcount>(coef, result, m, b, out, std::make_index_sequence<1>());
+        break;
+      case 2:
+        SolveColumns<kPopcount>(coef, result, m, b, out, std::make_index_sequence<2>());
+        break;
+      case 3:
+        SolveColumns<kPopcount>(coef, result, m, b, out, std::make_index_sequence<3>());
+        break;
+      default:
+        SolveColumns<kPopcount>(coef, result, m, b, out, std::make_index_sequence<4>());
+        break;
     }
     b += size;
   }
@@ -537,9 +545,8 @@ void SolvePortable(const uint64_t* coef, const uint32_t* result, uint64_t m, int
 // Measured at 164 keys, 10 bits/key (R = 9): back substitution 16.4 ns/key
 // portable, 9.6 with popcnt, 7.8 with AVX2 (below); the elimination 44.8
 // with SSE2 vectors, 22.3 with AVX2.
-__attribute__((target("popcnt"))) void SolvePopcount(const uint64_t* coef,
-                                                     const uint32_t* result, uint64_t m, int r,
-                                                     uint8_t* out) {
+__attribute__((target("popcnt"))) void SolvePopcount(const uint64_t* coef, const uint32_t* result,
+                                                     uint64_t m, int r, uint8_t* out) {
   SolveAllColumns<true>(coef, result, m, r, out);
 }
 
@@ -568,8 +575,8 @@ __attribute__((target("avx2"), always_inline)) inline void SolveAvx2Vectors(
   __m256i window[sizeof...(kVector)] = {};
   const __m256i shift[sizeof...(kVector)] = {
       _mm256_setr_epi64x(4 * kVector, 4 * kVector + 1, 4 * kVector + 2, 4 * kVector + 3)...};
-  const __m256i nibble_parity = _mm256_setr_epi8(0, 1, 1, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 1, 0,
-                                                 0, 1, 1, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 1, 0);
+  const __m256i nibble_parity = _mm256_setr_epi8(0, 1, 1, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 1, 0, 0,
+                                                 1, 1, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 1, 0);
   const __m256i low_nibble = _mm256_set1_epi8(0x0F);
   uint64_t hi = m;
   while (hi > 0) {
@@ -593,14 +600,17 @@ __attribute__((target("avx2"), always_inline)) inline void SolveAvx2Vectors(
 }
 
 __attribute__((target("avx2"))) void SolveAvx2(const uint64_t* coef, const uint32_t* result,
-                                              uint64_t m, int r, uint8_t* out) {
+                                               uint64_t m, int r, uint8_t* out) {
   switch ((r + 3) / 4) {
-#define BB_VECTORS(k) \
-  case k: SolveAvx2Vectors(coef, result, m, r, out, std::make_index_sequence<k>()); break;
-    BB_VECTORS(1) BB_VECTORS(2) BB_VECTORS(3) BB_VECTORS(4)
-    BB_VECTORS(5) BB_VECTORS(6) BB_VECTORS(7) BB_VECTORS(8)
+#define BB_VECTORS(k)                                                         \
+  case k:                                                                     \
+    SolveAvx2Vectors(coef, result, m, r, out, std::make_index_sequence<k>()); \
+    break;
+    BB_VECTORS(1)
+    BB_VECTORS(2) BB_VECTORS(3) BB_VECTORS(4) BB_VECTORS(5) BB_VECTORS(6) BB_VECTORS(7)
+        BB_VECTORS(8)
 #undef BB_VECTORS
-    default: break;
+            default : break;
   }
 }
 
