@@ -603,16 +603,23 @@ __attribute__((target("avx2"), always_inline)) inline void SolveAvx2Vectors(
 
 __attribute__((target("avx2"))) void SolveAvx2(const uint64_t* coef, const uint32_t* result,
                                                uint64_t m, int r, uint8_t* out) {
-  switch ((r + 3) / 4) {
-#define BB_VECTORS(k)                                                         \
-  case k:                                                                     \
-    SolveAvx2Vectors(coef, result, m, r, out, std::make_index_sequence<k>()); \
-    break;
-    BB_VECTORS(1)
-    BB_VECTORS(2) BB_VECTORS(3) BB_VECTORS(4) BB_VECTORS(5) BB_VECTORS(6) BB_VECTORS(7)
-        BB_VECTORS(8)
-#undef BB_VECTORS
-            default : break;
+  switch ((r + 3) / 4) {  // vectors of four columns, R <= 32
+    case 1:
+      return SolveAvx2Vectors(coef, result, m, r, out, std::make_index_sequence<1>());
+    case 2:
+      return SolveAvx2Vectors(coef, result, m, r, out, std::make_index_sequence<2>());
+    case 3:
+      return SolveAvx2Vectors(coef, result, m, r, out, std::make_index_sequence<3>());
+    case 4:
+      return SolveAvx2Vectors(coef, result, m, r, out, std::make_index_sequence<4>());
+    case 5:
+      return SolveAvx2Vectors(coef, result, m, r, out, std::make_index_sequence<5>());
+    case 6:
+      return SolveAvx2Vectors(coef, result, m, r, out, std::make_index_sequence<6>());
+    case 7:
+      return SolveAvx2Vectors(coef, result, m, r, out, std::make_index_sequence<7>());
+    default:
+      return SolveAvx2Vectors(coef, result, m, r, out, std::make_index_sequence<8>());
   }
 }
 
