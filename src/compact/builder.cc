@@ -711,6 +711,93 @@ bool AppendDenseV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byte
   return false;
 }
 
+#ifdef BB_COMPACT_X86_DISPATCH
+// The elimination by columns for at most kSmallKeys keys in at most 64
+// slots (every row starts at slot 0), with every row in four AVX2
+// registers: per slot, the rows with bit 0 set (the sign of row << 63), the
+// first of them as the pivot, xored into all of them (the pivot row
+// itself becomes 0: 0 rows are never pivots), and a shift. After the last
+// slot every row is 0, so the system is solvable iff every result is 0.
+// Measured at 16 keys, 10 bits/key (17 slots): AppendFilter in ~0.68 of the
+// time it takes through the general elimination, whose per-slot costs
+// dominate at this size. Up to kDenseSlots slots DenseSystem stays faster.
+constexpr size_t kSmallKeys = 16;
+
+__attribute__((target("avx2"))) bool EliminateSmallAvx2(const uint64_t* row_coef,
+                                                        const uint64_t* row_result, uint64_t m,
+                                                        uint64_t* coef, uint32_t* result) {
+  __m256i c[4], f[4];
+#pragma GCC unroll 4
+  for (int k = 0; k < 4; ++k) {
+    c[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row_coef + 4 * k));
+    f[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row_result + 4 * k));
+  }
+  alignas(32) uint64_t rows[2][kSmallKeys];
+  for (uint64_t j = 0; j < m; ++j) {
+    __m256i take[4];
+    unsigned mask = 0;
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) {
+      take[k] = _mm256_slli_epi64(c[k], 63);
+      mask |= static_cast<unsigned>(_mm256_movemask_pd(_mm256_castsi256_pd(take[k]))) << (4 * k);
+    }
+    uint64_t p = 0, pf = 0;  // a free slot: 0, the update only shifts
+    if (mask != 0) {
+#pragma GCC unroll 4
+      for (int k = 0; k < 4; ++k) {
+        _mm256_store_si256(reinterpret_cast<__m256i*>(rows[0] + 4 * k), c[k]);
+        _mm256_store_si256(reinterpret_cast<__m256i*>(rows[1] + 4 * k), f[k]);
+      }
+      const int q = __builtin_ctz(mask);
+      p = rows[0][q];
+      pf = rows[1][q];
+    }
+    const __m256i pv = _mm256_set1_epi64x(static_cast<int64_t>(p));
+    const __m256i pfv = _mm256_set1_epi64x(static_cast<int64_t>(pf));
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) {
+      const __m256d sign = _mm256_castsi256_pd(take[k]);
+      c[k] = _mm256_castpd_si256(_mm256_blendv_pd(
+          _mm256_castsi256_pd(c[k]), _mm256_castsi256_pd(_mm256_xor_si256(c[k], pv)), sign));
+      c[k] = _mm256_srli_epi64(c[k], 1);
+      f[k] = _mm256_castpd_si256(_mm256_blendv_pd(
+          _mm256_castsi256_pd(f[k]), _mm256_castsi256_pd(_mm256_xor_si256(f[k], pfv)), sign));
+    }
+    coef[j] = p;
+    result[j] = static_cast<uint32_t>(pf);
+  }
+  const __m256i any = _mm256_or_si256(_mm256_or_si256(f[0], f[1]), _mm256_or_si256(f[2], f[3]));
+  return _mm256_testz_si256(any, any) != 0;  // every row is 0: consistent iff every result is
+}
+
+// AppendFilterV2 for at most kSmallKeys keys in at most 64 slots. REQUIRES:
+// UseAvx2().
+bool AppendSmallV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_bytes, uint64_t m,
+                   std::string* dst, BuildInfo* info) {
+  const uint64_t body = total_bytes - kV2TrailerSize;
+  uint64_t x[kSmallKeys], row_coef[kSmallKeys] = {}, row_result[kSmallKeys] = {};
+  for (size_t i = 0; i < hashes.size(); ++i) {
+    const V2KeyBase k = V2KeyBaseFor(hashes[i], m, r);
+    x[i] = k.x;
+    row_result[i] = k.fingerprint;
+  }
+  uint64_t coef[kV2WindowBits];
+  uint32_t result[kV2WindowBits];
+  for (int s = 0; s < kDenseSeeds; ++s) {
+    const uint8_t seed = static_cast<uint8_t>(s);
+    for (size_t i = 0; i < hashes.size(); ++i) row_coef[i] = V2Coefficients(x[i], seed, m);
+    if (!EliminateSmallAvx2(row_coef, row_result, m, coef, result)) continue;
+    const size_t at = dst->size();
+    dst->resize(at + static_cast<size_t>(total_bytes), '\0');
+    uint8_t* out = reinterpret_cast<uint8_t*>(&(*dst)[at]);
+    SolveAvx2(coef, result, m, r, out);
+    FinishV2(total_bytes, r, seed, m, out + body, info);
+    return true;
+  }
+  return false;
+}
+#endif
+
 }  // namespace
 
 void SetV2KernelsForTesting(V2Kernels kernels) {
@@ -722,6 +809,11 @@ bool AppendFilterV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byt
   const uint64_t body = total_bytes - kV2TrailerSize;
   const uint64_t m = V2Slots(body, r);
   assert(r >= 1 && r <= kV2MaxFingerprintBits && m >= hashes.size());
+#ifdef BB_COMPACT_X86_DISPATCH
+  if (hashes.size() <= kSmallKeys && m > kDenseSlots && m <= kV2WindowBits && UseAvx2()) {
+    return AppendSmallV2(hashes, r, total_bytes, m, dst, info);
+  }
+#endif
   if (m <= kDenseSlots) return AppendDenseV2(hashes, r, total_bytes, m, dst, info);
   static_assert(kDenseSeeds <= kV2Seeds && kBandedSeeds <= kV2Seeds, "4-bit seed");
   // The seed-independent part of every key, once, in start order (a
