@@ -441,6 +441,170 @@ TEST(CompactFormatV2Golden, ThousandKeysSixteenBits) {
                2);
 }
 
+// ---- Version 2's body is the format's solution, whatever the solver. ----
+// docs/FORMAT.md: the body is the solution, with every free slot 0, of the
+// system of the first seed that has one. Below, a reference written as
+// plainly as possible (rows of m bits, Gaussian elimination with the lowest
+// slot as pivot, back substitution) must agree with the builder byte for
+// byte, under every instruction-set variant of the builder's solver, and
+// agree that every earlier seed has no solution.
+
+// The body for this seed, or "" if the system has no solution.
+std::string ReferenceV2Body(const std::vector<uint64_t>& hashes, int r, uint64_t total_bytes,
+                            uint8_t seed) {
+  const uint64_t body = total_bytes - compact::kV2TrailerSize;
+  const uint64_t m = compact::V2Slots(body, r);
+  const size_t words = (m + 63) / 64;
+  std::vector<std::vector<uint64_t>> rows;  // rows[k]: the row pivoted at its lowest slot
+  std::vector<uint32_t> results;
+  std::vector<int64_t> pivot_row(m, -1);
+  for (uint64_t h : hashes) {
+    const compact::V2Probe p = compact::V2ProbeFor(h, seed, m, r);
+    std::vector<uint64_t> row(words, 0);
+    for (int j = 0; j < 64; ++j) {
+      if ((p.coefficients >> j) & 1) {
+        const uint64_t slot = p.start + static_cast<uint64_t>(j);
+        row[slot / 64] |= uint64_t{1} << (slot % 64);
+      }
+    }
+    uint32_t f = p.fingerprint;
+    for (;;) {
+      uint64_t low = m;
+      for (size_t w = 0; w < words && low == m; ++w) {
+        if (row[w] != 0) low = 64 * w + static_cast<uint64_t>(__builtin_ctzll(row[w]));
+      }
+      if (low == m) {  // dependent on earlier rows
+        if (f != 0) return "";
+        break;
+      }
+      if (pivot_row[low] < 0) {
+        pivot_row[low] = static_cast<int64_t>(rows.size());
+        rows.push_back(row);
+        results.push_back(f);
+        break;
+      }
+      const size_t k = static_cast<size_t>(pivot_row[low]);
+      for (size_t w = 0; w < words; ++w) row[w] ^= rows[k][w];
+      f ^= results[k];
+    }
+  }
+  std::vector<uint32_t> solution(m, 0);  // free slots 0
+  for (uint64_t slot = m; slot-- > 0;) {
+    if (pivot_row[slot] < 0) continue;
+    const size_t k = static_cast<size_t>(pivot_row[slot]);
+    uint32_t x = results[k];
+    for (uint64_t other = slot + 1; other < m; ++other) {
+      if ((rows[k][other / 64] >> (other % 64)) & 1) x ^= solution[other];
+    }
+    solution[slot] = x;
+  }
+  std::string bytes(body, '\0');
+  for (int b = 0; b < r; ++b) {
+    for (uint64_t slot = 0; slot < m; ++slot) {
+      const uint64_t bit = static_cast<uint64_t>(b) * m + slot;
+      if ((solution[slot] >> b) & 1)
+        bytes[bit / 8] = static_cast<char>(bytes[bit / 8] | (1 << (bit % 8)));
+    }
+  }
+  return bytes;
+}
+
+// Builds with every solver variant and checks each against the reference.
+void ExpectV2MatchesReference(const std::vector<uint64_t>& hashes, double bits_per_key) {
+  const compact::V2Choice choice = compact::ChooseV2(hashes.size(), bits_per_key);
+  std::string first_bytes;
+  for (compact::V2Kernels kernels :
+       {compact::V2Kernels::kBest, compact::V2Kernels::kPopcount, compact::V2Kernels::kPortable}) {
+    compact::SetV2KernelsForTesting(kernels);
+    std::string bytes;
+    const compact::BuildInfo info = compact::AppendFilter(hashes, bits_per_key, &bytes);
+    compact::SetV2KernelsForTesting(compact::V2Kernels::kBest);
+    if (first_bytes.empty()) first_bytes = bytes;
+    EXPECT_EQ(bytes, first_bytes) << "kernels " << static_cast<int>(kernels);
+  }
+  if (choice.fingerprint_bits == 0) return;  // version 2 does not apply
+  compact::V2View view;
+  if (!compact::ParseV2(first_bytes, &view)) {
+    // Version 1: no seed solved R or R - 1.
+    for (int r = choice.fingerprint_bits; r >= 1 && r + 1 >= choice.fingerprint_bits; --r) {
+      for (int seed = 0; seed < compact::kV2Seeds; ++seed) {
+        ASSERT_EQ(ReferenceV2Body(hashes, r, choice.total_bytes, static_cast<uint8_t>(seed)), "");
+      }
+    }
+    return;
+  }
+  for (int seed = 0; seed < view.seed; ++seed) {
+    ASSERT_EQ(ReferenceV2Body(hashes, view.fingerprint_bits, first_bytes.size(),
+                              static_cast<uint8_t>(seed)),
+              "")
+        << "seed " << seed;
+  }
+  EXPECT_EQ(ReferenceV2Body(hashes, view.fingerprint_bits, first_bytes.size(), view.seed),
+            first_bytes.substr(0, view.body_bytes));
+  for (uint64_t h : hashes) ASSERT_TRUE(compact::EncodedMayContainHash(first_bytes, h));
+}
+
+TEST(CompactFormatV2Solution, MatchesReferenceForRandomKeys) {
+  SplitMix64 rng(12);
+  for (size_t n : {1, 2, 5, 10, 16, 17, 30, 50, 64, 65, 100, 164, 200, 333, 512, 513, 700}) {
+    for (double bpk : {4.0, 7.5, 10.0, 16.0, 23.0}) {
+      std::vector<uint64_t> hashes(n);
+      for (uint64_t& h : hashes) h = rng.Next();
+      SCOPED_TRACE("n=" + std::to_string(n) + " bpk=" + std::to_string(bpk));
+      ASSERT_NO_FATAL_FAILURE(ExpectV2MatchesReference(hashes, bpk));
+    }
+  }
+}
+
+// Keys crowded onto a few starts (hashes built by inverting the mixer):
+// many rows joining at one slot, long runs of dependent rows, duplicates.
+uint64_t InverseOdd(uint64_t k) {
+  uint64_t inverse = k;  // Newton's iteration doubles the correct low bits
+  for (int i = 0; i < 6; ++i) inverse *= 2 - k * inverse;
+  return inverse;
+}
+uint64_t UnMix64(uint64_t x) {
+  const uint64_t inverse = InverseOdd(0xD6E8FEB86659FD93ull);
+  x ^= x >> 32;
+  x *= inverse;
+  x ^= x >> 32;
+  x *= inverse;
+  x ^= x >> 32;
+  return x;
+}
+// A hash whose key starts at `start` of `starts` (V2KeyBaseFor).
+uint64_t HashStartingAt(uint64_t start, uint64_t starts, uint64_t noise) {
+  const unsigned __int128 lowest =
+      ((static_cast<unsigned __int128>(start) << 64) + starts - 1) / starts;
+  const uint64_t y =
+      static_cast<uint64_t>(lowest) + (noise >> 40);  // well inside the start's range
+  return UnMix64(UnMix64(y) - compact::kV2SeedStep);
+}
+
+TEST(CompactFormatV2Solution, MatchesReferenceForCrowdedStarts) {
+  ASSERT_EQ(compact::Mix64(UnMix64(0x0123456789ABCDEFull)), 0x0123456789ABCDEFull);
+  SplitMix64 rng(13);
+  for (size_t n : {100, 164, 400}) {
+    const compact::V2Choice choice = compact::ChooseV2(n, 10.0);
+    const uint64_t m =
+        compact::V2Slots(choice.total_bytes - compact::kV2TrailerSize, choice.fingerprint_bits);
+    const uint64_t starts = m - 64 + 1;
+    for (size_t crowd : {9, 20, 40, 63}) {
+      std::vector<uint64_t> hashes;
+      for (size_t i = 0; i < crowd; ++i) hashes.push_back(HashStartingAt(3, starts, rng.Next()));
+      for (size_t i = 0; i < crowd / 2; ++i) {
+        hashes.push_back(HashStartingAt(starts - 1, starts, rng.Next()));
+      }
+      hashes.push_back(hashes[0]);  // a duplicate
+      while (hashes.size() < n) hashes.push_back(rng.Next());
+      const compact::V2KeyBase base = compact::V2KeyBaseFor(hashes[1], m, choice.fingerprint_bits);
+      ASSERT_EQ(base.start, 3u);
+      SCOPED_TRACE("n=" + std::to_string(n) + " crowd=" + std::to_string(crowd));
+      ASSERT_NO_FATAL_FAILURE(ExpectV2MatchesReference(hashes, 10.0));
+    }
+  }
+}
+
 // ---- Thread-safety: concurrent const use (run under TSan by CI). ----
 
 TEST(CompactFilterConcurrencyTest, ConcurrentQueriesAgree) {

@@ -19,7 +19,9 @@
 // trailer costs, against the bound 2^-10 = 0.098% and a Bloom filter's
 // ~0.82%.
 //
-// Thread-safety: pure functions.
+// Thread-safety: the functions may run on any number of threads at once
+// (the version-2 builder's scratch is on the stack or per thread);
+// SetV2KernelsForTesting below is an atomic.
 #ifndef BLOCKBLOOM_COMPACT_BUILDER_H_
 #define BLOCKBLOOM_COMPACT_BUILDER_H_
 
@@ -82,6 +84,14 @@ BuildInfo AppendFilterV1Consuming(std::vector<uint64_t>* hashes, double bits_per
 // V2Slots(total_bytes - kV2TrailerSize, R) >= hashes.size().
 bool AppendFilterV2(absl::Span<const uint64_t> hashes, int fingerprint_bits, uint64_t total_bytes,
                     std::string* dst, BuildInfo* info);
+
+// Which instruction-set variant of the version-2 solver the builders use:
+// the best the CPU runs (the default; on x86-64 chosen at run time: AVX2,
+// else popcnt, else baseline), or a narrower one, so that tests can check
+// every variant writes the same bytes on one machine. Thread-safe (an
+// atomic), but meant for tests only.
+enum class V2Kernels { kBest, kPopcount, kPortable };
+void SetV2KernelsForTesting(V2Kernels kernels);
 
 // The model's FPR for n distinct keys at bits_per_key (clamped): 2^-R where
 // version 2 applies (ChooseV2), else version 1's: the builder's first guess
