@@ -19,30 +19,12 @@
 
 #include "blockbloom/c.h"
 #include "c_api_test_support.h"
+#include "c_test_check.h"
 #include "leveldb/c.h"
 
 enum { kKeys = 10000, kValueBytes = 64 };
 
 static int g_failures = 0;
-
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++g_failures;                                                            \
-      return 0;                                                                \
-    }                                                                          \
-  } while (0)
-
-#define CHECK_NO_ERROR(err)                                                     \
-  do {                                                                          \
-    if ((err) != NULL) {                                                        \
-      fprintf(stderr, "%s:%d: LevelDB error: %s\n", __FILE__, __LINE__, (err)); \
-      leveldb_free(err);                                                        \
-      ++g_failures;                                                             \
-      return 0;                                                                 \
-    }                                                                           \
-  } while (0)
 
 /* Present keys are even numbers, absent ones odd: every absent key falls
  * inside some table's key range, so only a filter can spare its read. */

@@ -31,6 +31,7 @@
 
 #include "blockbloom/c.h"
 #include "c_api_test_support.h"
+#include "c_test_check.h"
 #include "leveldb/c.h"
 
 /* Keys "fkey%06d" for i in [0, kRange); an oracle says which are live and
@@ -58,26 +59,6 @@ static void RemoveDb(const char* path) {
   leveldb_options_destroy(options);
   rmdir(path);
 }
-
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++g_failures;                                                            \
-      return 0;                                                                \
-    }                                                                          \
-  } while (0)
-
-#define CHECK_NO_ERROR(err)                                                     \
-  do {                                                                          \
-    if ((err) != NULL) {                                                        \
-      fprintf(stderr, "%s:%d: LevelDB error: %s\n", __FILE__, __LINE__, (err)); \
-      leveldb_free(err);                                                        \
-      (err) = NULL;                                                             \
-      ++g_failures;                                                             \
-      return 0;                                                                 \
-    }                                                                           \
-  } while (0)
 
 /* The oracle: version[i] == 0 absent, else the live value's version. */
 struct Oracle {

@@ -298,6 +298,21 @@ FilteredDB* FilteredOf(const leveldb_t* db) {
   return static_cast<const CFilteredDB*>(db->rep)->filtered();
 }
 
+// Runs `op` (SaveIndex, RebuildIndex) on the FilteredDB behind `db`, its
+// status to *errptr as LevelDB's C API reports errors; `what` names the C
+// function in messages.
+void OnFilteredDB(leveldb_t* db, char** errptr, const char* what,
+                  leveldb::Status (FilteredDB::*op)()) {
+  try {
+    FilteredDB* filtered = FilteredOf(db);
+    SaveError(errptr, filtered != nullptr
+                          ? (filtered->*op)()
+                          : leveldb::Status::InvalidArgument(what, "not a FilteredDB"));
+  } catch (...) {
+    SaveError(errptr, OutOfMemory(what));
+  }
+}
+
 // The layout probe's database: answers one property with a marker and
 // records its destruction; every other method is never called.
 constexpr char kProbeProperty[] = "blockbloom.c-api-layout-probe";
@@ -528,29 +543,13 @@ leveldb_t* blockbloom_filtered_db_open(const leveldb_options_t* options,
 }
 
 void blockbloom_filtered_db_save_index(leveldb_t* db, char** errptr) {
-  using blockbloom::capi::SaveError;
-  try {
-    blockbloom::FilteredDB* filtered = blockbloom::capi::FilteredOf(db);
-    SaveError(errptr, filtered != nullptr
-                          ? filtered->SaveIndex()
-                          : leveldb::Status::InvalidArgument("blockbloom_filtered_db_save_index",
-                                                             "not a FilteredDB"));
-  } catch (...) {
-    SaveError(errptr, blockbloom::capi::OutOfMemory("blockbloom_filtered_db_save_index"));
-  }
+  blockbloom::capi::OnFilteredDB(db, errptr, "blockbloom_filtered_db_save_index",
+                                 &blockbloom::FilteredDB::SaveIndex);
 }
 
 void blockbloom_filtered_db_rebuild_index(leveldb_t* db, char** errptr) {
-  using blockbloom::capi::SaveError;
-  try {
-    blockbloom::FilteredDB* filtered = blockbloom::capi::FilteredOf(db);
-    SaveError(errptr, filtered != nullptr
-                          ? filtered->RebuildIndex()
-                          : leveldb::Status::InvalidArgument("blockbloom_filtered_db_rebuild_index",
-                                                             "not a FilteredDB"));
-  } catch (...) {
-    SaveError(errptr, blockbloom::capi::OutOfMemory("blockbloom_filtered_db_rebuild_index"));
-  }
+  blockbloom::capi::OnFilteredDB(db, errptr, "blockbloom_filtered_db_rebuild_index",
+                                 &blockbloom::FilteredDB::RebuildIndex);
 }
 
 unsigned char blockbloom_is_filtered_db(leveldb_t* db) {
