@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "blockbloom/blocked_bloom.h"
+#include "blockbloom/compact_filter_policy.h"
 #include "blockbloom/hash.h"
 #include "blockbloom/leveldb_filter_policy.h"
 #include "blocked/format.h"
@@ -186,13 +187,26 @@ TEST(BlockedFormatTest, EveryTruncationOfAFlatFilterIsSafe) {
 }
 
 TEST(BlockedFormatTest, EmptyFilterConvention) {
-  // Under 2 bytes: LevelDB's built-in answers "no" for every key; so do we.
-  std::unique_ptr<const leveldb::FilterPolicy> policy(NewBlockedBloomFilterPolicy(10));
-  const std::string good = BuildPolicyFilter(*policy, 300);
-  for (size_t len = 0; len < 2; ++len) {
-    auto exact = std::make_unique<char[]>(len == 0 ? 1 : len);
-    std::copy(good.data(), good.data() + len, exact.get());
-    EXPECT_FALSE(policy->KeyMayMatch(Key(0), leveldb::Slice(exact.get(), len))) << len;
+  // Under 2 bytes: LevelDB's built-in answers "no" for every key; so does
+  // every blockbloom policy, whatever those bytes are.
+  std::unique_ptr<const leveldb::FilterPolicy> builtin(leveldb::NewBloomFilterPolicy(10));
+  std::unique_ptr<const leveldb::FilterPolicy> policies[] = {
+      std::unique_ptr<const leveldb::FilterPolicy>(NewBlockedBloomFilterPolicy(10)),
+      std::unique_ptr<const leveldb::FilterPolicy>(NewMigratingFilterPolicy(10)),
+      std::unique_ptr<const leveldb::FilterPolicy>(NewCompactFilterPolicy(10)),
+      std::unique_ptr<const leveldb::FilterPolicy>(NewMigratingCompactFilterPolicy(10))};
+  for (const auto& policy : policies) {
+    const std::string good = BuildPolicyFilter(*policy, 300);
+    for (size_t len = 0; len < 2; ++len) {
+      auto exact = std::make_unique<char[]>(len == 0 ? 1 : len);
+      std::copy(good.data(), good.data() + len, exact.get());
+      const leveldb::Slice filter(exact.get(), len);
+      EXPECT_FALSE(builtin->KeyMayMatch(Key(0), filter)) << len;
+      EXPECT_FALSE(policy->KeyMayMatch(Key(0), filter)) << policy->Name() << " len=" << len;
+    }
+    // A last byte that is one of our markers still reads as empty under 2 bytes.
+    const char marker = static_cast<char>(blocked::kMarker);
+    EXPECT_FALSE(policy->KeyMayMatch(Key(0), leveldb::Slice(&marker, 1))) << policy->Name();
   }
 }
 
