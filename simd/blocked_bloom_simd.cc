@@ -43,7 +43,6 @@ HWY_NOINLINE void AddHashesKernel(const uint64_t* hashes, size_t n, uint64_t tot
   // A filter that fits in L2 is written without prefetches: they would only
   // cost instructions (bench/kernel_bench.cc, build/*/10000).
   const size_t window = total_bits / 8 <= simd::kBuildPrefetchMinBytes ? 0 : simd::kDefaultWindow;
-  if (window == 0) return AddHashesRolling(hashes, n, total_bits, num_probes, data, 0);
   AddHashesRolling(hashes, n, total_bits, num_probes, data, window);
 }
 

@@ -6,7 +6,7 @@
 //
 // Included once per target through foreach_target.h by
 // src/blocked/key_probe.cc (which exports the entry points) and by
-// tests/key_probe_test.cc (which tests each target by name). Same answers as
+// tests/blocked_key_probe_test.cc (which tests each target by name). Same answers as
 // the scalar composition: blocked::EncodedMayContainHash(encoded,
 // HashBytes(key)) and blocked::MayContainHash / flat::MayContainHash.
 
@@ -32,13 +32,12 @@ HWY_BEFORE_NAMESPACE();
 namespace blockbloom {
 namespace HWY_NAMESPACE {
 
-// Whether the key with `hash` may be in the parsed, non-empty filter `view`.
-HWY_INLINE bool ViewMayContainHash(const blocked::FilterView& view, uint64_t hash) {
-  const uint64_t total_bits = view.num_bytes * 8;
-  if (view.geometry == blocked::Geometry::kFlat) {
-    return blocked::flat::MayContainHash(hash, total_bits, view.num_probes, view.bits);
-  }
-  return MayContainHashOne(hash, total_bits, view.num_probes, view.bits);
+// Whether the key with `hash` may be in non-empty filter bits laid out flat
+// or in 512-bit blocks. REQUIRES: total_bits > 0, 1 <= num_probes <= 16.
+HWY_INLINE bool BitsMayContainHash(uint64_t hash, uint64_t total_bits, int num_probes,
+                                   const uint8_t* HWY_RESTRICT data, bool flat) {
+  if (flat) return blocked::flat::MayContainHash(hash, total_bits, num_probes, data);
+  return MayContainHashOne(hash, total_bits, num_probes, data);
 }
 
 // The LevelDB policy's probe of one encoded filter: 1 if the key may be in
@@ -57,7 +56,10 @@ HWY_INLINE int EncodedKeyMayMatch(const char* key, size_t key_len, const char* f
   blocked::FilterView view;
   if (!blocked::ParseFilter(std::string_view(filter, filter_len), &view)) return 1;
   if (view.num_bytes == 0) return 0;  // the empty set
-  return ViewMayContainHash(view, hash) ? 1 : 0;
+  return BitsMayContainHash(hash, view.num_bytes * 8, view.num_probes, view.bits,
+                            view.geometry == blocked::Geometry::kFlat)
+             ? 1
+             : 0;
 }
 
 // BlockedBloomFilter::MayContain: the key against raw bits of `total_bits`
@@ -67,8 +69,7 @@ HWY_INLINE bool MayContainKey(const char* key, size_t key_len, uint64_t total_bi
                               const uint8_t* HWY_RESTRICT data, bool flat) {
   const uint64_t hash = internal::InlineHashBytes(key, key_len);
   if (HWY_UNLIKELY(total_bits == 0)) return false;
-  if (flat) return blocked::flat::MayContainHash(hash, total_bits, num_probes, data);
-  return MayContainHashOne(hash, total_bits, num_probes, data);
+  return BitsMayContainHash(hash, total_bits, num_probes, data, flat);
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)
