@@ -504,6 +504,11 @@ void RegisterAll() {
       }
       Reg("key/best" + tail, [=](benchmark::State& s) { ProbeKey(s, bytes, present); });
       if (in_cache) {
+        // The batch API in cache: the same in-register probe inlined into one
+        // per-target loop (no call per key), against hash/fastlocal-avx2-inlined.
+        Reg("batch/T2/w64" + tail, [=](benchmark::State& s) {
+          Batch(s, bytes, present, 64, simd::PrefetchHint::kT2, false);
+        });
         Reg("encoded/best" + tail, [=](benchmark::State& s) { ProbeEncoded(s, bytes, present); });
         Reg("policy/blockbloom" + tail,
             [=](benchmark::State& s) { ProbePolicy(s, bytes, present, true); });

@@ -9,7 +9,8 @@
 #
 # BUILD defaults to build/asan (cmake --preset asan && cmake --build build/asan).
 # FUZZ_ONLY="a b" restricts any mode to those targets (e.g. to run two halves
-# of a long session on two cores).
+# of a long session on two cores); FUZZ_JOBS=N runs N targets at a time (CI
+# passes the core count: each libFuzzer process is single-threaded).
 # Artifacts (crash-*, leak-*, timeout-*, oom-*, slow-unit-*) go to
 # fuzz/artifacts/ only, whatever the working directory. Every mode fails if a
 # run leaves one, and every input, replayed or generated, must finish within
@@ -48,17 +49,17 @@ check_artifacts || exit 1
 targets=${FUZZ_ONLY:-$(cat "$build/fuzz_targets.txt")}
 export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
-for t in $targets; do
-  corpus="$here/fuzz/corpus/$t"
+# One target's work for the current mode; its output goes to stdout.
+fuzz_one() {
+  local t="$1" corpus="$here/fuzz/corpus/$1" bin="$build/fuzz/${1}_fuzz" log fresh
   mkdir -p "$corpus"
-  bin="$build/fuzz/${t}_fuzz"
   case "$mode" in
     replay)
       echo "== replay $t ($(ls "$corpus" | wc -l) inputs)"
       log=$(mktemp)
       if ! (cd "$artifacts" && "$bin" "${common[@]}" -runs=0 "$corpus") >"$log" 2>&1 ||
          ! check_artifacts >>"$log"; then
-        cat "$log"; rm -f "$log"; echo "replay of $t FAILED"; exit 1
+        cat "$log"; rm -f "$log"; echo "replay of $t FAILED"; return 1
       fi
       grep -E "^(INFO: seed|#[0-9]+[[:space:]]+(INITED|DONE))" "$log" || true
       rm -f "$log"
@@ -74,9 +75,30 @@ for t in $targets; do
       rm -rf "$fresh"
       if ! check_artifacts; then
         echo "fuzzing $t found a failure"
-        exit 1
+        return 1
       fi
       ;;
-    *) echo "unknown mode $mode" >&2; exit 2 ;;
+    *) echo "unknown mode $mode" >&2; return 2 ;;
   esac
+}
+
+# FUZZ_JOBS targets at a time (default 1; CI passes the core count): each
+# libFuzzer process is single-threaded. Logs are printed in target order.
+jobs="${FUZZ_JOBS:-1}"
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+status=0
+running=0
+for t in $targets; do
+  ( fuzz_one "$t" >"$logs/$t.log" 2>&1; echo $? >"$logs/$t.rc" ) &
+  running=$((running + 1))
+  if ((running >= jobs)); then wait -n || true; running=$((running - 1)); fi
 done
+wait
+for t in $targets; do
+  cat "$logs/$t.log"
+  rc=$(cat "$logs/$t.rc" 2>/dev/null || echo 1)
+  if [[ "$rc" != 0 ]]; then status=1; fi
+done
+check_artifacts || status=1
+exit "$status"

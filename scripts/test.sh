@@ -46,8 +46,8 @@ step "build (clang ASan+UBSan, fuzz)" bash -c "cmake --preset asan >/dev/null &&
 export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 step "unit tests (ASan+UBSan)" ctest --test-dir build/asan --output-on-failure -j"$jobs"
-step "fuzz corpus replay" scripts/fuzz.sh replay build/asan
-step "fuzz ${fuzz_seconds}s per target" scripts/fuzz.sh ci "$fuzz_seconds" build/asan
+step "fuzz corpus replay" env FUZZ_JOBS="$jobs" scripts/fuzz.sh replay build/asan
+step "fuzz ${fuzz_seconds}s per target" env FUZZ_JOBS="$jobs" scripts/fuzz.sh ci "$fuzz_seconds" build/asan
 
 step "build (clang TSan)" bash -c "cmake --preset tsan >/dev/null && cmake --build build/tsan -j$jobs --target tsan_tests"
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$here/tests/tsan.supp"

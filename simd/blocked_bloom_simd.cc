@@ -26,6 +26,13 @@ HWY_NOINLINE bool MayContainHashKernel(uint64_t hash, uint64_t total_bits, int n
 HWY_NOINLINE void MayContainHashesKernel(const uint64_t* hashes, size_t n, uint64_t total_bits,
                                          int num_probes, const uint8_t* data, size_t window,
                                          int locality, bool* out) {
+  // A filter that fits in L2 is probed without prefetches: its lines are
+  // already in cache, and a prefetch would only cost instructions
+  // (bench/kernel_bench.cc, batch/T2/w64/*/16384).
+  if (total_bits / 8 <= simd::kPrefetchMinBytes) {
+    for (size_t j = 0; j < n; ++j) out[j] = MayContainHashOne(hashes[j], total_bits, num_probes, data);
+    return;
+  }
   switch (locality) {
     case 3:
       return MayContainHashesRolling<3>(hashes, n, total_bits, num_probes, data, window, out);
@@ -42,7 +49,7 @@ HWY_NOINLINE void AddHashesKernel(const uint64_t* hashes, size_t n, uint64_t tot
                                   int num_probes, uint8_t* data) {
   // A filter that fits in L2 is written without prefetches: they would only
   // cost instructions (bench/kernel_bench.cc, build/*/10000).
-  const size_t window = total_bits / 8 <= simd::kBuildPrefetchMinBytes ? 0 : simd::kDefaultWindow;
+  const size_t window = total_bits / 8 <= simd::kPrefetchMinBytes ? 0 : simd::kDefaultWindow;
   AddHashesRolling(hashes, n, total_bits, num_probes, data, window);
 }
 

@@ -28,9 +28,9 @@ namespace simd {
 // Chosen with the hint below (bench/RESULTS.md, "Kernel (issue 13)").
 inline constexpr size_t kDefaultWindow = 64;
 inline constexpr size_t kMaxWindow = 1024;
-// Builds prefetch only filters above this size (about L2): below it the
-// lines are already in cache.
-inline constexpr uint64_t kBuildPrefetchMinBytes = uint64_t{256} << 10;
+// Builds and batch probes prefetch only filters above this size (about L2):
+// below it the lines are already in cache.
+inline constexpr uint64_t kPrefetchMinBytes = uint64_t{256} << 10;
 
 // Prefetch hint of the batch probes: __builtin_prefetch locality 3 (T0), 2
 // (T1), 1 (T2) or 0 (NTA). T2 with window 64 measured best at 128 MiB on AMD
