@@ -30,7 +30,8 @@ HWY_NOINLINE void MayContainHashesKernel(const uint64_t* hashes, size_t n, uint6
   // already in cache, and a prefetch would only cost instructions
   // (bench/kernel_bench.cc, batch/T2/w64/*/16384).
   if (total_bits / 8 <= simd::kPrefetchMinBytes) {
-    for (size_t j = 0; j < n; ++j) out[j] = MayContainHashOne(hashes[j], total_bits, num_probes, data);
+    for (size_t j = 0; j < n; ++j)
+      out[j] = MayContainHashOne(hashes[j], total_bits, num_probes, data);
     return;
   }
   switch (locality) {
