@@ -14,6 +14,9 @@
 //        over the SAME filter bits and the same block choice: the best known
 //        kernel for these bits, one direct call per probe; -inlined: the
 //        same probe inlined into an AVX2 loop (no call at all)
+//   hash/best-inlined   our in-register probe inlined into a loop on the
+//        best target (bench/inlined_probe_loop.cc): kernel against kernel,
+//        beside hash/fastlocal-avx2-inlined
 //   key/best                 BlockedBloomFilter::MayContain(key)
 //   encoded/best             blocked::EncodedKeyMayMatch(key, filter): the
 //        per-target hash + parse + probe that the policy calls, called
@@ -50,6 +53,7 @@
 #include <vector>
 
 #include "bench_common.h"
+#include "inlined_probe_loop.h"
 #include "blockbloom/blocked_bloom.h"
 #include "blockbloom/leveldb_filter_policy.h"
 #include "blocked/key_probe.h"
@@ -212,7 +216,15 @@ void Run(benchmark::State& state, const ProbeSet& ps, bool present, Probe&& prob
   state.counters["positive_rate"] = keys ? static_cast<double>(positives) / keys : 0.0;
 }
 
-enum class Single { kBest, kScalarTarget, kScalarInline, kFastLocal, kFastLocalInlined, kBestHuge };
+enum class Single {
+  kBest,
+  kScalarTarget,
+  kScalarInline,
+  kFastLocal,
+  kFastLocalInlined,
+  kBestInlined,
+  kBestHuge
+};
 
 void ProbeHash(benchmark::State& state, uint64_t bytes, bool present, Single which) {
   Fixture& fx = GetFixture(bytes);
@@ -242,6 +254,9 @@ void ProbeHash(benchmark::State& state, uint64_t bytes, bool present, Single whi
         break;
       case Single::kFastLocalInlined:
         c = FastLocalInlinedLoop(h, count, bits, k, data);
+        break;
+      case Single::kBestInlined:
+        c = CountMayContainInlined(h, count, bits, k, data);
         break;
     }
     return c;
@@ -498,6 +513,8 @@ void RegisterAll() {
           [=](benchmark::State& s) { ProbeHash(s, bytes, present, Single::kFastLocal); });
       Reg("hash/fastlocal-avx2-inlined" + tail,
           [=](benchmark::State& s) { ProbeHash(s, bytes, present, Single::kFastLocalInlined); });
+      Reg("hash/best-inlined" + tail,
+          [=](benchmark::State& s) { ProbeHash(s, bytes, present, Single::kBestInlined); });
       if (bytes >= kHugePageMinBytes) {
         Reg("hash/best-hugepages" + tail,
             [=](benchmark::State& s) { ProbeHash(s, bytes, present, Single::kBestHuge); });
