@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""Issue 13's targets, computed from ONE kernel_bench run (its JSON output).
+
+    build/release/bench/kernel_bench --benchmark_min_time=0.2 \
+        --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
+        --benchmark_out=kernel.json [--big]
+    python3 scripts/kernel_targets.py kernel.json
+
+Every ratio divides two figures of the same run (medians when the run has
+repetitions), so a noisy machine moves both sides together. Prints one line per
+target: the figures, the ratio, the bound and whether it is met. Rows whose
+benchmarks are not in the file (1 GiB without --big, 128 MiB with --quick) are
+skipped. The targets are those of the issue "The SIMD core, v2"; the bench's
+names are documented at the top of bench/kernel_bench.cc.
+"""
+import json
+import sys
+
+KIB, MIB, GIB = 1024, 1024 * 1024, 1024 * 1024 * 1024
+
+
+def load(path):
+    """name -> ns per key (the median aggregate if present, else the run);
+    benchmarks without a per-key counter (create/tiny) give CPU ns per call."""
+    with open(path) as f:
+        runs = json.load(f)["benchmarks"]
+    plain, median = {}, {}
+    for r in runs:
+        if "ns_per_key" in r:
+            value = float(r["ns_per_key"])
+        elif r.get("time_unit") == "ns" and "cpu_time" in r:
+            value = float(r["cpu_time"])
+        else:
+            continue
+        if r.get("run_type") == "aggregate":
+            if r.get("aggregate_name") == "median":
+                median[r["run_name"]] = value
+        else:
+            plain.setdefault(r["run_name"], value)
+    plain.update(median)
+    return plain
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    ns = load(sys.argv[1])
+    rows = []
+
+    def row(target, detail, value, bound, lower_is_better=True):
+        met = value <= bound if lower_is_better else value >= bound
+        rows.append((target, detail, value, bound, met))
+
+    # 1. One probe through the LevelDB policy, in cache: <= 1/4 of LevelDB's.
+    for size in (16 * KIB, MIB):
+        for kind in ("absent", "present"):
+            ours = ns.get(f"policy/blockbloom/{kind}/{size}")
+            theirs = ns.get(f"policy/leveldb/{kind}/{size}")
+            if ours and theirs:
+                row("policy KeyMayMatch / LevelDB's <= 0.25",
+                    f"{size // KIB} KiB {kind}: {ours:.2f} / {theirs:.2f} ns", ours / theirs, 0.25)
+    # 2. Single probe from a hash, in cache: <= 2.5 ns (best target, dispatched
+    #    call; the inlined kernel and FastLocalBloom beside it).
+    for size in (16 * KIB, MIB):
+        for kind in ("absent", "present"):
+            ours = ns.get(f"hash/best/{kind}/{size}")
+            if ours is None:
+                continue
+            side = []
+            for other in ("best-inlined", "fastlocal-avx2", "fastlocal-avx2-inlined"):
+                v = ns.get(f"hash/{other}/{kind}/{size}")
+                if v is not None:
+                    side.append(f"{other} {v:.2f}")
+            row("single probe from a hash <= 2.5 ns",
+                f"{size // KIB} KiB {kind}: {ours:.2f} ns ({', '.join(side)})", ours, 2.5)
+    # 3. Out of cache: <= 1.5x one unprefetched load from a random line.
+    for size in (128 * MIB, GIB):
+        floor = ns.get(f"floor/line/absent/{size}")
+        for variant in ("best", "best-inlined"):
+            ours = ns.get(f"hash/{variant}/absent/{size}")
+            if ours and floor:
+                row("single probe / unprefetched-load floor <= 1.5",
+                    f"{size // MIB} MiB {variant}: {ours:.2f} / {floor:.2f} ns", ours / floor, 1.5)
+    # 4. Batched, out of cache: <= 1.15x the prefetched-line floor with the
+    #    best hint (the best floor over hints and windows).
+    for size in (128 * MIB, GIB):
+        floors = {k: v for k, v in ns.items()
+                  if k.startswith("floor/prefetched-") and "hugepages" not in k
+                  and k.endswith(f"/absent/{size}")}
+        if not floors:
+            continue
+        best_floor_name = min(floors, key=floors.get)
+        best_floor = floors[best_floor_name]
+        default = ns.get(f"batch/T2/w64/absent/{size}")
+        batches = {k: v for k, v in ns.items()
+                   if k.startswith("batch/") and "hugepages" not in k
+                   and k.endswith(f"/absent/{size}")}
+        label = f"{size // MIB} MiB, best floor {best_floor_name.split('/')[1]}" \
+                f"/{best_floor_name.split('/')[2]} {best_floor:.2f} ns"
+        if default:
+            row("batch / best prefetched floor <= 1.15",
+                f"{label}; default T2/w64 {default:.2f}", default / best_floor, 1.15)
+        if batches:
+            best_batch = min(batches, key=batches.get)
+            row("batch / best prefetched floor <= 1.15",
+                f"{label}; best batch {'/'.join(best_batch.split('/')[1:3])} "
+                f"{batches[best_batch]:.2f}", batches[best_batch] / best_floor, 1.15)
+    # 5. Build from keys: >= 3x faster than LevelDB's CreateFilter.
+    for n in (100, 10_000, 1_000_000, 13_421_773):
+        theirs = ns.get(f"build/leveldb/{n}")
+        for variant in ("bbpolicy-best", "class-best"):
+            ours = ns.get(f"build/{variant}/{n}")
+            if ours and theirs:
+                row("build: LevelDB / ours >= 3",
+                    f"{n} keys {variant}: {theirs:.2f} / {ours:.2f} ns/key", theirs / ours, 3.0,
+                    lower_is_better=False)
+    # 6. Class API per-call cost < 1 us (create/tiny: Create + AddKeys + probe).
+    tiny = ns.get("create/tiny/10")
+    if tiny is not None:
+        row("class API per call < 1000 ns", f"create/tiny/10: {tiny:.0f} ns per call", tiny, 1000)
+
+    width = max(len(r[0]) for r in rows) if rows else 0
+    for target, detail, value, bound, met in rows:
+        print(f"{'met   ' if met else 'MISSED'}  {target:<{width}}  {value:8.3f}  ({detail})")
+    print(f"{sum(r[4] for r in rows)} of {len(rows)} rows met")
+
+
+if __name__ == "__main__":
+    main()
