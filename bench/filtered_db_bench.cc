@@ -1,7 +1,7 @@
 // FilteredDB against plain LevelDB, side by side in one run, keys prepared
 // outside every timed loop (bench_common.h's 16-byte keys, 100-byte values).
 //
-//   build/default/bench/filtered_db_bench [--mode=gets|reopen|growth|all]
+//   build/default/bench/filtered_db_bench [--mode=gets|absent|reopen|growth|all]
 //       [--keys=1000000] [--rounds=3] [--reopen_keys=1000000,10000000]
 //       [--kind=dleft|counting] [--quick]
 //
@@ -16,6 +16,15 @@
 //          over rounds, and the ratios, in CPU ns per operation per thread
 //          (CLOCK_THREAD_CPUTIME_ID: robust to other processes' time slices)
 //          and in wall ns (measured inside each thread).
+//          The absent Get at 1 thread also runs FLOORS in the same schedule:
+//          leveldb::DB stand-ins whose Get does one part of FilteredDB's
+//          absent Get (hash + NotFound; hash alone; one random line load from
+//          an array the size of the front filter, independent or dependent
+//          across Gets, and at 1/2 and 1/4 of that size; the front filter's
+//          probe alone), so FilteredDB's time reads as a multiple of its
+//          memory floor. A second schedule times the index sides warm (each
+//          chunk run twice, the second timed).
+//  absent  Only the absent-Get schedules of `gets` (for A/B runs, profiles).
 //  reopen  For each --reopen_keys size: FilteredDB's Open from the saved
 //          index file vs Open by scan rebuild (index file moved away), and
 //          plain LevelDB's Open; ms and ms per million keys. Page cache warm
@@ -46,6 +55,9 @@
 
 #include "bench_common.h"
 #include "blockbloom/filtered_db.h"
+#include "common/xxh3_inline.h"
+#include "filtered_db/key_index.h"
+#include "range_reduction.h"
 #include "leveldb/db.h"
 #include "leveldb/filter_policy.h"
 #include "leveldb/write_batch.h"
@@ -147,6 +159,9 @@ struct Totals {
   Timing PerOp() const { return {cpu_s * 1e9 / ops, wall_s * 1e9 / ops}; }
 };
 
+// A floor whose answers are not the database's (HashOkFloor): not checked.
+const leveldb::DB* g_unchecked_db = nullptr;
+
 // Gets of keys[begin, end) (thread t takes every threads-th key); adds each
 // thread's CPU and wall time, measured inside the thread (thread start-up is
 // not timed), averaged over the threads. `expect_found` is checked.
@@ -173,7 +188,7 @@ void TimeGets(leveldb::DB* db, const KeySet& keys, size_t begin, size_t end, int
   }
   for (auto& th : pool) th.join();
   for (int t = 0; t < threads; ++t) {
-    if (wrong[t] != 0) {
+    if (wrong[t] != 0 && db != g_unchecked_db) {
       std::fprintf(stderr, "wrong answers: %" PRIu64 "\n", wrong[t]);
       std::exit(1);
     }
@@ -223,9 +238,160 @@ void Warm(leveldb::DB* db, uint64_t n) {
   }
 }
 
+
+// Floors for the absent Get: leveldb::DB stand-ins whose Get does a part of
+// what FilteredDB's absent Get does and nothing else, timed through the same
+// virtual call, the same loop and the same alternating schedule (so the same
+// cache pressure from plain LevelDB's chunks). FilteredDB's absent Get is
+// then reported as a multiple of each. Every method but Get is unused.
+class FloorDB : public leveldb::DB {
+ public:
+  leveldb::Status Put(const leveldb::WriteOptions&, const leveldb::Slice&,
+                      const leveldb::Slice&) override {
+    return Unused();
+  }
+  leveldb::Status Delete(const leveldb::WriteOptions&, const leveldb::Slice&) override {
+    return Unused();
+  }
+  leveldb::Status Write(const leveldb::WriteOptions&, leveldb::WriteBatch*) override {
+    return Unused();
+  }
+  leveldb::Iterator* NewIterator(const leveldb::ReadOptions&) override { return nullptr; }
+  const leveldb::Snapshot* GetSnapshot() override { return nullptr; }
+  void ReleaseSnapshot(const leveldb::Snapshot*) override {}
+  bool GetProperty(const leveldb::Slice&, std::string*) override { return false; }
+  void GetApproximateSizes(const leveldb::Range*, int n, uint64_t* sizes) override {
+    std::fill(sizes, sizes + n, 0);
+  }
+  void CompactRange(const leveldb::Slice*, const leveldb::Slice*) override {}
+
+ protected:
+  static uint64_t Hash(const leveldb::Slice& key) {
+    return blockbloom::internal::InlineHashBytes(key.data(), key.size());
+  }
+  // What an absent Get returns (leveldb::Status allocates its message: a
+  // new[] here and a delete[] in the caller, as for every NotFound).
+  static leveldb::Status NotFound() { return leveldb::Status::NotFound(leveldb::Slice()); }
+
+ private:
+  static leveldb::Status Unused() { return leveldb::Status::NotSupported("floor"); }
+};
+
+// Hash the key (inline XXH3, as FilteredDB) and return NotFound: the work an
+// absent Get cannot avoid with this API, without any memory access.
+class HashOnlyFloor final : public FloorDB {
+ public:
+  leveldb::Status Get(const leveldb::ReadOptions&, const leveldb::Slice& key,
+                      std::string*) override {
+    // A branch on the hash keeps it live, as the index's probe does.
+    if (Hash(key) == 0x5EED) return leveldb::Status::OK();
+    return NotFound();
+  }
+};
+
+// Hash only, returning OK (no allocation): with HashOnlyFloor, the split
+// between the hash and call and NotFound's new[]/delete[].
+class HashOkFloor final : public FloorDB {
+ public:
+  leveldb::Status Get(const leveldb::ReadOptions&, const leveldb::Slice& key,
+                      std::string*) override {
+    if (Hash(key) == 0x5EED) return NotFound();
+    return leveldb::Status::OK();
+  }
+};
+
+// Hash, then ONE load from a random 64-byte line of an array the size of
+// FilteredDB's front filter (same allocator: 2 MiB aligned, THP), then
+// NotFound. Loads of successive Gets are independent (their misses may
+// overlap, as FilteredDB's may).
+class LineLoadFloor final : public FloorDB {
+ public:
+  explicit LineLoadFloor(uint64_t lines) : lines_(lines * 8, 1) {}
+  leveldb::Status Get(const leveldb::ReadOptions&, const leveldb::Slice& key,
+                      std::string*) override {
+    const uint64_t line = blockbloom::internal::FastRange64(Hash(key), lines_.size() / 8);
+    if (lines_[line * 8] == 0) return leveldb::Status::OK();  // never: every word is 1
+    return NotFound();
+  }
+
+ private:
+  std::vector<uint64_t, blockbloom::filtered_db::LargeAllocator<uint64_t>> lines_;
+};
+
+// As LineLoadFloor, but each Get's line also depends on the word the previous
+// Get loaded (a pointer chase through the Gets): no two misses overlap, so
+// this is the full latency of one random line load from that array.
+class DependentLoadFloor final : public FloorDB {
+ public:
+  explicit DependentLoadFloor(uint64_t lines) : lines_(lines * 8, 0) {}
+  leveldb::Status Get(const leveldb::ReadOptions&, const leveldb::Slice& key,
+                      std::string*) override {
+    // Every word is 0, so `last_` stays 0 but the compiler cannot know.
+    const uint64_t line =
+        blockbloom::internal::FastRange64(Hash(key) ^ last_, lines_.size() / 8);
+    last_ = lines_[line * 8];
+    if (last_ == 1) return leveldb::Status::OK();
+    return NotFound();
+  }
+
+ private:
+  std::vector<uint64_t, blockbloom::filtered_db::LargeAllocator<uint64_t>> lines_;
+  uint64_t last_ = 0;
+};
+
+// Hash, then the probe of a FrontFilter with the geometry and contents of
+// FilteredDB's (the same n keys inserted): the index's absent-key work
+// inlined, without FilteredDB's reader slot, index pointer or counters.
+class FrontFilterFloor final : public FloorDB {
+ public:
+  FrontFilterFloor(uint64_t capacity, uint64_t n)
+      : front_(blockbloom::FrontFilter::BlocksFor(capacity)) {
+    for (uint64_t i = 0; i < n; ++i) front_.Insert(Hash(Key(2 * i)));
+  }
+  leveldb::Status Get(const leveldb::ReadOptions&, const leveldb::Slice& key,
+                      std::string*) override {
+    // A pass (a false positive, ~1%) answers NotFound too: a floor.
+    if (front_.MayContain(Hash(key)) && key.size() == 0) return leveldb::Status::OK();
+    return NotFound();
+  }
+  uint64_t memory_bytes() const { return front_.memory_bytes(); }
+
+ private:
+  blockbloom::FrontFilter front_;
+};
+
+// One side of a measurement: a database (or floor) and its label.
+struct Side {
+  const char* name;
+  leveldb::DB* db;
+  bool warm_first;  // run each chunk once untimed, then timed (cache warm)
+};
+
+// Runs one measurement on N sides: `chunks` slices of [0, count), each slice
+// on every side, in order on even chunks and in reverse order on odd ones
+// (ABBA generalised), so each side follows each other about as often.
+template <typename Run>
+void AlternateSides(const std::vector<Side>& sides, size_t count, size_t chunks, Run&& run,
+                    std::vector<std::vector<Timing>>* out) {
+  std::vector<Totals> totals(sides.size());
+  for (size_t c = 0; c < chunks; ++c) {
+    const size_t begin = count * c / chunks, end = count * (c + 1) / chunks;
+    for (size_t j = 0; j < sides.size(); ++j) {
+      const size_t s = c % 2 == 0 ? j : sides.size() - 1 - j;
+      if (sides[s].warm_first) {
+        Totals discard;
+        run(sides[s].db, begin, end, &discard);
+      }
+      run(sides[s].db, begin, end, &totals[s]);
+    }
+  }
+  out->resize(sides.size());
+  for (size_t s = 0; s < sides.size(); ++s) (*out)[s].push_back(totals[s].PerOp());
+}
+
 blockbloom::IndexKind g_kind = blockbloom::IndexKind::kDleft;
 
-void ModeGets(uint64_t n, int rounds, bool quick) {
+void ModeGets(uint64_t n, int rounds, bool quick, bool absent_only) {
   const std::string plain_path = TmpPath("gets_plain");
   const std::string fdb_path = TmpPath("gets_fdb");
   std::unique_ptr<const leveldb::FilterPolicy> policy(leveldb::NewBloomFilterPolicy(10));
@@ -262,6 +428,40 @@ void ModeGets(uint64_t n, int rounds, bool quick) {
   std::unique_ptr<leveldb::DB> fdb(raw);
   Warm(plain.get(), n);
   Warm(fdb.get(), n);
+  // The floors, sized like FilteredDB's front filter now (its capacity).
+  const uint64_t capacity =
+      static_cast<blockbloom::FilteredDB*>(fdb.get())->index_stats().capacity;
+  FrontFilterFloor front_floor(capacity, n);
+  const uint64_t front_lines = front_floor.memory_bytes() / 64;
+  LineLoadFloor line_floor(front_lines);
+  DependentLoadFloor dependent_floor(front_lines);
+  HashOnlyFloor hash_floor;
+  HashOkFloor hash_ok_floor;
+  g_unchecked_db = &hash_ok_floor;
+  LineLoadFloor half_floor(front_lines / 2), quarter_floor(front_lines / 4);
+  // Absent Gets at 1 thread, every side in one schedule. Sides 0 and 1 are
+  // plain LevelDB and FilteredDB, as in every other measurement.
+  const std::vector<Side> absent_sides = {
+      {"plain LevelDB (built-in Bloom filter)", plain.get(), false},
+      {"FilteredDB", fdb.get(), false},
+      {"floor: FrontFilter probe alone", &front_floor, false},
+      {"floor: 1 random line load", &line_floor, false},
+      {"floor: 1 dependent random line load", &dependent_floor, false},
+      {"floor: hash + NotFound only", &hash_floor, false},
+      {"floor: hash only (returns OK)", &hash_ok_floor, false},
+      {"floor: 1 random line load, 1/2 size", &half_floor, false},
+      {"floor: 1 random line load, 1/4 size", &quarter_floor, false},
+  };
+  // A second schedule with each chunk run twice on the index sides, the
+  // second time timed: their filter lines are then in cache (a workload of
+  // mostly absent Gets keeps them there). Separate from the first so that no
+  // side there runs after another pass over FilteredDB's same lines.
+  const std::vector<Side> warm_sides = {
+      {"plain LevelDB (built-in Bloom filter)", plain.get(), false},
+      {"FilteredDB, each chunk twice (warm)", fdb.get(), true},
+      {"floor: FrontFilter probe, warm", &front_floor, true},
+  };
+  std::vector<std::vector<Timing>> abs_sides, warm_out;
   std::vector<Timing> p_abs, p_abs2, p_pres, p_put, f_abs1, f_abs2, f_pres, f_put;
   const auto gets_of = [](const KeySet& keys, int threads, bool found) {
     return [&keys, threads, found](leveldb::DB* db, size_t begin, size_t end, Totals* t) {
@@ -270,15 +470,18 @@ void ModeGets(uint64_t n, int rounds, bool quick) {
   };
   // Gets first (no writes: no compaction running), then Puts.
   for (int r = 0; r < rounds; ++r) {
-    Alternate(plain.get(), fdb.get(), gets, absent_chunks, gets_of(absent, 1, false), &p_abs,
-              &f_abs1);
+    AlternateSides(absent_sides, gets, absent_chunks, gets_of(absent, 1, false), &abs_sides);
+    AlternateSides(warm_sides, gets, absent_chunks, gets_of(absent, 1, false), &warm_out);
+    p_abs.push_back(abs_sides[0].back());
+    f_abs1.push_back(abs_sides[1].back());
+    if (absent_only) continue;
     Alternate(plain.get(), fdb.get(), gets, absent_chunks / 2, gets_of(absent, 2, false), &p_abs2,
               &f_abs2);
     Alternate(plain.get(), fdb.get(), gets, present_chunks, gets_of(present, 1, true), &p_pres,
               &f_pres);
   }
   uint64_t new_key = uint64_t{1} << 40;
-  for (int r = 0; r < rounds; ++r) {
+  for (int r = 0; r < rounds && !absent_only; ++r) {
     KeySet new_keys;  // the same new keys on both sides
     for (uint64_t i = 0; i < puts; ++i) new_keys.Add(new_key++);
     Alternate(
@@ -297,13 +500,47 @@ void ModeGets(uint64_t n, int rounds, bool quick) {
               " Puts per measurement, in %zu (absent) / %zu (present) / %zu (Put) alternating"
               " chunks\n",
               n, rounds, gets, puts, absent_chunks, present_chunks, put_chunks);
-  std::printf("%-34s %10s %10s %7s | %10s %10s %7s\n", "operation (ns per op per thread)",
-              "LDB cpu", "FDB cpu", "ratio", "LDB wall", "FDB wall", "ratio");
   const auto med = [](const std::vector<Timing>& v, bool cpu) {
     std::vector<double> x;
     for (const Timing& t : v) x.push_back(cpu ? t.cpu_ns : t.wall_ns);
     return Median(x);
   };
+  // One table per schedule: each side's median, plain LevelDB over it (the
+  // speedup), and it over FilteredDB's absent Get (side 1 of that schedule).
+  const auto side_table = [&](const char* title, const std::vector<Side>& sides,
+                              const std::vector<std::vector<Timing>>& t) {
+    std::printf("%s\n%-40s %9s %9s %9s %10s\n", title, "side", "cpu ns", "wall ns",
+                "LDB/this", "this/FDB");
+    for (size_t i = 0; i < sides.size(); ++i) {
+      const double cpu = med(t[i], true);
+      std::printf("%-40s %9.1f %9.1f %8.1fx %10.3f\n", sides[i].name, cpu, med(t[i], false),
+                  med(t[0], true) / cpu, cpu / med(t[1], true));
+    }
+    std::printf("per round (cpu ns, in the order above):");
+    for (int r = 0; r < rounds; ++r) {
+      std::printf(" [");
+      for (size_t i = 0; i < sides.size(); ++i) {
+        std::printf("%s%.0f", i == 0 ? "" : " ", t[i][r].cpu_ns);
+      }
+      std::printf("]");
+    }
+    std::printf("\n\n");
+  };
+  std::printf("\nfront filter: %.2f MB, %" PRIu64 " lines (capacity %" PRIu64 " keys)\n",
+              static_cast<double>(front_floor.memory_bytes()) / 1e6, front_lines, capacity);
+  side_table("absent Get, 1 thread, sides alternating (even chunks in this order, odd chunks"
+             " reversed):", absent_sides, abs_sides);
+  side_table("absent Get, 1 thread, index sides warm (each chunk run twice, the second timed):",
+             warm_sides, warm_out);
+  if (absent_only) {
+    std::printf("absent Get speedup (cpu): %.1fx at 1 thread\n",
+                med(p_abs, true) / med(f_abs1, true));
+    blockbloom::DestroyFilteredDB(plain_path, leveldb::Options());
+    blockbloom::DestroyFilteredDB(fdb_path, leveldb::Options());
+    return;
+  }
+  std::printf("%-34s %10s %10s %7s | %10s %10s %7s\n", "operation (ns per op per thread)",
+              "LDB cpu", "FDB cpu", "ratio", "LDB wall", "FDB wall", "ratio");
   const auto row = [&](const char* name, const std::vector<Timing>& plain_t,
                        const std::vector<Timing>& fdb_t) {
     std::printf("%-34s %10.1f %10.1f %7.3f | %10.1f %10.1f %7.3f\n", name, med(plain_t, true),
@@ -522,7 +759,8 @@ int main(int argc, char** argv) {
   (void)rounds;
   ModeGrowth(keys);
 #else
-  if (mode == "gets" || mode == "all") ModeGets(keys, rounds, quick);
+  if (mode == "gets" || mode == "all") ModeGets(keys, rounds, quick, false);
+  if (mode == "absent") ModeGets(keys, rounds, quick, true);
   if (mode == "reopen" || mode == "all") ModeReopen(reopen_keys, rounds);
   if (mode == "growth" || mode == "all") ModeGrowth(keys);
 #endif

@@ -101,14 +101,18 @@ class FrontFilter {
   bool MayContain(uint64_t hash) const {
     const Block& b = blocks_[BlockOf(hash)];
     const uint64_t bits = Mix(hash);
-    // Branchless: OR together the complements of the 7 probed bits; the key
-    // may be present iff every probed bit is set (bit 0 of `missing` clear).
-    uint64_t missing = 0;
+    // Branchless and fully unrolled (constant shifts; ~5 instructions per
+    // probe instead of a loop's ~10): AND together the 7 probed bits, each
+    // shifted to bit 0; the key may be present iff bit 0 stays set. Fewer
+    // instructions per absent Get let more of the next Get run while this
+    // one's line is still missing (measured: docs/FILTERED_DB.md).
+    uint64_t all_set = ~uint64_t{0};
+#pragma GCC unroll 7
     for (int i = 0; i < kProbes; ++i) {
       const unsigned bit = (bits >> (9 * i)) & 511;
-      missing |= ~(b.words[bit >> 6].load(std::memory_order_relaxed) >> (bit & 63));
+      all_set &= b.words[bit >> 6].load(std::memory_order_relaxed) >> (bit & 63);
     }
-    return (missing & 1) == 0;
+    return (all_set & 1) != 0;
   }
   // Starts loading the key's block (a hint: never faults, changes nothing).
   void Prefetch(uint64_t hash) const { __builtin_prefetch(&blocks_[BlockOf(hash)]); }
