@@ -238,7 +238,6 @@ void Warm(leveldb::DB* db, uint64_t n) {
   }
 }
 
-
 // Floors for the absent Get: leveldb::DB stand-ins whose Get does a part of
 // what FilteredDB's absent Get does and nothing else, timed through the same
 // virtual call, the same loop and the same alternating schedule (so the same
@@ -327,8 +326,7 @@ class DependentLoadFloor final : public FloorDB {
   leveldb::Status Get(const leveldb::ReadOptions&, const leveldb::Slice& key,
                       std::string*) override {
     // Every word is 0, so `last_` stays 0 but the compiler cannot know.
-    const uint64_t line =
-        blockbloom::internal::FastRange64(Hash(key) ^ last_, lines_.size() / 8);
+    const uint64_t line = blockbloom::internal::FastRange64(Hash(key) ^ last_, lines_.size() / 8);
     last_ = lines_[line * 8];
     if (last_ == 1) return leveldb::Status::OK();
     return NotFound();
@@ -429,8 +427,7 @@ void ModeGets(uint64_t n, int rounds, bool quick, bool absent_only) {
   Warm(plain.get(), n);
   Warm(fdb.get(), n);
   // The floors, sized like FilteredDB's front filter now (its capacity).
-  const uint64_t capacity =
-      static_cast<blockbloom::FilteredDB*>(fdb.get())->index_stats().capacity;
+  const uint64_t capacity = static_cast<blockbloom::FilteredDB*>(fdb.get())->index_stats().capacity;
   FrontFilterFloor front_floor(capacity, n);
   const uint64_t front_lines = front_floor.memory_bytes() / 64;
   LineLoadFloor line_floor(front_lines);
@@ -509,8 +506,8 @@ void ModeGets(uint64_t n, int rounds, bool quick, bool absent_only) {
   // speedup), and it over FilteredDB's absent Get (side 1 of that schedule).
   const auto side_table = [&](const char* title, const std::vector<Side>& sides,
                               const std::vector<std::vector<Timing>>& t) {
-    std::printf("%s\n%-40s %9s %9s %9s %10s\n", title, "side", "cpu ns", "wall ns",
-                "LDB/this", "this/FDB");
+    std::printf("%s\n%-40s %9s %9s %9s %10s\n", title, "side", "cpu ns", "wall ns", "LDB/this",
+                "this/FDB");
     for (size_t i = 0; i < sides.size(); ++i) {
       const double cpu = med(t[i], true);
       std::printf("%-40s %9.1f %9.1f %8.1fx %10.3f\n", sides[i].name, cpu, med(t[i], false),
@@ -528,8 +525,10 @@ void ModeGets(uint64_t n, int rounds, bool quick, bool absent_only) {
   };
   std::printf("\nfront filter: %.2f MB, %" PRIu64 " lines (capacity %" PRIu64 " keys)\n",
               static_cast<double>(front_floor.memory_bytes()) / 1e6, front_lines, capacity);
-  side_table("absent Get, 1 thread, sides alternating (even chunks in this order, odd chunks"
-             " reversed):", absent_sides, abs_sides);
+  side_table(
+      "absent Get, 1 thread, sides alternating (even chunks in this order, odd chunks"
+      " reversed):",
+      absent_sides, abs_sides);
   side_table("absent Get, 1 thread, index sides warm (each chunk run twice, the second timed):",
              warm_sides, warm_out);
   if (absent_only) {

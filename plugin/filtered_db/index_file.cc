@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -201,13 +202,44 @@ absl::Status WriteIndexFile(const std::string& dir, const IndexFileContents& con
   return FsyncDir(dir);
 }
 
-absl::StatusOr<IndexFileContents> ReadIndexFile(const std::string& dir) {
-  auto data = ReadWhole(dir + "/" + kIndexFileName);
+absl::StatusOr<std::unique_ptr<FileBytes>> FileBytes::Load(const std::string& path) {
+  std::unique_ptr<FileBytes> f(new FileBytes());
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return absl::NotFoundError(path);
+    return Errno("open " + path);
+  }
+  struct stat st;
+  if (::fstat(fd, &st) == 0 && st.st_size > 0) {
+    const size_t len = static_cast<size_t>(st.st_size);
+    void* p = ::mmap(nullptr, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    if (p != MAP_FAILED) {
+      ::close(fd);
+      f->map_ = p;
+      f->map_len_ = len;
+      f->bytes_ = std::string_view(static_cast<const char*>(p), len);
+      return f;
+    }
+  }
+  ::close(fd);
+  auto data = ReadWhole(path);  // empty, special or unmappable: read it
   if (!data.ok()) return data.status();
+  f->copy_ = std::move(data).value();
+  f->bytes_ = f->copy_;
+  return f;
+}
+
+FileBytes::~FileBytes() {
+  if (map_ != nullptr) ::munmap(map_, map_len_);
+}
+
+absl::StatusOr<LoadedIndexFile> ReadIndexFile(const std::string& dir) {
+  auto file = FileBytes::Load(dir + "/" + kIndexFileName);
+  if (!file.ok()) return file.status();
   const auto damaged = [](const char* why) {
     return absl::DataLossError(std::string("FilteredDB index file: ") + why);
   };
-  const std::string& d = *data;
+  const std::string_view d = (*file)->bytes();
   if (d.size() < sizeof(kMagic) + 4 + 4 + 8 + 8 + 8) return damaged("too short");
   Reader tail(std::string_view(d).substr(d.size() - 8));
   uint64_t stored = 0;
@@ -219,7 +251,7 @@ absl::StatusOr<IndexFileContents> ReadIndexFile(const std::string& dir) {
   uint64_t count = 0;
   if (!in.U32(&version) || !in.U32(&flags) || !in.U64(&count)) return damaged("truncated");
   if (version != kIndexFileVersion || flags != 0) return damaged("unknown version");
-  IndexFileContents contents;
+  LoadedIndexFile contents;
   for (uint64_t i = 0; i < count; ++i) {
     uint32_t name_len = 0;
     std::string_view name;
@@ -238,7 +270,8 @@ absl::StatusOr<IndexFileContents> ReadIndexFile(const std::string& dir) {
   if (!in.U64(&payload_len) || !in.Bytes(payload_len, &payload) || in.left() != 0) {
     return damaged("bad payload length");
   }
-  contents.payload = std::string(payload);
+  contents.payload = payload;
+  contents.file = std::move(file).value();
   return contents;
 }
 

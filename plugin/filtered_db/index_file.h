@@ -6,8 +6,11 @@
 #ifndef BLOCKBLOOM_FILTERED_DB_INDEX_FILE_H_
 #define BLOCKBLOOM_FILTERED_DB_INDEX_FILE_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -46,13 +49,40 @@ struct IndexFileContents {
   std::string payload;  // KeyIndex::Serialize
 };
 
+// A whole file's bytes, read-only: mapped (MAP_POPULATE: the page cache's
+// pages, no copy, no zero-filled buffer) or, where mapping fails, read into
+// memory. The bytes must not change while the object lives: FilteredDB
+// holds the directory lock, so only it writes the index file.
+class FileBytes {
+ public:
+  static absl::StatusOr<std::unique_ptr<FileBytes>> Load(const std::string& path);
+  ~FileBytes();
+  FileBytes(const FileBytes&) = delete;
+  FileBytes& operator=(const FileBytes&) = delete;
+  std::string_view bytes() const { return bytes_; }
+
+ private:
+  FileBytes() = default;
+  void* map_ = nullptr;  // when mapped
+  size_t map_len_ = 0;
+  std::string copy_;  // when read
+  std::string_view bytes_;
+};
+
+// The index file as read: `payload` points into `file`.
+struct LoadedIndexFile {
+  std::vector<DirEntry> listing;
+  std::string_view payload;  // KeyIndex::Serialize
+  std::unique_ptr<FileBytes> file;
+};
+
 // Writes dir/BLOCKBLOOM-INDEX atomically: dir/BLOCKBLOOM-INDEX.tmp, fsync,
 // rename, fsync of the directory. On error the old file (if any) is intact
 // or absent, never partial.
 absl::Status WriteIndexFile(const std::string& dir, const IndexFileContents& contents);
 // NotFound when absent; DataLoss on any damage (size, magic, version,
 // checksum, lengths); IOError on read errors.
-absl::StatusOr<IndexFileContents> ReadIndexFile(const std::string& dir);
+absl::StatusOr<LoadedIndexFile> ReadIndexFile(const std::string& dir);
 // Removes the index file and any leftover tmp file, then fsyncs the
 // directory. OK when neither exists.
 absl::Status RemoveIndexFile(const std::string& dir);
