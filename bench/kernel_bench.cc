@@ -17,6 +17,10 @@
 //   hash/best-inlined   our in-register probe inlined into a loop on the
 //        best target (bench/inlined_probe_loop.cc): kernel against kernel,
 //        beside hash/fastlocal-avx2-inlined
+//   hash/inline-api   blockbloom/blocked_bloom_inline.h's InlineMayContainHash
+//        in a loop compiled with -march=native, as a user building for this
+//        machine would (bench/inline_api_loop.cc); the target is printed as
+//        inline_api_target in the run's context
 //   key/best                 BlockedBloomFilter::MayContain(key)
 //   encoded/best             blocked::EncodedKeyMayMatch(key, filter): the
 //        per-target hash + parse + probe that the policy calls, called
@@ -53,6 +57,7 @@
 #include <vector>
 
 #include "bench_common.h"
+#include "inline_api_loop.h"
 #include "inlined_probe_loop.h"
 #include "blockbloom/blocked_bloom.h"
 #include "blockbloom/leveldb_filter_policy.h"
@@ -223,6 +228,7 @@ enum class Single {
   kFastLocal,
   kFastLocalInlined,
   kBestInlined,
+  kInlineApi,
   kBestHuge
 };
 
@@ -257,6 +263,9 @@ void ProbeHash(benchmark::State& state, uint64_t bytes, bool present, Single whi
         break;
       case Single::kBestInlined:
         c = CountMayContainInlined(h, count, bits, k, data);
+        break;
+      case Single::kInlineApi:
+        c = CountInlineApi(f, h, count);
         break;
     }
     return c;
@@ -515,6 +524,8 @@ void RegisterAll() {
           [=](benchmark::State& s) { ProbeHash(s, bytes, present, Single::kFastLocalInlined); });
       Reg("hash/best-inlined" + tail,
           [=](benchmark::State& s) { ProbeHash(s, bytes, present, Single::kBestInlined); });
+      Reg("hash/inline-api" + tail,
+          [=](benchmark::State& s) { ProbeHash(s, bytes, present, Single::kInlineApi); });
       if (bytes >= kHugePageMinBytes) {
         Reg("hash/best-hugepages" + tail,
             [=](benchmark::State& s) { ProbeHash(s, bytes, present, Single::kBestHuge); });
@@ -612,6 +623,7 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext(
       "highway_scalar_target",
       blockbloom::simd::TargetName(blockbloom::simd::SupportedTargets().back()));
+  benchmark::AddCustomContext("inline_api_target", blockbloom::bench::InlineApiTarget());
   RegisterAll();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

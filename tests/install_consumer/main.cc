@@ -4,6 +4,8 @@
 #include <memory>
 #include <string>
 
+#include "blockbloom/blocked_bloom.h"
+#include "blockbloom/blocked_bloom_inline.h"
 #include "blockbloom/leveldb_filter_policy.h"
 #include "leveldb/db.h"
 
@@ -27,6 +29,11 @@ int main() {
   if (!db->Get(leveldb::ReadOptions(), "absent", &value).IsNotFound()) return 3;
   db.reset();
   leveldb::DestroyDB(path, leveldb::Options());
+  // The inline probe (installed kernel headers, Highway from the package).
+  auto filter = blockbloom::BlockedBloomFilter::Create(100, 10.0);
+  if (!filter.ok()) return 4;
+  filter->AddKey("present");
+  if (!blockbloom::InlineMayContain(*filter, "present")) return 5;
   std::printf("consumer: ok (%s)\n", policy->Name());
   return 0;
 }

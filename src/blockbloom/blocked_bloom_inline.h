@@ -1,0 +1,69 @@
+// Single-key probes of a BlockedBloomFilter compiled into the caller, for
+// code built for a known CPU (-march=native, or -march=<cpu> of the machines
+// it will run on).
+//
+//   #include "blockbloom/blocked_bloom_inline.h"
+//   for (uint64_t h : hashes) hits += blockbloom::InlineMayContainHash(filter, h);
+//
+// BlockedBloomFilter::MayContainHash is one call per probe into code for the
+// CPU's best target, chosen at run time: the only way a library built for
+// generic x86-64 can run AVX2 or AVX-512 code. Here the same in-register probe
+// (simd/blocked_bloom-inl.h, installed as <blockbloom/simd/...>) is compiled
+// for the target the caller's own compiler flags select (Highway's static
+// target, HWY_STATIC_TARGET) and inlined into the caller's loop: no call, the
+// filter's geometry loaded once per loop, so consecutive probes overlap
+// (bench/RESULTS.md, "Session 4": the call costs 2-3 ns per probe in cache).
+// When those flags give only the portable target (a generic x86-64 build:
+// SCALAR), the functions fall back to the dispatched call, which is faster
+// there.
+//
+// Same answers as filter.MayContainHash / MayContain for every filter (flat
+// and empty ones included): tests/blocked_bloom_inline_test.cc checks it built
+// both generic and with -march=native.
+//
+// Include this header in a translation unit compiled for its static target
+// only, not from inside a Highway foreach_target.h pass.
+//
+// Thread-safety: as the filter's const methods (concurrent probes are safe;
+// no probe may run concurrently with an Add* on the same filter).
+#ifndef BLOCKBLOOM_BLOCKED_BLOOM_INLINE_H_
+#define BLOCKBLOOM_BLOCKED_BLOOM_INLINE_H_
+
+#include <cstdint>
+#include <string_view>
+
+#include "blockbloom/blocked_bloom.h"
+#include "blockbloom/hash.h"
+#include "blockbloom/simd/blocked_bloom-inl.h"
+#include "hwy/highway.h"
+
+namespace blockbloom {
+
+// The target the inline probes are compiled for (a HWY_* target bit).
+inline constexpr int64_t kInlineProbeTarget = HWY_STATIC_TARGET;
+// Whether they run in this caller's code (false: they call the dispatched
+// probe, as the generic build's portable target would be slower).
+inline constexpr bool kInlineProbeIsInlined =
+    HWY_STATIC_TARGET != HWY_SCALAR && HWY_STATIC_TARGET != HWY_EMU128;
+
+// filter.MayContainHash(hash), inlined. See above.
+inline bool InlineMayContainHash(const BlockedBloomFilter& filter, uint64_t hash) {
+  if constexpr (kInlineProbeIsInlined) {
+    // Empty and flat (format version 2) filters take the library's path.
+    if (HWY_LIKELY(filter.num_bits() != 0 && !filter.flat())) {
+      return HWY_STATIC_DISPATCH(MayContainHashOne)(hash, filter.num_bits(), filter.num_probes(),
+                                                    filter.data());
+    }
+  }
+  return filter.MayContainHash(hash);
+}
+
+// filter.MayContain(key): the key hashed by blockbloom::HashKey (one call),
+// then the inlined probe.
+inline bool InlineMayContain(const BlockedBloomFilter& filter, std::string_view key) {
+  return InlineMayContainHash(filter, HashKey(key));
+}
+
+}  // namespace blockbloom
+
+#endif  // BLOCKBLOOM_BLOCKED_BLOOM_INLINE_H_
