@@ -31,8 +31,10 @@ export PKG_CONFIG_PATH="$(dirname "$(find "$scratch/prefix" -name blockbloom.pc)
 g++ -std=c++17 -o "$scratch/pc_consumer" "$here/tests/install_consumer/main.cc" \
   $(pkg-config --cflags --libs blockbloom)
 "$scratch/pc_consumer"
-# Internal headers stay internal: installed or vendored, "common/..." and the
-# simd/ headers are not on a consumer's include path.
+# Internal headers stay internal: installed or vendored, "blocked/...",
+# "common/..." and simd/ are not on a consumer's include path (the blocked
+# kernel's three headers are public only as <blockbloom/simd/...>, for
+# blockbloom/blocked_bloom_inline.h).
 printf '#include "blocked/format.h"\nint main() { return 0; }\n' > "$scratch/internal.cc"
 if g++ -std=c++17 -fsyntax-only $(pkg-config --cflags blockbloom) "$scratch/internal.cc" 2>/dev/null; then
   echo "an internal header is visible to consumers" >&2; exit 1
