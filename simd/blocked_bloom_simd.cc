@@ -71,20 +71,23 @@ HWY_EXPORT(AddHashesKernel);
 
 namespace {
 
+void Resolve() {
+  internal::g_may_contain_hash.store(MayContainHashForTarget(internal::BestTarget()),
+                                     std::memory_order_relaxed);
+}
+
 bool ResolveAndProbe(uint64_t hash, uint64_t total_bits, int num_probes, const uint8_t* data) {
-  internal::ResolveBlockedKernels();
+  Resolve();
   return MayContainHash(hash, total_bits, num_probes, data);
 }
+
+// ForceTargetForTesting re-resolves the pointer below.
+[[maybe_unused]] const bool kRegistered = internal::RegisterRetargetHook(&Resolve);
 
 }  // namespace
 
 namespace internal {
 std::atomic<MayContainHashFn> g_may_contain_hash{&ResolveAndProbe};
-
-void ResolveBlockedKernels() {
-  g_may_contain_hash.store(MayContainHashForTarget(internal::BestTarget()),
-                           std::memory_order_relaxed);
-}
 }  // namespace internal
 
 MayContainHashFn MayContainHashForTarget(int64_t target) {

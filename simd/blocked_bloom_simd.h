@@ -48,9 +48,8 @@ using MayContainHashFn = bool (*)(uint64_t hash, uint64_t total_bits, int num_pr
 namespace internal {
 // The chosen target's probe. Starts as a resolver that replaces itself on
 // first call (constant-initialised, so usable during static initialisation).
+// ForceTargetForTesting re-resolves it (a retarget hook, targets.h).
 extern std::atomic<MayContainHashFn> g_may_contain_hash;
-// Re-fetches the chosen target's kernels (after ForceTargetForTesting).
-void ResolveBlockedKernels();
 }  // namespace internal
 
 // The single-key probe on the chosen target: the same answer as

@@ -6,8 +6,6 @@
 
 #include <atomic>
 
-#include "blocked_bloom_simd.h"
-
 #include "hwy/highway.h"
 #include "hwy/targets.h"
 
@@ -61,7 +59,6 @@ bool RegisterRetargetHook(void (*hook)()) {
 void ForceTargetForTesting(int64_t target) {
   hwy::SetSupportedTargetsForTest(target);
   // Kernels resolved once per process (the single-key probes) follow too.
-  internal::ResolveBlockedKernels();
   for (auto& slot : internal::g_retarget_hooks) {
     if (void (*hook)() = slot.load()) hook();
   }

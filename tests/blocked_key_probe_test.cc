@@ -162,6 +162,7 @@ TEST_F(KeyProbeDispatch, EveryForcedTargetAnswersAsTheScalarComposition) {
     // The retarget hook re-resolved the process-wide pointers.
     EXPECT_EQ(internal::g_encoded_key_may_match.load(), fn) << simd::TargetName(target);
     EXPECT_EQ(internal::g_may_contain_key.load(), blocked::MayContainKeyForTarget(target));
+    EXPECT_EQ(simd::internal::g_may_contain_hash.load(), simd::MayContainHashForTarget(target));
     for (const std::string& filter : filters) {
       for (const std::string& key : queries) {
         const int expected = key_probe_test::Reference(key, filter);
