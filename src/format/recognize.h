@@ -63,12 +63,6 @@ struct Recognized {
 
 const char* FilterKindName(FilterKind kind);
 
-// The last-byte test of the table above for the blocked format, inline so
-// the blocked policy's probe can take its fast path without a call.
-inline bool IsBlocked(std::string_view filter) {
-  return filter.size() >= 2 && static_cast<uint8_t>(filter.back()) == blocked::kMarker;
-}
-
 Recognized Recognize(std::string_view filter);
 
 }  // namespace format
