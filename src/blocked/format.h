@@ -96,10 +96,12 @@ inline bool ParseFilter(std::string_view encoded, FilterView* view) {
 }
 
 // Whether the key with this hash may be in `encoded`. Never reads outside
-// `encoded`; an unparseable filter may match everything. Inline: it is the
-// whole of the LevelDB policy's KeyMayMatch. A blocked filter's probe is the
-// CPU's best target's in-register probe, called through a pointer resolved
-// once per process (simd/blocked_bloom_simd.h); same answer as the scalar
+// `encoded`; an unparseable filter may match everything. The reader of
+// format::Recognize and the reference of the policies' fused per-target
+// probe (blocked/key_probe.h, which hashes, parses and probes in one call and
+// is tested against this). A blocked filter's probe is the CPU's best
+// target's in-register probe, called through a pointer resolved once per
+// process (simd/blocked_bloom_simd.h); same answer as the scalar
 // blocked::MayContainHash. A flat filter (at most 8 lines, in cache) is
 // probed by the scalar blocked::flat kernel.
 inline bool EncodedMayContainHash(std::string_view encoded, uint64_t hash) {
