@@ -14,13 +14,13 @@
 #include <new>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include "blockbloom/compact_filter_policy.h"
 #include "blockbloom/filter_stats.h"
 #include "blockbloom/filtered_db.h"
+#include "common/live_set.h"
 #include "blockbloom/leveldb_filter_policy.h"
 #include "c_api_internal.h"
 #include "leveldb/db.h"
@@ -180,14 +180,9 @@ leveldb::Status OutOfMemory(const char* where) {
 // without dynamic_cast (upstream LevelDB builds without RTTI, and a
 // dynamic_cast on a DBImpl would then crash). Never destroyed: a handle may
 // be closed during static destruction.
-struct Registry {
-  std::mutex mu;
-  std::unordered_set<const leveldb::DB*> live;
-};
-
-Registry& GetRegistry() {
-  static Registry* registry = new Registry;
-  return *registry;
+internal::LiveSet<leveldb::DB>& LiveFilteredDBs() {
+  static auto* live = new internal::LiveSet<leveldb::DB>();
+  return *live;
 }
 
 // The rep of a leveldb_t from blockbloom_filtered_db_open: forwards every
@@ -199,20 +194,10 @@ class CFilteredDB final : public leveldb::DB {
  public:
   explicit CFilteredDB(std::unique_ptr<FilteredDB> db) : db_(std::move(db)) {}
   // REQUIRES: called once, before the handle is published; may throw.
-  void Register() {
-    Registry& r = GetRegistry();
-    std::lock_guard<std::mutex> lock(r.mu);
-    r.live.insert(this);
-  }
+  void Register() { LiveFilteredDBs().Add(this); }
   // Unregisters, then deletes the FilteredDB (closes LevelDB, saves the
   // index when persist_index is set; a failed save leaves no index file).
-  ~CFilteredDB() override {
-    Registry& r = GetRegistry();
-    {
-      std::lock_guard<std::mutex> lock(r.mu);
-      r.live.erase(this);
-    }
-  }
+  ~CFilteredDB() override { LiveFilteredDBs().Remove(this); }
 
   FilteredDB* filtered() const { return db_.get(); }
 
@@ -292,10 +277,10 @@ class CFilteredDB final : public leveldb::DB {
 // blockbloom_filtered_db_open, else null.
 FilteredDB* FilteredOf(const leveldb_t* db) {
   if (db == nullptr) return nullptr;
-  Registry& r = GetRegistry();
-  std::lock_guard<std::mutex> lock(r.mu);
-  if (r.live.count(db->rep) == 0) return nullptr;
-  return static_cast<const CFilteredDB*>(db->rep)->filtered();
+  FilteredDB* filtered = nullptr;
+  LiveFilteredDBs().IfLive(
+      db->rep, [&] { filtered = static_cast<const CFilteredDB*>(db->rep)->filtered(); });
+  return filtered;
 }
 
 // Runs `op` (SaveIndex, RebuildIndex) on the FilteredDB behind `db`, its

@@ -1,9 +1,9 @@
 #include "policy/policy_base.h"
 
 #include "blocked/key_probe.h"
+#include "common/live_set.h"
 
 #include <mutex>
-#include <unordered_set>
 #include <vector>
 
 namespace blockbloom {
@@ -60,36 +60,25 @@ namespace {
 // other FilterPolicy without dynamic_cast: upstream LevelDB builds with
 // -fno-rtti, and a dynamic_cast on its built-in policy would then crash.
 // Never destroyed: a policy may be freed during static destruction.
-struct PolicyRegistry {
-  std::mutex mu;
-  std::unordered_set<const leveldb::FilterPolicy*> live;
-};
-PolicyRegistry& Registry() {
-  static PolicyRegistry* registry = new PolicyRegistry();
-  return *registry;
+LiveSet<leveldb::FilterPolicy>& LivePolicies() {
+  static auto* live = new LiveSet<leveldb::FilterPolicy>();
+  return *live;
 }
 }  // namespace
 
 PolicyBase::PolicyBase(bool reads_builtin)
     : builtin_(reads_builtin ? leveldb::NewBloomFilterPolicy(10) : nullptr) {
-  PolicyRegistry& r = Registry();
-  std::lock_guard<std::mutex> lock(r.mu);
-  r.live.insert(this);
+  LivePolicies().Add(this);
 }
 
-PolicyBase::~PolicyBase() {
-  PolicyRegistry& r = Registry();
-  std::lock_guard<std::mutex> lock(r.mu);
-  r.live.erase(this);
-}
+PolicyBase::~PolicyBase() { LivePolicies().Remove(this); }
 
 FilterPolicyStats PolicyBase::StatsOf(const leveldb::FilterPolicy* policy) {
-  if (policy == nullptr) return FilterPolicyStats();
-  PolicyRegistry& r = Registry();
-  std::lock_guard<std::mutex> lock(r.mu);
-  if (r.live.count(policy) == 0) return FilterPolicyStats();
+  FilterPolicyStats out;
+  if (policy == nullptr) return out;
   // Registered as the FilterPolicy subobject of a live PolicyBase.
-  return static_cast<const PolicyBase*>(policy)->stats();
+  LivePolicies().IfLive(policy, [&] { out = static_cast<const PolicyBase*>(policy)->stats(); });
+  return out;
 }
 
 __attribute__((flatten)) bool PolicyBase::KeyMayMatch(const leveldb::Slice& key,
