@@ -549,7 +549,7 @@ void RegisterAll() {
     Reg("floor/hash/absent/" + sz, [=](benchmark::State& s) { FloorHash(s, bytes); });
     Reg("floor/line/absent/" + sz, [=](benchmark::State& s) { FloorLine<3>(s, bytes, 0, false); });
     if (!in_cache) {
-      const std::vector<size_t> windows = {16, 32, 64, 128};
+      const std::vector<size_t> windows = {16, 32, 64, 128, 256};
       for (size_t w : windows) {
         const std::string ws = "/w" + std::to_string(w) + "/absent/" + sz;
         Reg("floor/prefetched-T0" + ws,
