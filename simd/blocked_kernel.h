@@ -207,6 +207,28 @@ inline bool MayContainHash(uint64_t hash, uint64_t total_bits, int num_probes,
   }
   return (all & 1) != 0;
 }
+
+// MayContainHash's answer, the first two probes tested before the others: a
+// filter at its design load has about half its bits set, so an absent key
+// misses one of the first two about 3 times in 4 and skips the other k - 2
+// multiplies and loads (one well-predicted-enough branch instead). The
+// LevelDB policies' probe of the flat filters LevelDB keeps per 2 KiB of
+// table data takes this path.
+inline bool MayContainHashEarlyOut(uint64_t hash, uint64_t total_bits, int num_probes,
+                                   const uint8_t* data) {
+  const int first = num_probes < 2 ? num_probes : 2;
+  uint32_t all = 1;
+  for (int i = 0; i < first; ++i) {
+    const uint64_t bit = FastRange64(hash * kFlatProbePowers.of[i], total_bits);
+    all &= data[bit >> 3] >> (bit & 7);
+  }
+  if ((all & 1) == 0) return false;
+  for (int i = first; i < num_probes; ++i) {
+    const uint64_t bit = FastRange64(hash * kFlatProbePowers.of[i], total_bits);
+    all &= data[bit >> 3] >> (bit & 7);
+  }
+  return (all & 1) != 0;
+}
 }  // namespace flat
 
 }  // namespace blocked

@@ -36,7 +36,7 @@ namespace HWY_NAMESPACE {
 // or in 512-bit blocks. REQUIRES: total_bits > 0, 1 <= num_probes <= 16.
 HWY_INLINE bool BitsMayContainHash(uint64_t hash, uint64_t total_bits, int num_probes,
                                    const uint8_t* HWY_RESTRICT data, bool flat) {
-  if (flat) return blocked::flat::MayContainHash(hash, total_bits, num_probes, data);
+  if (flat) return blocked::flat::MayContainHashEarlyOut(hash, total_bits, num_probes, data);
   return MayContainHashOne(hash, total_bits, num_probes, data);
 }
 
