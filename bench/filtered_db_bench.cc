@@ -314,7 +314,7 @@ class LineLoadFloor final : public FloorDB {
   }
 
  private:
-  std::vector<uint64_t, blockbloom::filtered_db::LargeAllocator<uint64_t>> lines_;
+  std::vector<uint64_t, blockbloom::internal::LargeAllocator<uint64_t>> lines_;
 };
 
 // As LineLoadFloor, but each Get's line also depends on the word the previous
@@ -333,7 +333,7 @@ class DependentLoadFloor final : public FloorDB {
   }
 
  private:
-  std::vector<uint64_t, blockbloom::filtered_db::LargeAllocator<uint64_t>> lines_;
+  std::vector<uint64_t, blockbloom::internal::LargeAllocator<uint64_t>> lines_;
   uint64_t last_ = 0;
 };
 

@@ -4,7 +4,8 @@
 // scalar kernels of simd/blocked_kernel.h. Registered once per compiled
 // target (HWY_EXPORT_AND_TEST_P), so a failure names its target; then the
 // dispatched pointers (blocked/key_probe.h) under every target forced in
-// turn.
+// turn, and the LevelDB policies whose KeyMayMatch is compiled for one
+// target (policy/blocked_policy.h).
 #ifndef HWY_COMPILE_ALL_ATTAINABLE
 #define HWY_COMPILE_ALL_ATTAINABLE
 #endif
@@ -25,10 +26,15 @@
 #include "blocked_kernel.h"
 #include "hwy/highway.h"
 #include "hwy/tests/hwy_gtest.h"
+#include "leveldb/filter_policy.h"
+#include "leveldb/slice.h"
 #include "test_keys.h"
 
 #ifndef BLOCKBLOOM_KEY_PROBE_TEST_ONCE
 #define BLOCKBLOOM_KEY_PROBE_TEST_ONCE
+#include "blockbloom/leveldb_filter_policy.h"
+#include "policy/blocked_policy.h"
+#include "targets.h"
 namespace blockbloom {
 namespace key_probe_test {
 
@@ -179,6 +185,54 @@ TEST_F(KeyProbeDispatch, EveryForcedTargetAnswersAsTheScalarComposition) {
     const std::string key = testing_keys::Key(2 * i);
     ASSERT_EQ(blocked::EncodedKeyMayMatch(key.data(), key.size(), big.data(), big.size()), 1);
   }
+}
+
+// The blocked policies are created as a subclass compiled for one target:
+// for every target, the policy made for it reports that target and answers
+// every filter (blocked, damaged, foreign, LevelDB's built-in) exactly as
+// the generic path through the dispatched pointer, PolicyBase::KeyMayMatch,
+// called non-virtually; the public factories follow a forced target.
+TEST_F(KeyProbeDispatch, PolicyOfEveryTargetAnswersAsTheGenericPath) {
+  const std::vector<std::string> queries = key_probe_test::Queries();
+  std::vector<std::string> filters = key_probe_test::Filters();
+  {  // LevelDB's built-in encoding, which the migrating policy reads.
+    std::unique_ptr<const leveldb::FilterPolicy> builtin(leveldb::NewBloomFilterPolicy(10));
+    std::vector<leveldb::Slice> keys;
+    for (size_t i = 0; i < 200; ++i) keys.emplace_back(queries[i]);
+    filters.emplace_back();
+    builtin->CreateFilter(keys.data(), static_cast<int>(keys.size()), &filters.back());
+  }
+  for (int64_t target : simd::SupportedTargets()) {
+    for (bool migrating : {false, true}) {
+      std::unique_ptr<const internal::BlockedPolicy> policy(
+          internal::NewBlockedPolicyForTarget(target, 10, "test.policy", migrating));
+      ASSERT_NE(policy, nullptr) << simd::TargetName(target);
+      EXPECT_EQ(policy->target(), target) << simd::TargetName(target);
+      size_t ruled_out = 0;
+      for (const std::string& filter : filters) {
+        for (const std::string& key : queries) {
+          const leveldb::Slice k(key), f(filter);
+          const bool answer = policy->KeyMayMatch(k, f);
+          ASSERT_EQ(answer, policy->PolicyBase::KeyMayMatch(k, f))
+              << simd::TargetName(target) << " migrating " << migrating;
+          const int reference = key_probe_test::Reference(key, filter);
+          if (reference >= 0) ASSERT_EQ(answer, reference != 0) << simd::TargetName(target);
+          ruled_out += !answer;
+        }
+      }
+      EXPECT_GT(ruled_out, 0u);  // the test is not vacuous
+    }
+    simd::ForceTargetForTesting(target);
+    for (const leveldb::FilterPolicy* made :
+         {NewBlockedBloomFilterPolicy(10), NewMigratingFilterPolicy(10)}) {
+      std::unique_ptr<const leveldb::FilterPolicy> owned(made);
+      EXPECT_EQ(static_cast<const internal::BlockedPolicy*>(made)->target(), target)
+          << simd::TargetName(target);
+    }
+    simd::ForceTargetForTesting(0);
+  }
+  // A target that is not compiled in gets no policy.
+  EXPECT_EQ(internal::NewBlockedPolicyForTarget(0, 10, "test.policy", false), nullptr);
 }
 
 }  // namespace

@@ -26,38 +26,10 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "blockbloom/filtered_db.h"
+#include "blockbloom/large_allocator.h"
 #include "range_reduction.h"
 
 namespace blockbloom {
-namespace filtered_db {
-
-// Allocates arrays of 2 MiB and more on 2 MiB boundaries and asks the kernel
-// to back them with transparent huge pages (madvise(MADV_HUGEPAGE); Linux,
-// best effort: a refusal leaves ordinary pages). A random probe then needs
-// one TLB entry for the whole front filter instead of one per 4 KiB page:
-// the page walk a probe would otherwise pay after other work (LevelDB's own,
-// a syscall) evicted its entry is expensive under nested paging in a VM.
-// Smaller arrays are cache-line aligned. Throws std::bad_alloc like
-// std::allocator.
-void* AllocateLarge(size_t bytes);
-void FreeLarge(void* p);
-
-template <typename T>
-struct LargeAllocator {
-  using value_type = T;
-  LargeAllocator() = default;
-  template <typename U>
-  LargeAllocator(const LargeAllocator<U>&) {}  // NOLINT: allocator rebinding
-  T* allocate(size_t n) {
-    if (n > SIZE_MAX / sizeof(T)) throw std::bad_array_new_length();
-    return static_cast<T*>(AllocateLarge(n * sizeof(T)));
-  }
-  void deallocate(T* p, size_t) { FreeLarge(p); }
-  friend bool operator==(const LargeAllocator&, const LargeAllocator&) { return true; }
-  friend bool operator!=(const LargeAllocator&, const LargeAllocator&) { return false; }
-};
-
-}  // namespace filtered_db
 
 // An insert-only blocked Bloom filter over every key inserted since the
 // index was built (deleted keys stay until the next rebuild: a superset of
@@ -140,7 +112,7 @@ class FrontFilter {
     return z ^ (z >> 31);
   }
 
-  std::vector<Block, filtered_db::LargeAllocator<Block>> blocks_;
+  std::vector<Block, internal::LargeAllocator<Block>> blocks_;
   std::atomic<uint64_t> inserted_{0};
 };
 

@@ -85,11 +85,8 @@ __attribute__((flatten)) bool PolicyBase::KeyMayMatch(const leveldb::Slice& key,
                                                       const leveldb::Slice& filter) const {
   // Blocked filters (every filter our policies write): hash, parse and probe
   // in one call on the CPU's best target (blocked/key_probe.h).
-  const int blocked =
-      blocked::EncodedKeyMayMatch(key.data(), key.size(), filter.data(), filter.size());
-  const bool match = blocked >= 0 ? blocked != 0 : ReadOther(key, View(filter));
-  counters_.Count(match);
-  return match;
+  return Answer(blocked::EncodedKeyMayMatch(key.data(), key.size(), filter.data(), filter.size()),
+                key, filter);
 }
 
 bool PolicyBase::ReadOther(const leveldb::Slice& key, std::string_view filter) const {

@@ -96,14 +96,26 @@ class PolicyBase : public leveldb::FilterPolicy {
   ~PolicyBase() override;
 
   // The hot path of every Get: a blocked filter's hash, parse and probe are
-  // one call into the CPU's best target (blocked/key_probe.h), then the count.
-  bool KeyMayMatch(const leveldb::Slice& key, const leveldb::Slice& filter) const final;
+  // one call into the CPU's best target (blocked/key_probe.h), then Answer.
+  // The blocked policies override it with the same code compiled for one
+  // target (policy/blocked_policy.h), which saves this call.
+  bool KeyMayMatch(const leveldb::Slice& key, const leveldb::Slice& filter) const override;
 
   FilterPolicyStats stats() const { return counters_.Snapshot(); }
   // The stats of `policy` if it is a live blockbloom policy, else
   // FilterPolicyStats() (available == false). No RTTI needed: live policies
   // register themselves. REQUIRES: `policy` is not destroyed concurrently.
   static FilterPolicyStats StatsOf(const leveldb::FilterPolicy* policy);
+
+ protected:
+  // The rest of KeyMayMatch once blocked::EncodedKeyMayMatch answered
+  // `blocked` (1 may match, 0 no, -1 not a blocked filter: then the other
+  // encodings through format::Recognize), then the count.
+  bool Answer(int blocked, const leveldb::Slice& key, const leveldb::Slice& filter) const {
+    const bool match = blocked >= 0 ? blocked != 0 : ReadOther(key, View(filter));
+    counters_.Count(match);
+    return match;
+  }
 
  private:
   __attribute__((noinline)) bool ReadOther(const leveldb::Slice& key,

@@ -55,6 +55,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "blockbloom/large_allocator.h"
 
 namespace blockbloom {
 
@@ -153,7 +154,7 @@ class CountingBloomFilter {
   // counters alone and counting (not wrapping) a decrement of a 0.
   void Update(uint64_t hash, int delta);
 
-  std::vector<Block> blocks_;
+  std::vector<Block, internal::LargeAllocator<Block>> blocks_;  // huge pages when large
   int num_probes_;
   std::atomic<uint64_t> keys_{0};
   std::atomic<uint64_t> saturated_{0};

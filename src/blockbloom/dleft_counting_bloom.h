@@ -74,6 +74,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "blockbloom/large_allocator.h"
 
 namespace blockbloom {
 
@@ -177,8 +178,9 @@ class DleftCountingBloomFilter {
   void SetCell(uint64_t bucket, int cell, uint16_t value);
 
   const int log2_buckets_;
-  std::vector<Bucket> buckets_;  // subtable i, bucket j at [i * B + j]
-  std::mutex write_mu_;          // serializes Insert/Erase
+  // Subtable i, bucket j at [i * B + j]; huge pages when large.
+  std::vector<Bucket, internal::LargeAllocator<Bucket>> buckets_;
+  std::mutex write_mu_;  // serializes Insert/Erase
   std::atomic<uint64_t> keys_{0};
   std::atomic<uint64_t> occupied_{0};
   std::atomic<uint64_t> full_failures_{0};

@@ -2,8 +2,9 @@
 // hash, trailer parse and in-register probe in one function per target
 // (src/blocked/key_probe-inl.h), reached through one pointer fetched once per
 // process and re-fetched by simd::ForceTargetForTesting. These are the hot
-// paths of the LevelDB policies' KeyMayMatch and of
-// BlockedBloomFilter::MayContain.
+// paths of BlockedBloomFilter::MayContain and of the compact policies'
+// KeyMayMatch (PolicyBase); the blocked policies inline key_probe-inl.h into
+// a KeyMayMatch compiled per target instead (plugin/policy/blocked_policy.h).
 //
 // Thread-safety: pure functions over caller-owned memory.
 #ifndef BLOCKBLOOM_BLOCKED_KEY_PROBE_H_

@@ -132,7 +132,7 @@ absl::StatusOr<std::unique_ptr<CountingBloomFilter>> CountingBloomFilter::Create
                                                   CountingBloomFilter(0, num_probes));
   if (filter == nullptr) return absl::ResourceExhaustedError("counting bloom: out of memory");
   try {
-    filter->blocks_ = std::vector<Block>(num_blocks);  // value-initialised: all 0
+    filter->blocks_ = decltype(blocks_)(num_blocks);  // value-initialised: all 0
   } catch (const std::bad_alloc&) {
     return absl::ResourceExhaustedError("counting bloom: out of memory");
   }

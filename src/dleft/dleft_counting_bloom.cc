@@ -67,7 +67,7 @@ DleftCountingBloomFilter::CreateWithGeometry(int log2_buckets) {
   std::unique_ptr<Filter> filter(new (std::nothrow) Filter(log2_buckets));
   if (filter == nullptr) return absl::ResourceExhaustedError("d-left: out of memory");
   try {
-    filter->buckets_ = std::vector<Bucket>(size_t{kD} << log2_buckets);  // all empty
+    filter->buckets_ = decltype(buckets_)(size_t{kD} << log2_buckets);  // all empty
   } catch (const std::bad_alloc&) {
     return absl::ResourceExhaustedError("d-left: out of memory");
   } catch (const std::length_error&) {
