@@ -149,12 +149,12 @@ absl::StatusOr<std::vector<DirEntry>> ListDbDir(const std::string& dir) {
   return listing;
 }
 
-absl::Status WriteIndexFile(const std::string& dir, const IndexFileContents& contents) {
+std::string EncodeIndexFile(const std::vector<DirEntry>& listing, std::string_view payload) {
   std::string out(kMagic, sizeof(kMagic));
   PutU32(&out, kIndexFileVersion);
   PutU32(&out, 0);  // flags, reserved
-  PutU64(&out, contents.listing.size());
-  for (const DirEntry& e : contents.listing) {
+  PutU64(&out, listing.size());
+  for (const DirEntry& e : listing) {
     PutU32(&out, static_cast<uint32_t>(e.name.size()));
     out += e.name;
     PutU64(&out, e.size_bytes);
@@ -163,9 +163,14 @@ absl::Status WriteIndexFile(const std::string& dir, const IndexFileContents& con
     PutU64(&out, static_cast<uint64_t>(e.mtime_ns));
     PutU64(&out, e.content_hash);
   }
-  PutU64(&out, contents.payload.size());
-  out += contents.payload;
+  PutU64(&out, payload.size());
+  out += payload;
   PutU64(&out, HashBytes(out.data(), out.size()));
+  return out;
+}
+
+absl::Status WriteIndexFile(const std::string& dir, const IndexFileContents& contents) {
+  const std::string out = EncodeIndexFile(contents.listing, contents.payload);
 
   const std::string tmp = dir + "/" + kIndexTmpFileName;
   const std::string final_path = dir + "/" + kIndexFileName;
@@ -233,25 +238,24 @@ FileBytes::~FileBytes() {
   if (map_ != nullptr) ::munmap(map_, map_len_);
 }
 
-absl::StatusOr<LoadedIndexFile> ReadIndexFile(const std::string& dir) {
-  auto file = FileBytes::Load(dir + "/" + kIndexFileName);
-  if (!file.ok()) return file.status();
+absl::StatusOr<ParsedIndexFile> ParseIndexFile(std::string_view d) {
   const auto damaged = [](const char* why) {
     return absl::DataLossError(std::string("FilteredDB index file: ") + why);
   };
-  const std::string_view d = (*file)->bytes();
   if (d.size() < sizeof(kMagic) + 4 + 4 + 8 + 8 + 8) return damaged("too short");
-  Reader tail(std::string_view(d).substr(d.size() - 8));
+  Reader tail(d.substr(d.size() - 8));
   uint64_t stored = 0;
   tail.U64(&stored);
   if (HashBytes(d.data(), d.size() - 8) != stored) return damaged("checksum mismatch");
   if (std::memcmp(d.data(), kMagic, sizeof(kMagic)) != 0) return damaged("bad magic");
-  Reader in(std::string_view(d).substr(sizeof(kMagic), d.size() - sizeof(kMagic) - 8));
+  Reader in(d.substr(sizeof(kMagic), d.size() - sizeof(kMagic) - 8));
   uint32_t version = 0, flags = 0;
   uint64_t count = 0;
   if (!in.U32(&version) || !in.U32(&flags) || !in.U64(&count)) return damaged("truncated");
   if (version != kIndexFileVersion || flags != 0) return damaged("unknown version");
-  LoadedIndexFile contents;
+  ParsedIndexFile contents;
+  // No reserve(count): count is the file's word; each entry is pushed only
+  // once its bytes have been read.
   for (uint64_t i = 0; i < count; ++i) {
     uint32_t name_len = 0;
     std::string_view name;
@@ -266,11 +270,20 @@ absl::StatusOr<LoadedIndexFile> ReadIndexFile(const std::string& dir) {
     contents.listing.push_back(std::move(e));
   }
   uint64_t payload_len = 0;
-  std::string_view payload;
-  if (!in.U64(&payload_len) || !in.Bytes(payload_len, &payload) || in.left() != 0) {
+  if (!in.U64(&payload_len) || !in.Bytes(payload_len, &contents.payload) || in.left() != 0) {
     return damaged("bad payload length");
   }
-  contents.payload = payload;
+  return contents;
+}
+
+absl::StatusOr<LoadedIndexFile> ReadIndexFile(const std::string& dir) {
+  auto file = FileBytes::Load(dir + "/" + kIndexFileName);
+  if (!file.ok()) return file.status();
+  auto parsed = ParseIndexFile((*file)->bytes());
+  if (!parsed.ok()) return parsed.status();
+  LoadedIndexFile contents;
+  contents.listing = std::move(parsed->listing);
+  contents.payload = parsed->payload;
   contents.file = std::move(file).value();
   return contents;
 }

@@ -76,6 +76,23 @@ struct LoadedIndexFile {
   std::unique_ptr<FileBytes> file;
 };
 
+// The index file as parsed from bytes in memory: `payload` points into them.
+struct ParsedIndexFile {
+  std::vector<DirEntry> listing;
+  std::string_view payload;  // KeyIndex::Serialize
+};
+
+// The whole file WriteIndexFile writes for `listing` and `payload`
+// (docs/FORMAT.md, "FilteredDB index file"), checksum included.
+std::string EncodeIndexFile(const std::vector<DirEntry>& listing, std::string_view payload);
+// Parses a whole index file held in memory, touching no filesystem: what
+// ReadIndexFile does once the bytes are loaded (and the fuzz target
+// fuzz/index_file_bytes_fuzz.cc's entry point). Reads only `bytes`, and
+// allocates only for listing entries whose bytes are present. DataLoss on any
+// damage (size, checksum, magic, version, flags, lengths); the payload itself
+// is not looked at (KeyIndex::Deserialize checks it).
+absl::StatusOr<ParsedIndexFile> ParseIndexFile(std::string_view bytes);
+
 // Writes dir/BLOCKBLOOM-INDEX atomically: dir/BLOCKBLOOM-INDEX.tmp, fsync,
 // rename, fsync of the directory. On error the old file (if any) is intact
 // or absent, never partial.

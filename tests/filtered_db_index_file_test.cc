@@ -1,0 +1,178 @@
+// FilteredDB's persisted index from bytes, no database and no file system:
+// filtered_db::EncodeIndexFile / ParseIndexFile (the BLOCKBLOOM-INDEX framing)
+// and KeyIndex::Serialize / Deserialize (the payload), on valid files and on
+// damaged ones that still carry a correct checksum (what
+// fuzz/index_file_bytes_fuzz.cc feeds them at random). Layouts:
+// docs/FORMAT.md, "FilteredDB index file".
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "blockbloom/hash.h"
+#include "common/coding.h"
+#include "filtered_db/index_file.h"
+#include "filtered_db/key_index.h"
+#include "test_keys.h"
+
+namespace blockbloom {
+namespace {
+
+using filtered_db::DirEntry;
+using filtered_db::EncodeIndexFile;
+using filtered_db::ParseIndexFile;
+using testing_keys::SplitMix64;
+
+std::vector<DirEntry> SampleListing() {
+  return {{"000005.ldb", 1234, 2049, 77, 1700000000123456789, 0},
+          {"CURRENT", 16, 2049, 78, -1, 0x0123456789ABCDEFull}};
+}
+
+// The checksum made right again after an edit.
+void Rechecksum(std::string* file) {
+  const size_t body = file->size() - 8;
+  internal::EncodeFixed64(&(*file)[body], HashBytes(file->data(), body));
+}
+
+TEST(FilteredDBIndexFileTest, EncodeThenParseRoundTripsListingAndPayload) {
+  const std::string payload = "any payload bytes";
+  const std::string file = EncodeIndexFile(SampleListing(), payload);
+  auto parsed = ParseIndexFile(file);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->listing, SampleListing());
+  EXPECT_EQ(parsed->payload, payload);
+  EXPECT_EQ(EncodeIndexFile(parsed->listing, parsed->payload), file);
+  // The smallest file: no listing, no payload.
+  const std::string empty = EncodeIndexFile({}, "");
+  EXPECT_EQ(empty.size(), 40u);
+  auto parsed_empty = ParseIndexFile(empty);
+  ASSERT_TRUE(parsed_empty.ok()) << parsed_empty.status();
+  EXPECT_TRUE(parsed_empty->listing.empty());
+  EXPECT_TRUE(parsed_empty->payload.empty());
+}
+
+TEST(FilteredDBIndexFileTest, EveryTruncationAndBitFlipIsDataLoss) {
+  const std::string file = EncodeIndexFile(SampleListing(), "payload");
+  for (size_t len = 0; len < file.size(); ++len) {
+    EXPECT_TRUE(absl::IsDataLoss(ParseIndexFile(file.substr(0, len)).status())) << len;
+  }
+  EXPECT_TRUE(absl::IsDataLoss(ParseIndexFile(file + "x").status()));
+  for (size_t bit = 0; bit < 8 * file.size(); ++bit) {
+    std::string bad = file;
+    bad[bit / 8] ^= static_cast<char>(1 << (bit % 8));
+    EXPECT_TRUE(absl::IsDataLoss(ParseIndexFile(bad).status())) << bit;
+  }
+}
+
+// Offsets in EncodeIndexFile({}, payload): magic 0, version 8, flags 12,
+// count 16, payload length 24, payload 32.
+TEST(FilteredDBIndexFileTest, ChecksummedButInconsistentFramingIsDataLoss) {
+  const std::string good = EncodeIndexFile({}, "payload");
+  ASSERT_TRUE(ParseIndexFile(good).ok());
+  const auto damaged = [&](size_t pos, uint64_t value, int bytes) {
+    std::string bad = good;
+    for (int i = 0; i < bytes; ++i) bad[pos + i] = static_cast<char>(value >> (8 * i));
+    Rechecksum(&bad);
+    return ParseIndexFile(bad).status();
+  };
+  EXPECT_TRUE(absl::IsDataLoss(damaged(0, 'X', 1)));  // magic
+  EXPECT_TRUE(absl::IsDataLoss(damaged(8, 2, 4)));    // version
+  EXPECT_TRUE(absl::IsDataLoss(damaged(12, 1, 4)));   // flags
+  // Entry counts beyond the bytes present: rejected without reserving room
+  // for them (a UINT64_MAX count must not allocate).
+  EXPECT_TRUE(absl::IsDataLoss(damaged(16, 1, 8)));
+  EXPECT_TRUE(absl::IsDataLoss(damaged(16, UINT64_MAX, 8)));
+  // Payload lengths past the end, or short of it (bytes left over).
+  EXPECT_TRUE(absl::IsDataLoss(damaged(24, UINT64_MAX, 8)));
+  EXPECT_TRUE(absl::IsDataLoss(damaged(24, 8, 8)));
+  EXPECT_TRUE(absl::IsDataLoss(damaged(24, 6, 8)));
+  EXPECT_TRUE(damaged(24, 7, 8).ok());  // the check itself: the true length
+
+  // A name length past the end.
+  const std::string listed = EncodeIndexFile({{"CURRENT", 16, 1, 2, 3, 4}}, "");
+  std::string bad = listed;
+  internal::EncodeFixed64(&bad[24], 0);
+  bad[24] = '\xff';
+  bad[25] = '\xff';
+  bad[26] = '\xff';
+  bad[27] = '\xff';
+  Rechecksum(&bad);
+  EXPECT_TRUE(absl::IsDataLoss(ParseIndexFile(bad).status()));
+}
+
+// An index of `kind` holding keys 0..n-1 (by hash), serialized.
+std::string IndexPayload(IndexKind kind, uint64_t capacity, int n) {
+  auto index = KeyIndex::Create(kind, capacity, 0.01);
+  EXPECT_TRUE(index.ok()) << index.status();
+  if (!index.ok()) return "";
+  SplitMix64 rng(7);
+  for (int i = 0; i < n; ++i) EXPECT_TRUE((*index)->Insert(rng.Next()).ok());
+  std::string out;
+  (*index)->Serialize(&out);
+  return out;
+}
+
+class FilteredDBKeyIndexPayloadTest : public ::testing::TestWithParam<IndexKind> {};
+
+TEST_P(FilteredDBKeyIndexPayloadTest, RoundTripsByteExactWithTheSameAnswers) {
+  const std::string payload = IndexPayload(GetParam(), 100, 60);
+  auto index = KeyIndex::Deserialize(payload);
+  ASSERT_TRUE(index.ok()) << index.status();
+  EXPECT_EQ((*index)->kind(), GetParam());
+  EXPECT_EQ((*index)->keys(), 60u);
+  EXPECT_EQ((*index)->inserted_since_build(), 60u);
+  std::string again;
+  (*index)->Serialize(&again);
+  EXPECT_EQ(again, payload);
+  SplitMix64 rng(7);
+  for (int i = 0; i < 60; ++i) EXPECT_TRUE((*index)->MayContain(rng.Next())) << i;
+}
+
+// Every declared size is checked against the bytes before anything is
+// allocated for it; a mismatch is InvalidArgument, never a crash.
+TEST_P(FilteredDBKeyIndexPayloadTest, SizesNotMatchingTheBytesAreRejected) {
+  const std::string good = IndexPayload(GetParam(), 100, 10);
+  ASSERT_TRUE(KeyIndex::Deserialize(good).ok());
+  const uint64_t inner_len = internal::DecodeFixed64(good.data());
+  const size_t front = 8 + inner_len;  // the front filter's block count
+  const auto with = [&](size_t pos, uint64_t value, int bytes) {
+    std::string bad = good;
+    for (int i = 0; i < bytes; ++i) bad[pos + i] = static_cast<char>(value >> (8 * i));
+    return KeyIndex::Deserialize(bad).status();
+  };
+  EXPECT_FALSE(with(0, UINT64_MAX, 8).ok());      // inner length past the end
+  EXPECT_FALSE(with(0, inner_len - 1, 8).ok());   // inner length short
+  EXPECT_FALSE(with(8, 2, 1).ok());               // unknown kind
+  EXPECT_FALSE(with(front, UINT64_MAX, 8).ok());  // front blocks past the end
+  EXPECT_FALSE(with(front, uint64_t{1} << 40, 8).ok());
+  EXPECT_FALSE(with(front, 0, 8).ok());
+  if (GetParam() == IndexKind::kCounting) {
+    // u8 kind, u64 capacity, u64 keys, then u64 blocks at inner offset 17.
+    EXPECT_FALSE(with(8 + 17, uint64_t{1} << 34, 8).ok());
+    EXPECT_FALSE(with(8 + 17, UINT64_MAX, 8).ok());
+    EXPECT_FALSE(with(8 + 25, 0, 1).ok());   // probes
+    EXPECT_FALSE(with(8 + 25, 17, 1).ok());  // probes
+    EXPECT_FALSE(with(8 + 1, 0, 8).ok());    // capacity 0
+  } else {
+    // u8 log2 buckets at inner offset 17.
+    EXPECT_FALSE(with(8 + 17, 32, 1).ok());
+    EXPECT_FALSE(with(8 + 17, 255, 1).ok());
+    EXPECT_FALSE(with(8 + 1, 12345, 8).ok());  // capacity not the geometry's
+  }
+  EXPECT_FALSE(KeyIndex::Deserialize(good + "x").ok());
+  for (size_t len = 0; len < good.size(); ++len) {
+    EXPECT_FALSE(KeyIndex::Deserialize(std::string_view(good).substr(0, len)).ok()) << len;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, FilteredDBKeyIndexPayloadTest,
+                         ::testing::Values(IndexKind::kCounting, IndexKind::kDleft),
+                         [](const ::testing::TestParamInfo<IndexKind>& info) {
+                           return info.param == IndexKind::kCounting ? "Counting" : "Dleft";
+                         });
+
+}  // namespace
+}  // namespace blockbloom
