@@ -186,7 +186,8 @@ class FilteredDB final : public leveldb::DB {
   // the directory listed (CURRENT, MANIFEST and logs are hashed: about a
   // millisecond per few MB), not while the file is written and synced. The
   // file is used by the next Open only if the directory is then exactly as
-  // listed now -- e.g. after a crash with no write since. InvalidArgument
+  // listed now -- e.g. after a crash with no write since. Concurrent calls
+  // run one after another (each saves the index as of its turn). InvalidArgument
   // while the index is saturated (pass-through), NotSupported when
   // persistence is off, IOError on file-system errors.
   leveldb::Status SaveIndex();

@@ -297,6 +297,7 @@ struct FilteredDB::Impl {
   // *capacity: at least this many keys in, the size actually used out.
   leveldb::Status RebuildAttempt(uint64_t* capacity, bool* refused);
   // Copies the index and lists the directory under write_mu; writes outside.
+  // Serialized by save_mu.
   leveldb::Status Save();
 
   const FilteredDBOptions options;
@@ -309,6 +310,10 @@ struct FilteredDB::Impl {
   std::string current_at_open;  // CURRENT's bytes right after our LevelDB::Open
   std::unique_ptr<leveldb::DB> db;
 
+  // One Save at a time, from the copy of the index to the rename of its file
+  // (every save writes through the same temporary file name); taken before
+  // write_mu.
+  std::mutex save_mu;
   std::mutex rebuild_mu;                  // one rebuild at a time; taken before write_mu
   std::mutex write_mu;                    // writers, publication, the write log, counters below
   std::unique_ptr<KeyIndex> current;      // null = saturated / pass-through
@@ -540,6 +545,7 @@ leveldb::Status FilteredDB::Impl::Rebuild(uint64_t min_capacity) {
 
 leveldb::Status FilteredDB::Impl::Save() {
   if (!persist) return leveldb::Status::NotSupported("FilteredDB: persist_index is off");
+  std::lock_guard<std::mutex> save_lock(save_mu);
   filtered_db::IndexFileContents contents;
   {
     std::lock_guard<std::mutex> lock(write_mu);
