@@ -470,5 +470,34 @@ TEST(FilteredDBPersistTest, CopiedOrRestoredDirectoriesForceAScan) {
   DestroyFilteredDB(path, leveldb::Options());
 }
 
+// DestroyFilteredDB reports a failure to remove the index file instead of
+// answering OK and leaving the database directory behind.
+TEST(FilteredDBPersistTest, DestroyReportsAnIndexFileItCannotRemove) {
+  const std::string path = TestPath("db");
+  DestroyFilteredDB(path, leveldb::Options());
+  {
+    std::unique_ptr<FilteredDB> db;
+    ASSERT_TRUE(FilteredDB::Open(FilteredDBOptions(), CreateOptions(), path, &db).ok());
+    ASSERT_NO_FATAL_FAILURE(PutRange(db.get(), 0, 100));
+  }
+  // In place of the index file, something unlink(2) refuses: a directory.
+  const std::string index_path = path + "/BLOCKBLOOM-INDEX";
+  fs::remove(index_path);
+  fs::create_directories(index_path + "/x");
+  const leveldb::Status s = DestroyFilteredDB(path, leveldb::Options());
+  EXPECT_TRUE(s.IsIOError()) << s.ToString();
+  EXPECT_TRUE(fs::exists(path));
+  fs::remove_all(index_path);
+  EXPECT_TRUE(DestroyFilteredDB(path, leveldb::Options()).ok());
+  EXPECT_FALSE(fs::exists(path));
+  // Nothing to remove is not an error: a missing directory, or a path that
+  // is not a directory at all.
+  EXPECT_TRUE(DestroyFilteredDB(path, leveldb::Options()).ok());
+  EXPECT_TRUE(DestroyFilteredDB(path + "/no/such/dir", leveldb::Options()).ok());
+  std::ofstream(path) << "a file";
+  EXPECT_TRUE(DestroyFilteredDB(path, leveldb::Options()).ok());
+  fs::remove(path);
+}
+
 }  // namespace
 }  // namespace blockbloom

@@ -211,6 +211,8 @@ leveldb::Status OpenFilteredDB(const FilteredDBOptions& fdb_options,
                                leveldb::DB** dbptr);
 
 // leveldb::DestroyDB plus FilteredDB's index files, so the directory goes too.
+// IOError (and LevelDB's files untouched) if an index file exists and cannot
+// be removed; OK when there is nothing to remove.
 leveldb::Status DestroyFilteredDB(const std::string& name, const leveldb::Options& options);
 
 }  // namespace blockbloom

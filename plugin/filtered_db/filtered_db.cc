@@ -653,10 +653,10 @@ leveldb::Status OpenFilteredDB(const FilteredDBOptions& fdb_options,
 }
 
 leveldb::Status DestroyFilteredDB(const std::string& name, const leveldb::Options& options) {
+  // An index file left behind would keep the directory: report it (absent
+  // files and a missing directory are not errors).
   const absl::Status removed = filtered_db::RemoveIndexFile(name);
-  if (!removed.ok() && !absl::IsInternal(removed)) {
-    return leveldb::Status::IOError(name, removed.ToString());
-  }
+  if (!removed.ok()) return leveldb::Status::IOError(name, removed.ToString());
   return leveldb::DestroyDB(name, options);
 }
 
