@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -289,6 +290,36 @@ TEST(FilteredDBDropInTest, ALevelDBProgramRunsUnchangedWithTheSameResults) {
   delete filtered;
   DestroyFilteredDB(plain_path, leveldb::Options());
   DestroyFilteredDB(filtered_path, leveldb::Options());
+}
+
+// An index too large to allocate fails Open with an IOError and leaves
+// nothing open: *db null, LevelDB closed and its lock released, so the
+// database opens again at once. Any target_fpr is accepted (clamped).
+TEST(FilteredDBOptionsTest, AnImpossibleCapacityFailsOpenAndLeavesNothingOpen) {
+  const std::string path = DbPath("huge");
+  for (IndexKind kind : {IndexKind::kDleft, IndexKind::kCounting}) {
+    FilteredDBOptions fdb_options;
+    fdb_options.kind = kind;
+    fdb_options.expected_keys = ~uint64_t{0};
+    std::unique_ptr<FilteredDB> db;
+    const leveldb::Status s = FilteredDB::Open(fdb_options, SmallBufferOptions(), path, &db);
+    EXPECT_TRUE(s.IsIOError()) << s.ToString();
+    EXPECT_EQ(db, nullptr);
+    leveldb::DB* raw = nullptr;
+    OpenFilteredDB(fdb_options, SmallBufferOptions(), path, &raw);
+    EXPECT_EQ(raw, nullptr);
+    for (double fpr : {std::nan(""), -1.0, 0.0, 1.0, 7.0, HUGE_VAL}) {
+      fdb_options.expected_keys = 10;
+      fdb_options.target_fpr = fpr;
+      ASSERT_TRUE(FilteredDB::Open(fdb_options, SmallBufferOptions(), path, &db).ok()) << fpr;
+      ASSERT_TRUE(db->Put(leveldb::WriteOptions(), "k", "v").ok());
+      std::string value;
+      EXPECT_TRUE(db->Get(leveldb::ReadOptions(), "k", &value).ok());
+      EXPECT_TRUE(db->index_stats().index_active);
+      db.reset();
+    }
+  }
+  DestroyFilteredDB(path, leveldb::Options());
 }
 
 // Filter statistics: Gets ruled out, passes, and passes that ended NotFound

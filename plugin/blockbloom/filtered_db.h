@@ -95,9 +95,12 @@ enum class IndexKind {
 
 struct FilteredDBOptions {
   // Capacity of the first index; it grows (doubling) when the keys outgrow it.
+  // 0 means 1. Open fails (IOError, nothing left open) when an index of this
+  // capacity cannot be allocated.
   uint64_t expected_keys = 1000000;
   // Target FPR at capacity. d-left at its design load gives ~0.15% whatever
   // this asks, and less when asked for less (blockbloom/dleft_counting_bloom.h).
+  // Any value is accepted: each filter clamps it (NaN means 1%).
   double target_fpr = 0.01;
   IndexKind kind = IndexKind::kDleft;
   // Save the index at close / SaveIndex() and load it at Open when valid.
