@@ -50,7 +50,10 @@
 // gives the rule and its argument; docs/FORMAT.md the layout). The file is
 // removed before LevelDB opens, so it is used at most once. FilteredDB holds
 // a POSIX lock on <name>/LOCK from before reading the file until after saving
-// it, so no other process can open the database in between. Only with
+// it, so no other process can open the database in between -- except in the
+// moment between LevelDB's close (which drops the process's lock) and its
+// re-lock; the save then checks CURRENT, which covers openers with LevelDB's
+// default reuse_logs = false (docs/FILTERED_DB.md, point 4). Only with
 // leveldb::Env::Default() (another Env always scans, and nothing is saved).
 //
 // Front filter. The counting filter sits behind an insert-only blocked Bloom

@@ -579,9 +579,11 @@ FilteredDB::~FilteredDB() {
   if (m.persist && m.current != nullptr) m.current->Serialize(&payload);
   m.db.reset();  // LevelDB closed: its lock released, no more file changes
   if (m.persist && !payload.empty() && m.dir_lock.Relock()) {
-    // LevelDB writes a new CURRENT on every open: an unchanged CURRENT proves
-    // no other process opened the database between LevelDB's unlock and our
-    // Relock, so the listing is of the files this session left.
+    // LevelDB (reuse_logs = false, the default) writes a new CURRENT on every
+    // open: an unchanged CURRENT proves no such process opened the database
+    // between LevelDB's unlock and our Relock, so the listing is of the files
+    // this session left. (An opener with reuse_logs = true may leave CURRENT
+    // alone: docs/FILTERED_DB.md, "What the rule does not defend against".)
     auto listing = filtered_db::ListDbDir(m.name);
     const std::string current_now = filtered_db::ReadCurrent(m.name);
     if (listing.ok() && !current_now.empty() && current_now == m.current_at_open) {
