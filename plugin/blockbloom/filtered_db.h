@@ -52,8 +52,8 @@
 // a POSIX lock on <name>/LOCK from before reading the file until after saving
 // it, so no other process can open the database in between -- except in the
 // moment between LevelDB's close (which drops the process's lock) and its
-// re-lock; the save then checks CURRENT, which covers openers with LevelDB's
-// default reuse_logs = false (docs/FILTERED_DB.md, point 4). Only with
+// re-lock, after which the save checks that nobody wrote meanwhile (CURRENT
+// and the logs unchanged; docs/FILTERED_DB.md, point 4). Only with
 // leveldb::Env::Default() (another Env always scans, and nothing is saved).
 //
 // Front filter. The counting filter sits behind an insert-only blocked Bloom

@@ -187,6 +187,7 @@ bool HeavyBarrier() {
 inline void LightBarrier() { std::atomic_signal_fence(std::memory_order_seq_cst); }
 
 std::atomic<bool> g_force_seq_cst_readers{false};  // ForceSeqCstReadersForTesting
+std::atomic<void (*)(const std::string&)> g_close_window_hook{nullptr};  // testing_hooks.h
 
 bool UseLightReaders() {
   return !g_force_seq_cst_readers.load(std::memory_order_relaxed) && RegisterHeavyBarrier();
@@ -251,6 +252,11 @@ class DirLock {
   int fd_ = -1;
   std::string dir_;
 };
+
+// A LevelDB write-ahead log (<number>.log): what every write appends to.
+bool IsLogFile(const std::string& name) {
+  return name.size() > 4 && name.compare(name.size() - 4, 4, ".log") == 0;
+}
 
 // One key of a write, its hash, and whether it is present after the write.
 struct KeyOp {
@@ -577,16 +583,40 @@ FilteredDB::~FilteredDB() {
   if (m.growth_thread.joinable()) m.growth_thread.join();
   std::string payload;
   if (m.persist && m.current != nullptr) m.current->Serialize(&payload);
+  // The logs as this session leaves them, listed while LevelDB still holds
+  // the database: no write can run now, and closing never appends to a log
+  // (a compaction finishing during the close only adds tables, appends to
+  // the MANIFEST and deletes obsolete logs).
+  std::vector<filtered_db::DirEntry> logs_at_close;
+  bool logs_listed = false;
+  if (!payload.empty()) {
+    auto listing = filtered_db::ListDbDir(m.name);
+    if (listing.ok()) {
+      for (filtered_db::DirEntry& e : *listing) {
+        if (IsLogFile(e.name)) logs_at_close.push_back(std::move(e));
+      }
+      logs_listed = true;
+    }
+  }
   m.db.reset();  // LevelDB closed: its lock released, no more file changes
-  if (m.persist && !payload.empty() && m.dir_lock.Relock()) {
-    // LevelDB (reuse_logs = false, the default) writes a new CURRENT on every
-    // open: an unchanged CURRENT proves no such process opened the database
-    // between LevelDB's unlock and our Relock, so the listing is of the files
-    // this session left. (An opener with reuse_logs = true may leave CURRENT
-    // alone: docs/FILTERED_DB.md, "What the rule does not defend against".)
+  if (auto* hook = g_close_window_hook.load(std::memory_order_relaxed)) hook(m.name);
+  if (m.persist && logs_listed && m.dir_lock.Relock()) {
+    // Another process may have opened the database between LevelDB's unlock
+    // and our Relock (POSIX locks belong to the process: LevelDB's close
+    // dropped ours too). Its writes would be in the listing but not in the
+    // index, so save only if there was none: LevelDB with reuse_logs = false
+    // (the default) writes a new CURRENT on every open, and every write goes
+    // to a log, which is then new or longer (an opener with reuse_logs = true
+    // keeps CURRENT and appends to the last log). So: CURRENT as right after
+    // our open, and every log now is one of ours, unchanged.
     auto listing = filtered_db::ListDbDir(m.name);
     const std::string current_now = filtered_db::ReadCurrent(m.name);
-    if (listing.ok() && !current_now.empty() && current_now == m.current_at_open) {
+    const auto ours = [&](const filtered_db::DirEntry& e) {
+      return !IsLogFile(e.name) ||
+             std::find(logs_at_close.begin(), logs_at_close.end(), e) != logs_at_close.end();
+    };
+    if (listing.ok() && !current_now.empty() && current_now == m.current_at_open &&
+        std::all_of(listing->begin(), listing->end(), ours)) {
       filtered_db::IndexFileContents contents{std::move(listing).value(), std::move(payload)};
       (void)filtered_db::WriteIndexFile(m.name, contents);  // failure: no file, next Open scans
     }
@@ -960,6 +990,10 @@ namespace filtered_db {
 
 void ForceSeqCstReadersForTesting(bool force) {
   g_force_seq_cst_readers.store(force, std::memory_order_relaxed);
+}
+
+void SetCloseWindowHookForTesting(void (*hook)(const std::string& db_name)) {
+  g_close_window_hook.store(hook, std::memory_order_relaxed);
 }
 
 }  // namespace filtered_db
