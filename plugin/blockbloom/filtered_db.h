@@ -111,7 +111,10 @@ struct FilteredDBOptions {
   // Called during every rebuild scan (Open, growth, RebuildIndex) each
   // `progress_interval` keys and once at the end, with the keys scanned so
   // far. Runs on the scanning thread (a background thread during growth);
-  // writers are not blocked.
+  // writers are not blocked. It must not throw (on the growth thread an
+  // exception would terminate the process) and must not call RebuildIndex()
+  // or WaitForGrowth() (the rebuild calling it holds the rebuild lock, and
+  // may be the growth being waited for: a deadlock).
   std::function<void(uint64_t keys_scanned)> progress;
   uint64_t progress_interval = 65536;
 };
