@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <new>
 #include <algorithm>
 #include <atomic>
 #include <string>
@@ -319,6 +320,57 @@ TEST(FilteredDBOptionsTest, AnImpossibleCapacityFailsOpenAndLeavesNothingOpen) {
       db.reset();
     }
   }
+  DestroyFilteredDB(path, leveldb::Options());
+}
+
+// A rebuild that cannot finish because of an exception (out of memory, or
+// the progress callback throwing) is a failed rebuild, never an exception out
+// of FilteredDB or a terminated process: a growth keeps the current index,
+// RebuildIndex() returns an IOError, and every answer stays LevelDB's.
+TEST(FilteredDBOptionsTest, AnExceptionDuringARebuildFailsItCleanly) {
+  const std::string path = DbPath("throws");
+  static std::atomic<bool> throw_now{false};
+  throw_now = false;
+  FilteredDBOptions fdb_options;
+  fdb_options.kind = IndexKind::kCounting;  // never refuses: the old index keeps serving
+  fdb_options.expected_keys = 100;          // grows past 100 keys
+  fdb_options.progress_interval = 10;
+  fdb_options.progress = [](uint64_t scanned) {
+    if (throw_now.load() && scanned > 0) throw std::bad_alloc();
+  };
+  std::unique_ptr<FilteredDB> db;
+  ASSERT_TRUE(FilteredDB::Open(fdb_options, SmallBufferOptions(), path, &db).ok());
+  throw_now = true;
+  for (uint64_t i = 0; i < 300; ++i) {
+    ASSERT_TRUE(db->Put(leveldb::WriteOptions(), Key(i), "v").ok());
+    if (i % 50 == 0) db->WaitForGrowth();  // each growth attempt throws
+  }
+  db->WaitForGrowth();
+  std::string value;
+  for (uint64_t i = 0; i < 600; ++i) {
+    const leveldb::Status s = db->Get(leveldb::ReadOptions(), Key(i), &value);
+    ASSERT_EQ(s.ok(), i < 300) << i << " " << s.ToString();
+  }
+  EXPECT_TRUE(db->index_stats().index_active);  // the old index kept serving
+  EXPECT_EQ(db->index_stats().keys, 300u);
+  const leveldb::Status failed = db->RebuildIndex();
+  EXPECT_TRUE(failed.IsIOError()) << failed.ToString();
+  throw_now = false;
+  ASSERT_TRUE(db->RebuildIndex().ok());
+  EXPECT_GE(db->index_stats().capacity, 300u);
+  for (uint64_t i = 0; i < 600; ++i) {
+    ASSERT_EQ(db->Get(leveldb::ReadOptions(), Key(i), &value).ok(), i < 300) << i;
+  }
+  db.reset();
+  // At Open (a scan: persistence off): an IOError, nothing left open.
+  throw_now = true;
+  fdb_options.persist_index = false;
+  const leveldb::Status open = FilteredDB::Open(fdb_options, SmallBufferOptions(), path, &db);
+  EXPECT_TRUE(open.IsIOError()) << open.ToString();
+  EXPECT_EQ(db, nullptr);
+  throw_now = false;
+  ASSERT_TRUE(FilteredDB::Open(fdb_options, SmallBufferOptions(), path, &db).ok());
+  db.reset();
   DestroyFilteredDB(path, leveldb::Options());
 }
 

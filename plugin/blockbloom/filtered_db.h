@@ -111,10 +111,11 @@ struct FilteredDBOptions {
   // Called during every rebuild scan (Open, growth, RebuildIndex) each
   // `progress_interval` keys and once at the end, with the keys scanned so
   // far. Runs on the scanning thread (a background thread during growth);
-  // writers are not blocked. It must not throw (on the growth thread an
-  // exception would terminate the process) and must not call RebuildIndex()
-  // or WaitForGrowth() (the rebuild calling it holds the rebuild lock, and
-  // may be the growth being waited for: a deadlock).
+  // writers are not blocked. It must not call RebuildIndex() or
+  // WaitForGrowth() (the rebuild calling it holds the rebuild lock, and may
+  // be the growth being waited for: a deadlock). If it throws, the rebuild
+  // fails as when out of memory: Open and RebuildIndex() return an IOError,
+  // a growth keeps the current index; the exception goes no further.
   std::function<void(uint64_t keys_scanned)> progress;
   uint64_t progress_interval = 65536;
 };
@@ -190,6 +191,9 @@ class FilteredDB final : public leveldb::DB {
   // Rebuilds the index from a snapshot scan (sized for the keys found, at
   // least FilteredDBOptions::expected_keys) while writers continue; returns
   // when the new index is published. The way out of the saturated state.
+  // On a failed scan, LevelDB's error (every Get then passes through); when
+  // the index cannot be built (out of memory), an IOError and the index in
+  // use stays.
   leveldb::Status RebuildIndex();
   // Writes the index file now. Writers wait while the index is copied and
   // the directory listed (CURRENT, MANIFEST and logs are hashed: about a

@@ -540,7 +540,21 @@ leveldb::Status FilteredDB::Impl::Rebuild(uint64_t min_capacity) {
   uint64_t capacity = min_capacity;
   for (int attempt = 0; attempt < kMaxBuildAttempts; ++attempt, capacity *= 2) {
     bool refused = false;
-    const leveldb::Status s = RebuildAttempt(&capacity, &refused);
+    leveldb::Status s;
+    try {
+      s = RebuildAttempt(&capacity, &refused);
+    } catch (...) {
+      // Out of memory (the scan's hashes, the new index) or an exception
+      // from the progress callback: this rebuild fails like one whose index
+      // cannot be allocated. The current index (or pass-through) stays, and
+      // is exact: writers kept updating it. On the growth thread an
+      // exception would terminate the process.
+      std::lock_guard<std::mutex> lock(write_mu);
+      logging = false;
+      std::vector<LogEntry>().swap(log);
+      return leveldb::Status::IOError("FilteredDB index",
+                                      "rebuild failed: out of memory or progress threw");
+    }
     if (!s.ok() || !refused || stopping.load(std::memory_order_relaxed)) return s;
   }
   std::vector<std::unique_ptr<KeyIndex>> garbage;
