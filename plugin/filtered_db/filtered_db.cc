@@ -347,6 +347,10 @@ struct FilteredDB::Impl {
 void FilteredDB::Impl::PublishLocked(std::unique_ptr<KeyIndex> next,
                                      std::vector<std::unique_ptr<KeyIndex>>* garbage) {
   if (current != nullptr) {
+    // Room first: should it throw (out of memory), nothing has changed; a
+    // push_back that threw after moving `current` out would free the index
+    // readers still reach through `index`.
+    retired.reserve(retired.size() + 1);
     retired.push_back({std::move(current), std::bitset<kReaderSlots>().set(), false});
   }
   current = std::move(next);
