@@ -17,7 +17,10 @@
 #include <thread>
 #include <vector>
 
+#include "blockbloom/filter_stats.h"
+#include "blockbloom/leveldb_filter_policy.h"
 #include "leveldb/env.h"
+#include "leveldb/filter_policy.h"
 #include "leveldb/write_batch.h"
 #include "test_keys.h"
 #include "test_paths.h"
@@ -370,6 +373,44 @@ TEST(FilteredDBOptionsTest, AnExceptionDuringARebuildFailsItCleanly) {
   EXPECT_EQ(db, nullptr);
   throw_now = false;
   ASSERT_TRUE(FilteredDB::Open(fdb_options, SmallBufferOptions(), path, &db).ok());
+  db.reset();
+  DestroyFilteredDB(path, leveldb::Options());
+}
+
+// "blockbloom.filter-policy-stats": the table filter policy's own counters
+// (blockbloom/filter_stats.h) when LevelDB was opened with one of
+// blockbloom's policies; no such property otherwise.
+TEST(FilteredDBStatsTest, FilterPolicyStatsPropertyIsThePolicysCounters) {
+  const std::string path = DbPath("policy-stats");
+  std::unique_ptr<const leveldb::FilterPolicy> policy(NewBlockedBloomFilterPolicy(10));
+  leveldb::Options options = SmallBufferOptions();
+  options.filter_policy = policy.get();
+  std::unique_ptr<FilteredDB> db;
+  ASSERT_TRUE(FilteredDB::Open(FilteredDBOptions(), options, path, &db).ok());
+  for (uint64_t i = 0; i < 1000; ++i)
+    ASSERT_TRUE(db->Put(leveldb::WriteOptions(), Key(i), "v").ok());
+  db->CompactRange(nullptr, nullptr);
+  std::string value;
+  for (uint64_t i = 0; i < 1000; ++i)
+    ASSERT_TRUE(db->Get(leveldb::ReadOptions(), Key(i), &value).ok());
+  const FilterPolicyStats stats = GetFilterPolicyStats(policy.get());
+  ASSERT_TRUE(stats.available);
+  EXPECT_GE(stats.probes, 1000u);  // every Get of a table key probes its filter
+  std::string property;
+  ASSERT_TRUE(db->GetProperty("blockbloom.filter-policy-stats", &property));
+  EXPECT_EQ(property, "probes: " + std::to_string(stats.probes) +
+                          "\nnegatives: " + std::to_string(stats.negatives) +
+                          "\npositives: " + std::to_string(stats.probes - stats.negatives) + "\n");
+  db.reset();
+  // LevelDB's built-in policy (or none) is not blockbloom's: no property.
+  std::unique_ptr<const leveldb::FilterPolicy> builtin(leveldb::NewBloomFilterPolicy(10));
+  options.filter_policy = builtin.get();
+  ASSERT_TRUE(FilteredDB::Open(FilteredDBOptions(), options, path, &db).ok());
+  EXPECT_FALSE(db->GetProperty("blockbloom.filter-policy-stats", &property));
+  db.reset();
+  options.filter_policy = nullptr;
+  ASSERT_TRUE(FilteredDB::Open(FilteredDBOptions(), options, path, &db).ok());
+  EXPECT_FALSE(db->GetProperty("blockbloom.filter-policy-stats", &property));
   db.reset();
   DestroyFilteredDB(path, leveldb::Options());
 }

@@ -183,6 +183,11 @@ class FilteredDB final : public leveldb::DB {
   //   "blockbloom.index-filter-passes"
   //   "blockbloom.index-passes-not-found"
   //   "blockbloom.index-measured-fpr"  passes_not_found / (ruled out + passes_not_found)
+  //   "blockbloom.filter-policy-stats" the table filter policy's probes,
+  //                                    negatives and positives, one per line
+  //                                    (blockbloom/filter_stats.h); absent
+  //                                    unless LevelDB was opened with one of
+  //                                    blockbloom's policies
   // ("blockbloom.index-stats" is an alias of "blockbloom.stats".)
   bool GetProperty(const leveldb::Slice& property, std::string* value) override;
   void GetApproximateSizes(const leveldb::Range* range, int n, uint64_t* sizes) override;
