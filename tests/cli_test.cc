@@ -165,6 +165,18 @@ TEST(CliTest, BuildAndQueryRejectBadInput) {
   EXPECT_EQ(Tool("build --bits_per_key 0 " + keys + " -o " + Dir() + "/x.bbf").code, 1);
   EXPECT_EQ(Tool("build --bits_per_key=0 " + keys + " -o " + Dir() + "/x.bbf").code, 1);
   EXPECT_EQ(Tool("build " + Dir() + "/missing.txt -o " + Dir() + "/x.bbf").code, 2);
+  // An FPR no blocked filter reaches (at most 64 bits/key): a usage error
+  // naming the limit, not an abort; the other structures build it.
+  const ToolRun tiny = Tool("build --fpr 1e-9 " + keys + " -o " + Dir() + "/x.bbf");
+  EXPECT_EQ(tiny.code, 1);
+  EXPECT_TRUE(Has(tiny.err, "cannot reach FPR")) << tiny.err;
+  for (const char* s : {"standard", "partitioned", "scalable"}) {
+    EXPECT_EQ(Tool(std::string("build --fpr 1e-9 --structure ") + s + " " + keys + " -o " + Dir() +
+                   "/tiny.bbf")
+                  .code,
+              0)
+        << s;
+  }
   EXPECT_EQ(Tool("query").code, 1);
   EXPECT_EQ(Tool("query " + Dir() + "/missing.bbf").code, 2);
   EXPECT_EQ(Tool("query --print sometimes " + keys).code, 1);

@@ -134,6 +134,20 @@ TEST(DleftCountingBloomTest, CreateSizesForLoadAndFpr) {
   for (double p : std::initializer_list<double>{std::nan(""), -1.0, 0.0, 2.0}) {
     ASSERT_TRUE(Filter::Create(1000, p).ok()) << p;
   }
+  // The documented clamp: target_fpr into [1e-7, 1], NaN = 1%. (At 100 keys
+  // the targets below 1.5e-3 set B; above, the load does.)
+  const auto log2_for = [](double p) {
+    auto f = Filter::Create(100, p);
+    EXPECT_TRUE(f.ok()) << p;
+    return f.ok() ? (*f)->log2_buckets() : -1;
+  };
+  EXPECT_EQ(log2_for(0.0), log2_for(1e-7));
+  EXPECT_EQ(log2_for(-1.0), log2_for(1e-7));
+  EXPECT_EQ(log2_for(-INFINITY), log2_for(1e-7));
+  EXPECT_EQ(log2_for(std::nan("")), log2_for(0.01));
+  EXPECT_EQ(log2_for(2.0), log2_for(1.0));
+  EXPECT_EQ(log2_for(INFINITY), log2_for(1.0));
+  EXPECT_LT(log2_for(1e-6), log2_for(1e-7));  // 1e-7 is not clamped further
   auto zero = Filter::Create(0, 0.01);
   ASSERT_TRUE(zero.ok());
   EXPECT_FALSE((*zero)->MayContain("x"));

@@ -26,6 +26,7 @@
 #include <thread>
 
 #include "blockbloom/filtered_db.h"
+#include "filtered_db/testing_hooks.h"
 #include "leveldb/write_batch.h"
 #include "test_keys.h"
 #include "test_paths.h"
@@ -468,6 +469,78 @@ TEST(FilteredDBPersistTest, CopiedOrRestoredDirectoriesForceAScan) {
   EXPECT_EQ(OpenAndCheck(path, 1500, {}), IndexSource::kScan);
   fs::remove_all(copy);
   DestroyFilteredDB(path, leveldb::Options());
+}
+
+// Another process that opens the database in the moment between LevelDB's
+// close and FilteredDB's re-lock (simulated in this process by the testing
+// hook) with reuse_logs = true leaves CURRENT as it was and appends its write
+// to the log. The close-time save must not record that directory with an
+// index that lacks the write: the next Open must find the key.
+void WriteThroughReusedLog(const std::string& path) {
+  leveldb::Options options;
+  options.reuse_logs = true;
+  leveldb::DB* plain = nullptr;
+  ASSERT_TRUE(leveldb::DB::Open(options, path, &plain).ok());
+  ASSERT_TRUE(plain->Put(leveldb::WriteOptions(), Key(100000), "intruder").ok());
+  delete plain;
+}
+
+TEST(FilteredDBPersistTest, AWriteInTheCloseWindowIsNeverLostByTheSavedIndex) {
+  const std::string path = TestPath("db");
+  DestroyFilteredDB(path, leveldb::Options());
+  leveldb::Options options = CreateOptions();
+  options.reuse_logs = true;
+  {
+    std::unique_ptr<FilteredDB> db;
+    ASSERT_TRUE(FilteredDB::Open(FilteredDBOptions(), options, path, &db).ok());
+    ASSERT_NO_FATAL_FAILURE(PutRange(db.get(), 0, 100));
+    filtered_db::SetCloseWindowHookForTesting(
+        [](const std::string& name) { WriteThroughReusedLog(name); });
+  }
+  filtered_db::SetCloseWindowHookForTesting(nullptr);
+  std::unique_ptr<FilteredDB> db;
+  ASSERT_TRUE(FilteredDB::Open(FilteredDBOptions(), options, path, &db).ok());
+  std::string value;
+  const leveldb::Status s = db->Get(leveldb::ReadOptions(), Key(100000), &value);
+  EXPECT_TRUE(s.ok()) << "a live key missed: " << s.ToString() << ", index from "
+                      << (db->index_stats().opened_from == IndexSource::kFile ? "file" : "scan");
+  EXPECT_EQ(db->index_stats().keys, 101u);
+  // Without an intruder the close-time save is still used.
+  db.reset();
+  ASSERT_TRUE(FilteredDB::Open(FilteredDBOptions(), options, path, &db).ok());
+  EXPECT_EQ(db->index_stats().opened_from, IndexSource::kFile);
+  EXPECT_TRUE(db->Get(leveldb::ReadOptions(), Key(100000), &value).ok());
+  db.reset();
+  DestroyFilteredDB(path, leveldb::Options());
+}
+
+// DestroyFilteredDB reports a failure to remove the index file instead of
+// answering OK and leaving the database directory behind.
+TEST(FilteredDBPersistTest, DestroyReportsAnIndexFileItCannotRemove) {
+  const std::string path = TestPath("db");
+  DestroyFilteredDB(path, leveldb::Options());
+  {
+    std::unique_ptr<FilteredDB> db;
+    ASSERT_TRUE(FilteredDB::Open(FilteredDBOptions(), CreateOptions(), path, &db).ok());
+    ASSERT_NO_FATAL_FAILURE(PutRange(db.get(), 0, 100));
+  }
+  // In place of the index file, something unlink(2) refuses: a directory.
+  const std::string index_path = path + "/BLOCKBLOOM-INDEX";
+  fs::remove(index_path);
+  fs::create_directories(index_path + "/x");
+  const leveldb::Status s = DestroyFilteredDB(path, leveldb::Options());
+  EXPECT_TRUE(s.IsIOError()) << s.ToString();
+  EXPECT_TRUE(fs::exists(path));
+  fs::remove_all(index_path);
+  EXPECT_TRUE(DestroyFilteredDB(path, leveldb::Options()).ok());
+  EXPECT_FALSE(fs::exists(path));
+  // Nothing to remove is not an error: a missing directory, or a path that
+  // is not a directory at all.
+  EXPECT_TRUE(DestroyFilteredDB(path, leveldb::Options()).ok());
+  EXPECT_TRUE(DestroyFilteredDB(path + "/no/such/dir", leveldb::Options()).ok());
+  std::ofstream(path) << "a file";
+  EXPECT_TRUE(DestroyFilteredDB(path, leveldb::Options()).ok());
+  fs::remove(path);
 }
 
 }  // namespace

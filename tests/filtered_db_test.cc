@@ -6,16 +6,21 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <new>
 #include <algorithm>
 #include <atomic>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "blockbloom/filter_stats.h"
+#include "blockbloom/leveldb_filter_policy.h"
 #include "leveldb/env.h"
+#include "leveldb/filter_policy.h"
 #include "leveldb/write_batch.h"
 #include "test_keys.h"
 #include "test_paths.h"
@@ -289,6 +294,125 @@ TEST(FilteredDBDropInTest, ALevelDBProgramRunsUnchangedWithTheSameResults) {
   delete filtered;
   DestroyFilteredDB(plain_path, leveldb::Options());
   DestroyFilteredDB(filtered_path, leveldb::Options());
+}
+
+// An index too large to allocate fails Open with an IOError and leaves
+// nothing open: *db null, LevelDB closed and its lock released, so the
+// database opens again at once. Any target_fpr is accepted (clamped).
+TEST(FilteredDBOptionsTest, AnImpossibleCapacityFailsOpenAndLeavesNothingOpen) {
+  const std::string path = DbPath("huge");
+  for (IndexKind kind : {IndexKind::kDleft, IndexKind::kCounting}) {
+    FilteredDBOptions fdb_options;
+    fdb_options.kind = kind;
+    fdb_options.expected_keys = ~uint64_t{0};
+    std::unique_ptr<FilteredDB> db;
+    const leveldb::Status s = FilteredDB::Open(fdb_options, SmallBufferOptions(), path, &db);
+    EXPECT_TRUE(s.IsIOError()) << s.ToString();
+    EXPECT_EQ(db, nullptr);
+    leveldb::DB* raw = nullptr;
+    OpenFilteredDB(fdb_options, SmallBufferOptions(), path, &raw);
+    EXPECT_EQ(raw, nullptr);
+    for (double fpr : {std::nan(""), -1.0, 0.0, 1.0, 7.0, HUGE_VAL}) {
+      fdb_options.expected_keys = 10;
+      fdb_options.target_fpr = fpr;
+      ASSERT_TRUE(FilteredDB::Open(fdb_options, SmallBufferOptions(), path, &db).ok()) << fpr;
+      ASSERT_TRUE(db->Put(leveldb::WriteOptions(), "k", "v").ok());
+      std::string value;
+      EXPECT_TRUE(db->Get(leveldb::ReadOptions(), "k", &value).ok());
+      EXPECT_TRUE(db->index_stats().index_active);
+      db.reset();
+    }
+  }
+  DestroyFilteredDB(path, leveldb::Options());
+}
+
+// A rebuild that cannot finish because of an exception (out of memory, or
+// the progress callback throwing) is a failed rebuild, never an exception out
+// of FilteredDB or a terminated process: a growth keeps the current index,
+// RebuildIndex() returns an IOError, and every answer stays LevelDB's.
+TEST(FilteredDBOptionsTest, AnExceptionDuringARebuildFailsItCleanly) {
+  const std::string path = DbPath("throws");
+  static std::atomic<bool> throw_now{false};
+  throw_now = false;
+  FilteredDBOptions fdb_options;
+  fdb_options.kind = IndexKind::kCounting;  // never refuses: the old index keeps serving
+  fdb_options.expected_keys = 100;          // grows past 100 keys
+  fdb_options.progress_interval = 10;
+  fdb_options.progress = [](uint64_t scanned) {
+    if (throw_now.load() && scanned > 0) throw std::bad_alloc();
+  };
+  std::unique_ptr<FilteredDB> db;
+  ASSERT_TRUE(FilteredDB::Open(fdb_options, SmallBufferOptions(), path, &db).ok());
+  throw_now = true;
+  for (uint64_t i = 0; i < 300; ++i) {
+    ASSERT_TRUE(db->Put(leveldb::WriteOptions(), Key(i), "v").ok());
+    if (i % 50 == 0) db->WaitForGrowth();  // each growth attempt throws
+  }
+  db->WaitForGrowth();
+  std::string value;
+  for (uint64_t i = 0; i < 600; ++i) {
+    const leveldb::Status s = db->Get(leveldb::ReadOptions(), Key(i), &value);
+    ASSERT_EQ(s.ok(), i < 300) << i << " " << s.ToString();
+  }
+  EXPECT_TRUE(db->index_stats().index_active);  // the old index kept serving
+  EXPECT_EQ(db->index_stats().keys, 300u);
+  const leveldb::Status failed = db->RebuildIndex();
+  EXPECT_TRUE(failed.IsIOError()) << failed.ToString();
+  throw_now = false;
+  ASSERT_TRUE(db->RebuildIndex().ok());
+  EXPECT_GE(db->index_stats().capacity, 300u);
+  for (uint64_t i = 0; i < 600; ++i) {
+    ASSERT_EQ(db->Get(leveldb::ReadOptions(), Key(i), &value).ok(), i < 300) << i;
+  }
+  db.reset();
+  // At Open (a scan: persistence off): an IOError, nothing left open.
+  throw_now = true;
+  fdb_options.persist_index = false;
+  const leveldb::Status open = FilteredDB::Open(fdb_options, SmallBufferOptions(), path, &db);
+  EXPECT_TRUE(open.IsIOError()) << open.ToString();
+  EXPECT_EQ(db, nullptr);
+  throw_now = false;
+  ASSERT_TRUE(FilteredDB::Open(fdb_options, SmallBufferOptions(), path, &db).ok());
+  db.reset();
+  DestroyFilteredDB(path, leveldb::Options());
+}
+
+// "blockbloom.filter-policy-stats": the table filter policy's own counters
+// (blockbloom/filter_stats.h) when LevelDB was opened with one of
+// blockbloom's policies; no such property otherwise.
+TEST(FilteredDBStatsTest, FilterPolicyStatsPropertyIsThePolicysCounters) {
+  const std::string path = DbPath("policy-stats");
+  std::unique_ptr<const leveldb::FilterPolicy> policy(NewBlockedBloomFilterPolicy(10));
+  leveldb::Options options = SmallBufferOptions();
+  options.filter_policy = policy.get();
+  std::unique_ptr<FilteredDB> db;
+  ASSERT_TRUE(FilteredDB::Open(FilteredDBOptions(), options, path, &db).ok());
+  for (uint64_t i = 0; i < 1000; ++i)
+    ASSERT_TRUE(db->Put(leveldb::WriteOptions(), Key(i), "v").ok());
+  db->CompactRange(nullptr, nullptr);
+  std::string value;
+  for (uint64_t i = 0; i < 1000; ++i)
+    ASSERT_TRUE(db->Get(leveldb::ReadOptions(), Key(i), &value).ok());
+  const FilterPolicyStats stats = GetFilterPolicyStats(policy.get());
+  ASSERT_TRUE(stats.available);
+  EXPECT_GE(stats.probes, 1000u);  // every Get of a table key probes its filter
+  std::string property;
+  ASSERT_TRUE(db->GetProperty("blockbloom.filter-policy-stats", &property));
+  EXPECT_EQ(property, "probes: " + std::to_string(stats.probes) +
+                          "\nnegatives: " + std::to_string(stats.negatives) +
+                          "\npositives: " + std::to_string(stats.probes - stats.negatives) + "\n");
+  db.reset();
+  // LevelDB's built-in policy (or none) is not blockbloom's: no property.
+  std::unique_ptr<const leveldb::FilterPolicy> builtin(leveldb::NewBloomFilterPolicy(10));
+  options.filter_policy = builtin.get();
+  ASSERT_TRUE(FilteredDB::Open(FilteredDBOptions(), options, path, &db).ok());
+  EXPECT_FALSE(db->GetProperty("blockbloom.filter-policy-stats", &property));
+  db.reset();
+  options.filter_policy = nullptr;
+  ASSERT_TRUE(FilteredDB::Open(FilteredDBOptions(), options, path, &db).ok());
+  EXPECT_FALSE(db->GetProperty("blockbloom.filter-policy-stats", &property));
+  db.reset();
+  DestroyFilteredDB(path, leveldb::Options());
 }
 
 // Filter statistics: Gets ruled out, passes, and passes that ended NotFound

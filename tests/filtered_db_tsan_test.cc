@@ -118,6 +118,48 @@ TEST_P(FilteredDBTsanTest, ReadersNeverMissCommittedKeysWhileWritersChurnAndGrow
   DestroyFilteredDB(path, leveldb::Options());
 }
 
+// "Any method from any number of threads" includes SaveIndex: concurrent
+// saves (each writes the index file through the same temporary name) must
+// all succeed, and the file they leave must be used by the next Open.
+TEST(FilteredDBSaveTest, ConcurrentSaveIndexCallsAllSucceed) {
+  const std::string path = TestPath("db");
+  DestroyFilteredDB(path, leveldb::Options());
+  leveldb::Options options;
+  options.create_if_missing = true;
+  FilteredDBOptions index_options;
+  index_options.expected_keys = 1000;
+  {
+    std::unique_ptr<FilteredDB> db;
+    ASSERT_TRUE(FilteredDB::Open(index_options, options, path, &db).ok());
+    for (uint64_t i = 0; i < 500; ++i)
+      ASSERT_TRUE(db->Put(leveldb::WriteOptions(), Key(i), "v").ok());
+    std::atomic<int> failures{0};
+    std::vector<std::thread> savers;
+    for (int t = 0; t < 3; ++t) {
+      savers.emplace_back([&] {
+        for (int i = 0; i < 15; ++i) {
+          const leveldb::Status s = db->SaveIndex();
+          if (!s.ok()) {
+            failures.fetch_add(1);
+            ADD_FAILURE() << s.ToString();
+          }
+        }
+      });
+    }
+    for (std::thread& t : savers) t.join();
+    EXPECT_EQ(failures.load(), 0);
+    EXPECT_EQ(db->index_stats().index_saves, 45u);
+  }
+  std::unique_ptr<FilteredDB> db;
+  ASSERT_TRUE(FilteredDB::Open(index_options, options, path, &db).ok());
+  EXPECT_EQ(db->index_stats().opened_from, IndexSource::kFile);
+  std::string value;
+  for (uint64_t i = 0; i < 500; ++i)
+    ASSERT_TRUE(db->Get(leveldb::ReadOptions(), Key(i), &value).ok());
+  db.reset();
+  DestroyFilteredDB(path, leveldb::Options());
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Kinds, FilteredDBTsanTest,
     ::testing::Values(TsanCase{IndexKind::kDleft, false}, TsanCase{IndexKind::kCounting, false},

@@ -6,10 +6,14 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "bitwise_simd.h"
+#include "blockbloom/leveldb_filter_policy.h"
+#include "leveldb/filter_policy.h"
+#include "leveldb/slice.h"
 #include "blocked_bloom_simd.h"
 #include "test_keys.h"
 
@@ -124,6 +128,44 @@ TEST(SetOpsTest, ZeroByteBlockedFiltersKeepTheirMeaning) {
   EXPECT_TRUE(Intersection(*full, *also_full)->MayContain("anything"));
   // The empty set and a match-everything filter differ in shape now.
   EXPECT_EQ(Union(*empty, *full).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// A version-2 (flat) filter, as a LevelDB policy writes for a small table and
+// BlockedBloomFilter::Deserialize keeps it: its bits mean something else
+// than a 512-bit-blocked filter's of the same size.
+BlockedBloomFilter FlatFilterOf(uint64_t lo, uint64_t hi) {
+  std::unique_ptr<const leveldb::FilterPolicy> policy(NewBlockedBloomFilterPolicy(10));
+  std::vector<std::string> keys;
+  for (uint64_t i = lo; i < hi; ++i) keys.push_back(Key(i));
+  std::vector<leveldb::Slice> slices(keys.begin(), keys.end());
+  std::string encoded;
+  policy->CreateFilter(slices.data(), static_cast<int>(slices.size()), &encoded);
+  absl::StatusOr<BlockedBloomFilter> f = BlockedBloomFilter::Deserialize(encoded);
+  EXPECT_TRUE(f.ok()) << f.status();
+  EXPECT_TRUE(f->flat());
+  return *std::move(f);
+}
+
+TEST(SetOpsTest, FlatBlockedFiltersKeepTheirGeometry) {
+  // 40 keys at 10 bits/key: 50 bytes, flat. Union holds both sets, the
+  // intersection the common keys; neither may answer "no" for them.
+  const BlockedBloomFilter a = FlatFilterOf(0, 40);
+  const BlockedBloomFilter b = FlatFilterOf(20, 60);
+  ASSERT_EQ(a.num_bytes(), b.num_bytes());
+  absl::StatusOr<BlockedBloomFilter> u = Union(a, b);
+  absl::StatusOr<BlockedBloomFilter> x = Intersection(a, b);
+  ASSERT_TRUE(u.ok()) << u.status();
+  ASSERT_TRUE(x.ok()) << x.status();
+  EXPECT_TRUE(u->flat());
+  EXPECT_TRUE(x->flat());
+  for (uint64_t i = 0; i < 60; ++i) EXPECT_TRUE(u->MayContain(Key(i))) << i;
+  for (uint64_t i = 20; i < 40; ++i) EXPECT_TRUE(x->MayContain(Key(i))) << i;
+  // A flat and a blocked filter of the same size and k differ in shape.
+  absl::StatusOr<BlockedBloomFilter> blocked =
+      BlockedBloomFilter::CreateWithGeometry(a.num_bytes(), a.num_probes());
+  ASSERT_TRUE(blocked.ok());
+  EXPECT_EQ(Union(a, *blocked).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Intersection(*blocked, a).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 // ---- The kernels: every compiled target against a scalar reference ----

@@ -397,5 +397,27 @@ TEST(ScalableBloomTest, DeserializeChecksStagesAgainstOptions) {
   EXPECT_EQ(ScalableBloomFilter::Deserialize(wrong).status().code(), absl::StatusCode::kDataLoss);
 }
 
+// Whatever the options, Serialize writes what Deserialize reads: with
+// s = 1 (allowed) every c_0 keys add a stage, and a reader takes at most
+// kMaxStages of them, so the writer stops adding stages there (the rest of
+// the keys go into the last one: never lost, the bound no longer holds).
+TEST(ScalableBloomTest, StageCountStaysReadableWithGrowthOne) {
+  ScalableBloomOptions o;
+  o.initial_capacity = 1;
+  o.growth = 1.0;
+  o.tightening = 0.01;  // p_i underflows to 0 after ~160 stages: few model searches
+  auto filter = ScalableBloomFilter::Create(o);
+  ASSERT_TRUE(filter.ok());
+  constexpr uint64_t kKeys = ScalableBloomFilter::kMaxStages + 500;
+  for (uint64_t i = 0; i < kKeys; ++i) filter->AddKey(Key(i));
+  EXPECT_EQ(filter->num_stages(), ScalableBloomFilter::kMaxStages);
+  EXPECT_EQ(filter->num_added(), kKeys);
+  auto reloaded = ScalableBloomFilter::Deserialize(filter->Serialize());
+  ASSERT_TRUE(reloaded.ok()) << reloaded.status();
+  EXPECT_EQ(reloaded->Serialize(), filter->Serialize());
+  for (uint64_t i = 0; i < kKeys; i += 97) EXPECT_TRUE(reloaded->MayContain(Key(i))) << i;
+  EXPECT_TRUE(reloaded->MayContain(Key(kKeys - 1)));
+}
+
 }  // namespace
 }  // namespace blockbloom

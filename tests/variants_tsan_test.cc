@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "blockbloom/filter_file.h"
+#include "blockbloom/set_ops.h"
 #include "test_keys.h"
 #include "variant_adapters.h"
 #include "test_paths.h"
@@ -55,6 +56,46 @@ TEST(VariantsThreadSafetyTest, LoadedFilterAndLoadsFromManyThreads) {
       failures[t] += !own.ok();
       for (uint64_t i = 0; i < 5000 && own.ok(); ++i) {
         failures[t] += !shared->MayContain(Key(i)) || !own->MayContain(Key(i));
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  for (int t = 0; t < 4; ++t) EXPECT_EQ(failures[t], 0) << t;
+}
+
+// blockbloom/set_ops.h: the operands may be read by other threads while a
+// Union or Intersection reads them (and two set operations may share one).
+TEST(VariantsThreadSafetyTest, SetOperationsWhileOperandsAreQueried) {
+  auto a = BlockedBloomFilter::Create(4000, 10);
+  auto b = BlockedBloomFilter::Create(4000, 10);
+  auto sa = StandardBloomFilter::CreateForFpr(4000, 0.01);
+  auto sb = StandardBloomFilter::CreateForFpr(4000, 0.01);
+  ASSERT_TRUE(a.ok() && b.ok() && sa.ok() && sb.ok());
+  for (uint64_t i = 0; i < 4000; ++i) {
+    a->AddKey(Key(i));
+    b->AddKey(Key(4000 + i));
+    sa->AddKey(Key(i));
+    sb->AddKey(Key(4000 + i));
+  }
+  std::vector<std::thread> threads;
+  std::vector<int> failures(4, 0);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 3; ++round) {
+        if (t % 2 == 0) {
+          for (uint64_t i = 0; i < 4000; ++i) {
+            failures[t] += !a->MayContain(Key(i)) || !b->MayContain(Key(4000 + i)) ||
+                           !sa->MayContain(Key(i)) || !sb->MayContain(Key(4000 + i));
+          }
+        } else {
+          absl::StatusOr<BlockedBloomFilter> u = Union(*a, *b);
+          absl::StatusOr<StandardBloomFilter> su = Union(*sa, *sb);
+          absl::StatusOr<StandardBloomFilter> sx = Intersection(*sa, *sb);
+          failures[t] += !u.ok() || !su.ok() || !sx.ok();
+          for (uint64_t i = 0; i < 8000 && u.ok() && su.ok(); ++i) {
+            failures[t] += !u->MayContain(Key(i)) || !su->MayContain(Key(i));
+          }
+        }
       }
     });
   }

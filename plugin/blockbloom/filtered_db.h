@@ -50,7 +50,10 @@
 // gives the rule and its argument; docs/FORMAT.md the layout). The file is
 // removed before LevelDB opens, so it is used at most once. FilteredDB holds
 // a POSIX lock on <name>/LOCK from before reading the file until after saving
-// it, so no other process can open the database in between. Only with
+// it, so no other process can open the database in between -- except in the
+// moment between LevelDB's close (which drops the process's lock) and its
+// re-lock, after which the save checks that nobody wrote meanwhile (CURRENT
+// and the logs unchanged; docs/FILTERED_DB.md, point 4). Only with
 // leveldb::Env::Default() (another Env always scans, and nothing is saved).
 //
 // Front filter. The counting filter sits behind an insert-only blocked Bloom
@@ -95,9 +98,12 @@ enum class IndexKind {
 
 struct FilteredDBOptions {
   // Capacity of the first index; it grows (doubling) when the keys outgrow it.
+  // 0 means 1. Open fails (IOError, nothing left open) when an index of this
+  // capacity cannot be allocated.
   uint64_t expected_keys = 1000000;
   // Target FPR at capacity. d-left at its design load gives ~0.15% whatever
   // this asks, and less when asked for less (blockbloom/dleft_counting_bloom.h).
+  // Any value is accepted: each filter clamps it (NaN means 1%).
   double target_fpr = 0.01;
   IndexKind kind = IndexKind::kDleft;
   // Save the index at close / SaveIndex() and load it at Open when valid.
@@ -105,7 +111,11 @@ struct FilteredDBOptions {
   // Called during every rebuild scan (Open, growth, RebuildIndex) each
   // `progress_interval` keys and once at the end, with the keys scanned so
   // far. Runs on the scanning thread (a background thread during growth);
-  // writers are not blocked.
+  // writers are not blocked. It must not call RebuildIndex() or
+  // WaitForGrowth() (the rebuild calling it holds the rebuild lock, and may
+  // be the growth being waited for: a deadlock). If it throws, the rebuild
+  // fails as when out of memory: Open and RebuildIndex() return an IOError,
+  // a growth keeps the current index; the exception goes no further.
   std::function<void(uint64_t keys_scanned)> progress;
   uint64_t progress_interval = 65536;
 };
@@ -173,6 +183,11 @@ class FilteredDB final : public leveldb::DB {
   //   "blockbloom.index-filter-passes"
   //   "blockbloom.index-passes-not-found"
   //   "blockbloom.index-measured-fpr"  passes_not_found / (ruled out + passes_not_found)
+  //   "blockbloom.filter-policy-stats" the table filter policy's probes,
+  //                                    negatives and positives, one per line
+  //                                    (blockbloom/filter_stats.h); absent
+  //                                    unless LevelDB was opened with one of
+  //                                    blockbloom's policies
   // ("blockbloom.index-stats" is an alias of "blockbloom.stats".)
   bool GetProperty(const leveldb::Slice& property, std::string* value) override;
   void GetApproximateSizes(const leveldb::Range* range, int n, uint64_t* sizes) override;
@@ -181,12 +196,16 @@ class FilteredDB final : public leveldb::DB {
   // Rebuilds the index from a snapshot scan (sized for the keys found, at
   // least FilteredDBOptions::expected_keys) while writers continue; returns
   // when the new index is published. The way out of the saturated state.
+  // On a failed scan, LevelDB's error (every Get then passes through); when
+  // the index cannot be built (out of memory), an IOError and the index in
+  // use stays.
   leveldb::Status RebuildIndex();
   // Writes the index file now. Writers wait while the index is copied and
   // the directory listed (CURRENT, MANIFEST and logs are hashed: about a
   // millisecond per few MB), not while the file is written and synced. The
   // file is used by the next Open only if the directory is then exactly as
-  // listed now -- e.g. after a crash with no write since. InvalidArgument
+  // listed now -- e.g. after a crash with no write since. Concurrent calls
+  // run one after another (each saves the index as of its turn). InvalidArgument
   // while the index is saturated (pass-through), NotSupported when
   // persistence is off, IOError on file-system errors.
   leveldb::Status SaveIndex();
@@ -210,6 +229,8 @@ leveldb::Status OpenFilteredDB(const FilteredDBOptions& fdb_options,
                                leveldb::DB** dbptr);
 
 // leveldb::DestroyDB plus FilteredDB's index files, so the directory goes too.
+// IOError (and LevelDB's files untouched) if an index file exists and cannot
+// be removed; OK when there is nothing to remove.
 leveldb::Status DestroyFilteredDB(const std::string& name, const leveldb::Options& options);
 
 }  // namespace blockbloom

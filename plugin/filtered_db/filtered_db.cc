@@ -187,6 +187,7 @@ bool HeavyBarrier() {
 inline void LightBarrier() { std::atomic_signal_fence(std::memory_order_seq_cst); }
 
 std::atomic<bool> g_force_seq_cst_readers{false};  // ForceSeqCstReadersForTesting
+std::atomic<void (*)(const std::string&)> g_close_window_hook{nullptr};  // testing_hooks.h
 
 bool UseLightReaders() {
   return !g_force_seq_cst_readers.load(std::memory_order_relaxed) && RegisterHeavyBarrier();
@@ -252,6 +253,11 @@ class DirLock {
   std::string dir_;
 };
 
+// A LevelDB write-ahead log (<number>.log): what every write appends to.
+bool IsLogFile(const std::string& name) {
+  return name.size() > 4 && name.compare(name.size() - 4, 4, ".log") == 0;
+}
+
 // One key of a write, its hash, and whether it is present after the write.
 struct KeyOp {
   leveldb::Slice key;
@@ -297,6 +303,7 @@ struct FilteredDB::Impl {
   // *capacity: at least this many keys in, the size actually used out.
   leveldb::Status RebuildAttempt(uint64_t* capacity, bool* refused);
   // Copies the index and lists the directory under write_mu; writes outside.
+  // Serialized by save_mu.
   leveldb::Status Save();
 
   const FilteredDBOptions options;
@@ -309,6 +316,10 @@ struct FilteredDB::Impl {
   std::string current_at_open;  // CURRENT's bytes right after our LevelDB::Open
   std::unique_ptr<leveldb::DB> db;
 
+  // One Save at a time, from the copy of the index to the rename of its file
+  // (every save writes through the same temporary file name); taken before
+  // write_mu.
+  std::mutex save_mu;
   std::mutex rebuild_mu;                  // one rebuild at a time; taken before write_mu
   std::mutex write_mu;                    // writers, publication, the write log, counters below
   std::unique_ptr<KeyIndex> current;      // null = saturated / pass-through
@@ -336,6 +347,10 @@ struct FilteredDB::Impl {
 void FilteredDB::Impl::PublishLocked(std::unique_ptr<KeyIndex> next,
                                      std::vector<std::unique_ptr<KeyIndex>>* garbage) {
   if (current != nullptr) {
+    // Room first: should it throw (out of memory), nothing has changed; a
+    // push_back that threw after moving `current` out would free the index
+    // readers still reach through `index`.
+    retired.reserve(retired.size() + 1);
     retired.push_back({std::move(current), std::bitset<kReaderSlots>().set(), false});
   }
   current = std::move(next);
@@ -529,7 +544,21 @@ leveldb::Status FilteredDB::Impl::Rebuild(uint64_t min_capacity) {
   uint64_t capacity = min_capacity;
   for (int attempt = 0; attempt < kMaxBuildAttempts; ++attempt, capacity *= 2) {
     bool refused = false;
-    const leveldb::Status s = RebuildAttempt(&capacity, &refused);
+    leveldb::Status s;
+    try {
+      s = RebuildAttempt(&capacity, &refused);
+    } catch (...) {
+      // Out of memory (the scan's hashes, the new index) or an exception
+      // from the progress callback: this rebuild fails like one whose index
+      // cannot be allocated. The current index (or pass-through) stays, and
+      // is exact: writers kept updating it. On the growth thread an
+      // exception would terminate the process.
+      std::lock_guard<std::mutex> lock(write_mu);
+      logging = false;
+      std::vector<LogEntry>().swap(log);
+      return leveldb::Status::IOError("FilteredDB index",
+                                      "rebuild failed: out of memory or progress threw");
+    }
     if (!s.ok() || !refused || stopping.load(std::memory_order_relaxed)) return s;
   }
   std::vector<std::unique_ptr<KeyIndex>> garbage;
@@ -540,6 +569,7 @@ leveldb::Status FilteredDB::Impl::Rebuild(uint64_t min_capacity) {
 
 leveldb::Status FilteredDB::Impl::Save() {
   if (!persist) return leveldb::Status::NotSupported("FilteredDB: persist_index is off");
+  std::lock_guard<std::mutex> save_lock(save_mu);
   filtered_db::IndexFileContents contents;
   {
     std::lock_guard<std::mutex> lock(write_mu);
@@ -571,14 +601,40 @@ FilteredDB::~FilteredDB() {
   if (m.growth_thread.joinable()) m.growth_thread.join();
   std::string payload;
   if (m.persist && m.current != nullptr) m.current->Serialize(&payload);
+  // The logs as this session leaves them, listed while LevelDB still holds
+  // the database: no write can run now, and closing never appends to a log
+  // (a compaction finishing during the close only adds tables, appends to
+  // the MANIFEST and deletes obsolete logs).
+  std::vector<filtered_db::DirEntry> logs_at_close;
+  bool logs_listed = false;
+  if (!payload.empty()) {
+    auto listing = filtered_db::ListDbDir(m.name);
+    if (listing.ok()) {
+      for (filtered_db::DirEntry& e : *listing) {
+        if (IsLogFile(e.name)) logs_at_close.push_back(std::move(e));
+      }
+      logs_listed = true;
+    }
+  }
   m.db.reset();  // LevelDB closed: its lock released, no more file changes
-  if (m.persist && !payload.empty() && m.dir_lock.Relock()) {
-    // LevelDB writes a new CURRENT on every open: an unchanged CURRENT proves
-    // no other process opened the database between LevelDB's unlock and our
-    // Relock, so the listing is of the files this session left.
+  if (auto* hook = g_close_window_hook.load(std::memory_order_relaxed)) hook(m.name);
+  if (m.persist && logs_listed && m.dir_lock.Relock()) {
+    // Another process may have opened the database between LevelDB's unlock
+    // and our Relock (POSIX locks belong to the process: LevelDB's close
+    // dropped ours too). Its writes would be in the listing but not in the
+    // index, so save only if there was none: LevelDB with reuse_logs = false
+    // (the default) writes a new CURRENT on every open, and every write goes
+    // to a log, which is then new or longer (an opener with reuse_logs = true
+    // keeps CURRENT and appends to the last log). So: CURRENT as right after
+    // our open, and every log now is one of ours, unchanged.
     auto listing = filtered_db::ListDbDir(m.name);
     const std::string current_now = filtered_db::ReadCurrent(m.name);
-    if (listing.ok() && !current_now.empty() && current_now == m.current_at_open) {
+    const auto ours = [&](const filtered_db::DirEntry& e) {
+      return !IsLogFile(e.name) ||
+             std::find(logs_at_close.begin(), logs_at_close.end(), e) != logs_at_close.end();
+    };
+    if (listing.ok() && !current_now.empty() && current_now == m.current_at_open &&
+        std::all_of(listing->begin(), listing->end(), ours)) {
       filtered_db::IndexFileContents contents{std::move(listing).value(), std::move(payload)};
       (void)filtered_db::WriteIndexFile(m.name, contents);  // failure: no file, next Open scans
     }
@@ -647,10 +703,10 @@ leveldb::Status OpenFilteredDB(const FilteredDBOptions& fdb_options,
 }
 
 leveldb::Status DestroyFilteredDB(const std::string& name, const leveldb::Options& options) {
+  // An index file left behind would keep the directory: report it (absent
+  // files and a missing directory are not errors).
   const absl::Status removed = filtered_db::RemoveIndexFile(name);
-  if (!removed.ok() && !absl::IsInternal(removed)) {
-    return leveldb::Status::IOError(name, removed.ToString());
-  }
+  if (!removed.ok()) return leveldb::Status::IOError(name, removed.ToString());
   return leveldb::DestroyDB(name, options);
 }
 
@@ -952,6 +1008,10 @@ namespace filtered_db {
 
 void ForceSeqCstReadersForTesting(bool force) {
   g_force_seq_cst_readers.store(force, std::memory_order_relaxed);
+}
+
+void SetCloseWindowHookForTesting(void (*hook)(const std::string& db_name)) {
+  g_close_window_hook.store(hook, std::memory_order_relaxed);
 }
 
 }  // namespace filtered_db

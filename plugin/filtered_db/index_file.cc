@@ -294,7 +294,7 @@ absl::Status RemoveIndexFile(const std::string& dir) {
     const std::string path = dir + "/" + name;
     if (::unlink(path.c_str()) == 0) {
       removed = true;
-    } else if (errno != ENOENT) {
+    } else if (errno != ENOENT && errno != ENOTDIR) {  // ENOTDIR: `dir` is no directory
       return Errno("unlink " + path);
     }
   }

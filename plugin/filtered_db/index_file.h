@@ -101,7 +101,8 @@ absl::Status WriteIndexFile(const std::string& dir, const IndexFileContents& con
 // checksum, lengths); IOError on read errors.
 absl::StatusOr<LoadedIndexFile> ReadIndexFile(const std::string& dir);
 // Removes the index file and any leftover tmp file, then fsyncs the
-// directory. OK when neither exists.
+// directory. OK when neither exists (nor `dir`); an error (Internal, with
+// errno's text) when one exists and cannot be removed.
 absl::Status RemoveIndexFile(const std::string& dir);
 
 // The CURRENT file's bytes ("" if unreadable).

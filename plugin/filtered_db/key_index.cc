@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <vector>
 
 #include "blockbloom/counting_bloom.h"
@@ -180,7 +181,12 @@ absl::StatusOr<std::unique_ptr<KeyIndex>> KeyIndex::Deserialize(std::string_view
   auto inner = DeserializeInner(in.substr(0, inner_len));
   if (!inner.ok()) return inner.status();
   in.remove_prefix(inner_len);
-  std::unique_ptr<FrontFilter> front = FrontFilter::Deserialize(&in);
+  std::unique_ptr<FrontFilter> front;
+  try {
+    front = FrontFilter::Deserialize(&in);
+  } catch (const std::bad_alloc&) {  // as Create: a Status, never an exception out of Open
+    return absl::ResourceExhaustedError("FilteredDB index: out of memory");
+  }
   if (front == nullptr || !in.empty() ||
       front->num_blocks() != FrontFilter::BlocksFor((*inner)->capacity())) {
     return absl::InvalidArgumentError("index payload: malformed front filter");

@@ -139,7 +139,8 @@ class KeyIndex {
   static absl::StatusOr<std::unique_ptr<KeyIndex>> Create(IndexKind kind, uint64_t capacity,
                                                           double target_fpr);
   // The index Serialize wrote (the "index payload" of docs/FORMAT.md);
-  // InvalidArgument on any inconsistency. The caller has checked the checksum.
+  // InvalidArgument on any inconsistency, ResourceExhausted when out of
+  // memory. The caller has checked the checksum.
   static absl::StatusOr<std::unique_ptr<KeyIndex>> Deserialize(std::string_view payload);
 
   KeyIndex(std::unique_ptr<Counting> counting, std::unique_ptr<FrontFilter> front)

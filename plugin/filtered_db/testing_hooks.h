@@ -1,7 +1,10 @@
-// Test-only switches of FilteredDB's internals (tests/filtered_db_tsan_test.cc).
+// Test-only switches of FilteredDB's internals (tests/filtered_db_tsan_test.cc,
+// tests/filtered_db_crash_test.cc).
 // Not part of the public API.
 #ifndef BLOCKBLOOM_FILTERED_DB_TESTING_HOOKS_H_
 #define BLOCKBLOOM_FILTERED_DB_TESTING_HOOKS_H_
+
+#include <string>
 
 namespace blockbloom {
 namespace filtered_db {
@@ -11,6 +14,13 @@ namespace filtered_db {
 // membarrier(2), docs/FILTERED_DB.md "Readers") even where membarrier works,
 // so both reclamation protocols run under ThreadSanitizer. Thread-safe.
 void ForceSeqCstReadersForTesting(bool force);
+
+// Runs hook(db_name) inside every later FilteredDB destructor, between
+// LevelDB's close (which drops the process's lock on <db>/LOCK) and
+// FilteredDB's re-lock: the window in which another process could open the
+// database (tests/filtered_db_crash_test.cc). Null removes it. Not
+// synchronized with running destructors: set it while no FilteredDB closes.
+void SetCloseWindowHookForTesting(void (*hook)(const std::string& db_name));
 
 }  // namespace filtered_db
 }  // namespace blockbloom

@@ -399,7 +399,13 @@ int Build(const std::vector<char*>& args) {
   std::optional<AnyFilter> filter;
   const auto make = [&]() -> absl::Status {
     if (structure == "blocked") {
-      const double b = bpk_given ? bpk : *BlockedBitsPerKeyForFpr(fpr);
+      double b = bpk;
+      if (!bpk_given) {
+        // OutOfRange below ~1.1e-8: no blocked filter reaches it (calc says so too).
+        const absl::StatusOr<double> needed = BlockedBitsPerKeyForFpr(fpr);
+        if (!needed.ok()) return needed.status();
+        b = *needed;
+      }
       absl::StatusOr<BlockedBloomFilter> f = BlockedBloomFilter::Create(*n, b);
       if (!f.ok()) return f.status();
       filter.emplace(*std::move(f));

@@ -46,6 +46,11 @@ struct ScalableBloomOptions {
 
 class ScalableBloomFilter {
  public:
+  // Most stages a filter has (Deserialize rejects more as damage): once it
+  // has this many, keys go into the last stage (never lost; the bound p then
+  // no longer holds). Reached only with s near 1: s = 2 needs c_0 * 2^4095 keys.
+  static constexpr size_t kMaxStages = 4096;
+
   // InvalidArgument for options out of range (including NaN).
   static absl::StatusOr<ScalableBloomFilter> Create(const ScalableBloomOptions& options);
   // Options with initial_capacity = max(expected_keys, 1) and fpr = `fpr`:
@@ -56,8 +61,8 @@ class ScalableBloomFilter {
   static absl::StatusOr<ScalableBloomFilter> Deserialize(std::string_view encoded);
 
   // Adds to the newest stage, first adding a stage if it is full. If a new
-  // stage cannot be allocated the key goes into the full stage instead
-  // (never lost; the FPR then exceeds the bound).
+  // stage cannot be allocated, or there are kMaxStages already, the key goes
+  // into the full stage instead (never lost; the FPR then exceeds the bound).
   void AddKey(std::string_view key);
   void AddHash(uint64_t hash);
   bool MayContain(std::string_view key) const;

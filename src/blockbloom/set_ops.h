@@ -10,7 +10,9 @@
 //                      that of a filter built from A ∩ B directly (bits set
 //                      by different keys of A and B may coincide).
 //
-// Shape: blocked filters need equal num_bytes and num_probes; standard ones
+// Shape: blocked filters need equal num_bytes, num_probes and flat() (a flat,
+// format-version-2 filter from Deserialize lays its bits out differently;
+// the result keeps the operands' geometry); standard ones
 // equal num_bits, num_probes and scheme; partitioned ones equal slice_bits
 // and num_probes. Any mismatch is InvalidArgument, and nothing is merged.
 // The resulting num_added() (standard, partitioned) is a bound:
@@ -18,7 +20,8 @@
 // report num_added() == 0, as Deserialize does.
 //
 // Thread-safety: pure functions of their arguments; the arguments may be
-// read concurrently by other threads but not written.
+// read concurrently by other threads but not written (tested under TSan,
+// tests/variants_tsan_test.cc).
 #ifndef BLOCKBLOOM_SET_OPS_H_
 #define BLOCKBLOOM_SET_OPS_H_
 

@@ -26,9 +26,9 @@ constexpr uint8_t kMarker = 0xB7;
 constexpr uint8_t kVersion = 1;
 // 2^62 keys per stage: far beyond memory; also keeps c_0 * s^i finite.
 constexpr double kMaxCapacity = 4.611686018427387904e18;
-// Stages a serialized filter may have: with s >= 1 and capacities capped,
-// more is a damaged file, not a big filter.
-constexpr uint32_t kMaxStages = 4096;
+// Stages a serialized filter may have (ScalableBloomFilter::kMaxStages, which
+// AddHash never exceeds): more is a damaged file, not a big filter.
+constexpr uint64_t kMaxStages = ScalableBloomFilter::kMaxStages;
 
 absl::Status ValidateOptions(const ScalableBloomOptions& o) {
   if (o.initial_capacity < 1) return absl::InvalidArgumentError("initial_capacity must be >= 1");
@@ -119,8 +119,9 @@ absl::StatusOr<ScalableBloomFilter> ScalableBloomFilter::Create(uint64_t expecte
 }
 
 void ScalableBloomFilter::AddHash(uint64_t hash) {
-  if (added_.back() >= capacities_.back()) {
-    // On failure the key goes into the full stage: never lost.
+  if (added_.back() >= capacities_.back() && stages_.size() < kMaxStages) {
+    // On failure the key goes into the full stage: never lost. So it does
+    // at kMaxStages, which Deserialize would reject as damage beyond.
     AddStage().IgnoreError();
   }
   stages_.back().AddHash(hash);

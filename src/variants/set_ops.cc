@@ -24,10 +24,13 @@ void Combine(Op op, const uint8_t* a, const uint8_t* b, uint8_t* out, size_t n) 
 
 absl::StatusOr<BlockedBloomFilter> CombineBlocked(Op op, const BlockedBloomFilter& a,
                                                   const BlockedBloomFilter& b) {
-  if (a.num_bytes() != b.num_bytes() || a.num_probes() != b.num_probes()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "blocked filters differ in shape: ", a.num_bytes(), " bytes/k=", a.num_probes(), " vs ",
-        b.num_bytes(), " bytes/k=", b.num_probes()));
+  // A flat (format version 2) filter's bits are laid out differently from a
+  // 512-bit-blocked one's of the same size: they cannot be combined.
+  if (a.num_bytes() != b.num_bytes() || a.num_probes() != b.num_probes() || a.flat() != b.flat()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("blocked filters differ in shape: ", a.num_bytes(),
+                     " bytes/k=", a.num_probes(), a.flat() ? "/flat" : "", " vs ", b.num_bytes(),
+                     " bytes/k=", b.num_probes(), b.flat() ? "/flat" : ""));
   }
   if (a.num_bytes() == 0) {
     // Zero bytes is the empty set (a filter sized for 0 keys that was given
@@ -36,7 +39,9 @@ absl::StatusOr<BlockedBloomFilter> CombineBlocked(Op op, const BlockedBloomFilte
   }
   std::string bytes(static_cast<size_t>(a.num_bytes()), '\0');
   Combine(op, a.data(), b.data(), reinterpret_cast<uint8_t*>(&bytes[0]), bytes.size());
-  blocked::AppendTrailer(a.num_probes(), &bytes);
+  // The result keeps the operands' geometry (Serialize would write it so).
+  blocked::AppendTrailer(a.num_probes(), &bytes,
+                         a.flat() ? blocked::Geometry::kFlat : blocked::Geometry::kBlocked512);
   return BlockedBloomFilter::Deserialize(bytes);
 }
 
