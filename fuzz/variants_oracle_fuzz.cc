@@ -20,6 +20,7 @@
 #include "blockbloom/scalable_bloom.h"
 #include "blockbloom/set_ops.h"
 #include "blockbloom/standard_bloom.h"
+#include "blocked/format.h"
 #include "fuzz_input.h"
 
 using blockbloom::BlockedBloomFilter;
@@ -67,8 +68,17 @@ void Make(FuzzInput& in, HashScheme, absl::StatusOr<PartitionedBloomFilter>* out
   }
 }
 void Make(FuzzInput& in, HashScheme, absl::StatusOr<BlockedBloomFilter>* out) {
-  if ((in.Byte() & 1) != 0) {
+  const uint8_t how = in.Byte() % 3;
+  if (how == 1) {
     *out = BlockedBloomFilter::CreateWithGeometry(in.U16() % 4000, 1 + in.Byte() % 16);
+  } else if (how == 2) {
+    // A flat (format version 2) filter, as the LevelDB policies write them
+    // up to 512 bytes: empty bits and a v2 trailer, read back by Deserialize.
+    std::string encoded(1 + in.U16() % blockbloom::blocked::kFlatMaxBytes, '\0');
+    blockbloom::blocked::AppendTrailer(1 + in.Byte() % 16, &encoded,
+                                       blockbloom::blocked::Geometry::kFlat);
+    *out = BlockedBloomFilter::Deserialize(encoded);
+    if (out->ok() && !(*out)->flat()) Fail("a version-2 filter did not read back flat", "");
   } else {
     *out = BlockedBloomFilter::Create(in.U16() % 3000, BitsPerKey(in.Byte()));
   }
@@ -94,7 +104,7 @@ bool SameShape(const PartitionedBloomFilter& a, const PartitionedBloomFilter& b)
   return a.slice_bits() == b.slice_bits() && a.num_probes() == b.num_probes();
 }
 bool SameShape(const BlockedBloomFilter& a, const BlockedBloomFilter& b) {
-  return a.num_bytes() == b.num_bytes() && a.num_probes() == b.num_probes();
+  return a.num_bytes() == b.num_bytes() && a.num_probes() == b.num_probes() && a.flat() == b.flat();
 }
 
 template <class Filter>

@@ -26,9 +26,6 @@ constexpr uint8_t kMarker = 0xB7;
 constexpr uint8_t kVersion = 1;
 // 2^62 keys per stage: far beyond memory; also keeps c_0 * s^i finite.
 constexpr double kMaxCapacity = 4.611686018427387904e18;
-// Stages a serialized filter may have (ScalableBloomFilter::kMaxStages, which
-// AddHash never exceeds): more is a damaged file, not a big filter.
-constexpr uint64_t kMaxStages = ScalableBloomFilter::kMaxStages;
 
 absl::Status ValidateOptions(const ScalableBloomOptions& o) {
   if (o.initial_capacity < 1) return absl::InvalidArgumentError("initial_capacity must be >= 1");
@@ -203,6 +200,7 @@ absl::StatusOr<ScalableBloomFilter> ScalableBloomFilter::Deserialize(std::string
     return absl::DataLossError(absl::StrCat("scalable filter: ", s.message()));
   }
   const uint64_t num_stages = stages_word;  // high 32 bits (reserved) must be 0
+  // More stages than AddHash ever makes (kMaxStages) is a damaged file.
   if (num_stages < 1 || num_stages > kMaxStages) {
     return absl::DataLossError("scalable filter: stage count out of range");
   }
