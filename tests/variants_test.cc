@@ -391,10 +391,31 @@ TEST(ScalableBloomTest, DeserializeChecksStagesAgainstOptions) {
   std::string wrong = bytes;
   wrong[15] ^= 0x01;  // high byte of s's mantissa-exponent: s changes
   EXPECT_FALSE(ScalableBloomFilter::Deserialize(wrong).ok());
-  // A key count of a full stage changed.
+  // A full stage's key count below its capacity (100 -> 96): it would never
+  // have got a successor.
   wrong = bytes;
-  wrong[40 + 8] ^= 0x01;
+  ASSERT_EQ(static_cast<uint8_t>(wrong[40 + 8]), 100);
+  wrong[40 + 8] ^= 0x04;
   EXPECT_EQ(ScalableBloomFilter::Deserialize(wrong).status().code(), absl::StatusCode::kDataLoss);
+}
+
+// An older stage holding more than its capacity is what AddHash leaves when
+// allocating a successor failed once (the key went into the full stage) and
+// a later one succeeded: such a filter must load, with every answer intact.
+TEST(ScalableBloomTest, AnOverFullOlderStageStillLoads) {
+  auto filter = ScalableBloomFilter::Create(100, 0.01);
+  for (uint64_t i = 0; i < 1000; ++i) filter->AddKey(Key(i));
+  ASSERT_GE(filter->num_stages(), 2u);
+  std::string bytes = filter->Serialize();
+  ASSERT_EQ(static_cast<uint8_t>(bytes[40 + 8]), 100);  // stage 0: added == capacity
+  bytes[40 + 8] = 107;                                  // seven keys past its capacity
+  auto loaded = ScalableBloomFilter::Deserialize(bytes);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->num_added(), filter->num_added() + 7);
+  for (uint64_t i = 0; i < 2000; ++i) {
+    ASSERT_EQ(loaded->MayContain(Key(i)), filter->MayContain(Key(i))) << i;
+  }
+  EXPECT_EQ(loaded->Serialize(), bytes);
 }
 
 // Whatever the options, Serialize writes what Deserialize reads: with

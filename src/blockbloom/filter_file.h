@@ -112,9 +112,11 @@ std::string EncodeFilterFile(const ScalableBloomFilter& filter, uint64_t num_key
 std::string EncodeFilterFile(const AnyFilter& filter, uint64_t num_keys, double target_fpr = 0);
 absl::StatusOr<LoadedFilter> DecodeFilterFile(std::string_view bytes);
 
-// Writes `bytes` to `path` atomically: a temporary file in the same
-// directory, fsync, rename. An existing file is replaced only by a complete
-// new one; on error it is untouched and the temporary is removed.
+// Writes `bytes` to `path` atomically and durably: a temporary file in the
+// same directory, fsync, rename, fsync of the directory. An existing file is
+// replaced only by a complete new one; on error before the rename it is
+// untouched and the temporary is removed. An error from the directory's fsync
+// comes after the rename: the new file is in place, its durability unknown.
 absl::Status WriteFileAtomically(const std::string& path, std::string_view bytes);
 
 // EncodeFilterFile + WriteFileAtomically, for any of the filter types above.

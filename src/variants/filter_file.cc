@@ -277,6 +277,15 @@ absl::Status WriteFileAtomically(const std::string& path, std::string_view bytes
     ::unlink(tmp.c_str());
     return OsError(err, "cannot rename onto", path);
   }
+  // The rename is durable only once the directory's entry is: without this
+  // fsync a power loss after an OK could bring back the old file (or none).
+  const size_t slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "."
+                          : slash == 0               ? "/"
+                                                     : path.substr(0, slash);
+  Fd dir_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir_fd.get() < 0) return OsError(errno, "cannot open the directory of", path);
+  if (::fsync(dir_fd.get()) != 0) return OsError(errno, "cannot fsync the directory of", path);
   return absl::OkStatus();
 }
 

@@ -219,9 +219,11 @@ absl::StatusOr<ScalableBloomFilter> ScalableBloomFilter::Deserialize(std::string
     if (capacity != StageCapacity(options, i)) {
       return absl::DataLossError("scalable filter: stage capacity does not match its options");
     }
-    // Every stage but the newest is full. (The newest may hold more than its
-    // capacity if allocating a successor failed; see AddHash.)
-    if (i + 1 < num_stages && added != capacity) {
+    // Every stage but the newest is full: it got a successor only once it
+    // held its capacity. It may hold more (so may the newest): when
+    // allocating a successor failed, AddHash put the key into the full stage,
+    // and a later key's successor may then have been allocated.
+    if (i + 1 < num_stages && added < capacity) {
       return absl::DataLossError("scalable filter: stage key count out of range");
     }
     absl::StatusOr<BlockedBloomFilter> stage =
