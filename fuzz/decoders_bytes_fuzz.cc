@@ -27,25 +27,12 @@
 #include "common/coding.h"
 #include "fuzz_input.h"
 
+using blockbloom::fuzz::ExactCopy;
 using blockbloom::fuzz::Fail;
 
 namespace {
 
 constexpr std::string_view kProbes[] = {"", "a", "key", "https://example.com/", "\xff\x00\x01"};
-
-// The bytes at the end of an allocation of exactly their size.
-class ExactCopy {
- public:
-  explicit ExactCopy(std::string_view bytes)
-      : buf_(std::make_unique<char[]>(bytes.size())), size_(bytes.size()) {
-    if (size_ != 0) std::memcpy(buf_.get(), bytes.data(), size_);
-  }
-  std::string_view view() const { return {buf_.get(), size_}; }
-
- private:
-  std::unique_ptr<char[]> buf_;
-  size_t size_;
-};
 
 [[noreturn]] void Broken(const char* decoder, const char* what) {
   std::fprintf(stderr, "%s: ", decoder);

@@ -7,7 +7,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <memory>
 #include <string>
+#include <string_view>
 
 namespace blockbloom {
 namespace fuzz {
@@ -51,6 +54,21 @@ class FuzzInput {
   std::fprintf(stderr, "blockbloom fuzz failure: %s (key of %zu bytes)\n", what, key.size());
   std::abort();
 }
+
+// The bytes at the end of an allocation of exactly their size, so ASan
+// reports any read past them.
+class ExactCopy {
+ public:
+  explicit ExactCopy(std::string_view bytes)
+      : buf_(std::make_unique<char[]>(bytes.size())), size_(bytes.size()) {
+    if (size_ != 0) std::memcpy(buf_.get(), bytes.data(), size_);
+  }
+  std::string_view view() const { return {buf_.get(), size_}; }
+
+ private:
+  std::unique_ptr<char[]> buf_;
+  size_t size_;
+};
 
 }  // namespace fuzz
 }  // namespace blockbloom

@@ -44,6 +44,7 @@
 
 using blockbloom::KeyIndex;
 using blockbloom::filtered_db::DirEntry;
+using blockbloom::fuzz::ExactCopy;
 
 namespace {
 
@@ -75,20 +76,6 @@ const std::vector<uint64_t>& Probes() {
   static const std::vector<uint64_t>* probes = new std::vector<uint64_t>(MakeProbes());
   return *probes;
 }
-
-// The bytes at the end of an allocation of exactly their size.
-class ExactCopy {
- public:
-  explicit ExactCopy(std::string_view bytes)
-      : buf_(std::make_unique<char[]>(bytes.size())), size_(bytes.size()) {
-    if (size_ != 0) std::memcpy(buf_.get(), bytes.data(), size_);
-  }
-  std::string_view view() const { return {buf_.get(), size_}; }
-
- private:
-  std::unique_ptr<char[]> buf_;
-  size_t size_;
-};
 
 [[noreturn]] void Broken(const char* what) { blockbloom::fuzz::Fail(what, ""); }
 
