@@ -377,6 +377,58 @@ TEST(FilteredDBOptionsTest, AnExceptionDuringARebuildFailsItCleanly) {
   DestroyFilteredDB(path, leveldb::Options());
 }
 
+// A growth that fails (here the progress callback throws, as an allocation
+// failure would) is not retried on every following write, which would scan
+// the whole database once per write: attempts wait until the index has
+// taken as many inserts again. Once growth can succeed it does, and no key
+// is ever lost.
+TEST(FilteredDBOptionsTest, AFailedGrowthIsRetriedOnlyAfterTheIndexDoubles) {
+  const std::string path = DbPath("growth-backoff");
+  static std::atomic<bool> throw_now{false};
+  static std::atomic<int> failed_attempts{0};
+  throw_now = false;
+  failed_attempts = 0;
+  FilteredDBOptions fdb_options;
+  fdb_options.kind = IndexKind::kCounting;  // never refuses: the old index keeps serving
+  fdb_options.expected_keys = 100;
+  fdb_options.persist_index = false;
+  fdb_options.progress_interval = 1;
+  fdb_options.progress = [](uint64_t scanned) {
+    if (throw_now.load() && scanned > 0) {
+      ++failed_attempts;
+      throw std::bad_alloc();
+    }
+  };
+  std::unique_ptr<FilteredDB> db;
+  ASSERT_TRUE(FilteredDB::Open(fdb_options, SmallBufferOptions(), path, &db).ok());
+  const uint64_t capacity = db->index_stats().capacity;
+  throw_now = true;
+  constexpr uint64_t kFailing = 2000;
+  for (uint64_t i = 0; i < kFailing; ++i) {
+    ASSERT_TRUE(db->Put(leveldb::WriteOptions(), Key(i), "v").ok());
+    db->WaitForGrowth();  // any attempt this write started has finished
+  }
+  // Past the capacity every write may trigger; attempts come at doubling
+  // insert counts instead: about log2(2000 / capacity) + 1 of them.
+  EXPECT_GE(failed_attempts.load(), 1);
+  EXPECT_LE(failed_attempts.load(), 8) << "capacity " << capacity;
+  EXPECT_EQ(db->index_stats().capacity, capacity);  // nothing grew
+  throw_now = false;
+  uint64_t n = kFailing;
+  while (db->index_stats().capacity == capacity && n < 8 * kFailing) {
+    ASSERT_TRUE(db->Put(leveldb::WriteOptions(), Key(n++), "v").ok());
+    db->WaitForGrowth();
+  }
+  EXPECT_GE(db->index_stats().capacity, n);  // the next attempt grew it
+  EXPECT_LE(n, 2 * kFailing + 1);            // at most one more doubling of inserts
+  std::string value;
+  for (uint64_t i = 0; i < n + 500; ++i) {
+    ASSERT_EQ(db->Get(leveldb::ReadOptions(), Key(i), &value).ok(), i < n) << i;
+  }
+  db.reset();
+  DestroyFilteredDB(path, leveldb::Options());
+}
+
 // "blockbloom.filter-policy-stats": the table filter policy's own counters
 // (blockbloom/filter_stats.h) when LevelDB was opened with one of
 // blockbloom's policies; no such property otherwise.

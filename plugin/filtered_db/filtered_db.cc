@@ -330,9 +330,15 @@ struct FilteredDB::Impl {
   // (membarrier available), else with a seq_cst store. Fixed at construction.
   const bool light_readers;
 
-  bool logging = false;                 // a rebuild's snapshot is taken: log writes
-  std::vector<LogEntry> log;            // writes since that snapshot, in order
-  bool growth_running = false;          // the growth thread is (still) working
+  bool logging = false;         // a rebuild's snapshot is taken: log writes
+  std::vector<LogEntry> log;    // writes since that snapshot, in order
+  bool growth_running = false;  // the growth thread is (still) working
+  // After a failed growth (no memory for the larger index, a throwing
+  // progress callback): the current index's inserted_since_build() from
+  // which writes may start another. Without it, every write after the
+  // failure would start another full scan. 0 when no growth has failed since
+  // the index was published.
+  uint64_t growth_retry_inserts = 0;
   std::condition_variable growth_done;  // signalled when growth_running drops
   std::thread growth_thread;
   std::atomic<bool> stopping{false};
@@ -355,6 +361,7 @@ void FilteredDB::Impl::PublishLocked(std::unique_ptr<KeyIndex> next,
   }
   current = std::move(next);
   index.store(current.get(), std::memory_order_seq_cst);
+  growth_retry_inserts = 0;  // a new index: its own growths start afresh
   FreeRetiredLocked(garbage);
 }
 
@@ -427,8 +434,13 @@ void FilteredDB::Impl::StartGrowthLocked(uint64_t min_capacity) {
   // immediate.
   if (growth_thread.joinable()) growth_thread.join();
   growth_thread = std::thread([this, min_capacity] {
-    (void)Rebuild(min_capacity);  // failure = saturated, visible in stats
+    const leveldb::Status s = Rebuild(min_capacity);  // saturation is visible in stats
     std::lock_guard<std::mutex> lock(write_mu);
+    if (!s.ok() && current != nullptr) {
+      // Retry once the index has taken as many inserts again (a failure
+      // right after a publish: after 2): attempts double apart.
+      growth_retry_inserts = 2 * std::max<uint64_t>(current->inserted_since_build(), 1);
+    }
     growth_running = false;
     growth_done.notify_all();
   });
@@ -759,7 +771,9 @@ leveldb::Status FilteredDB::Impl::ApplyLocked(const leveldb::WriteOptions& write
         break;
       }
     }
-    if (current != nullptr && current->keys() > current->capacity()) {
+    if (current != nullptr && current->inserted_since_build() < growth_retry_inserts) {
+      // A growth failed: the next attempt waits (growth_retry_inserts).
+    } else if (current != nullptr && current->keys() > current->capacity()) {
       StartGrowthLocked(2 * current->capacity());
     } else if (current != nullptr && current->inserted_since_build() > 2 * current->capacity()) {
       // Churn: the front filter holds many deleted keys. Same size, fresh.
