@@ -11,6 +11,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "blockbloom/filter_file.h"
 #include "blockbloom/hash.h"
 
 namespace blockbloom {
@@ -170,41 +171,8 @@ std::string EncodeIndexFile(const std::vector<DirEntry>& listing, std::string_vi
 }
 
 absl::Status WriteIndexFile(const std::string& dir, const IndexFileContents& contents) {
-  const std::string out = EncodeIndexFile(contents.listing, contents.payload);
-
-  const std::string tmp = dir + "/" + kIndexTmpFileName;
-  const std::string final_path = dir + "/" + kIndexFileName;
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Errno("open " + tmp);
-  size_t done = 0;
-  while (done < out.size()) {
-    const ssize_t n = ::write(fd, out.data() + done, out.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const absl::Status s = Errno("write " + tmp);
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return s;
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0) {
-    const absl::Status s = Errno("fsync " + tmp);
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    return s;
-  }
-  if (::close(fd) != 0) {
-    const absl::Status s = Errno("close " + tmp);
-    ::unlink(tmp.c_str());
-    return s;
-  }
-  if (::rename(tmp.c_str(), final_path.c_str()) != 0) {
-    const absl::Status s = Errno("rename " + tmp);
-    ::unlink(tmp.c_str());
-    return s;
-  }
-  return FsyncDir(dir);
+  return WriteFileAtomically(dir + "/" + kIndexFileName, dir + "/" + kIndexTmpFileName,
+                             EncodeIndexFile(contents.listing, contents.payload));
 }
 
 absl::StatusOr<std::unique_ptr<FileBytes>> FileBytes::Load(const std::string& path) {

@@ -93,9 +93,10 @@ std::string EncodeIndexFile(const std::vector<DirEntry>& listing, std::string_vi
 // is not looked at (KeyIndex::Deserialize checks it).
 absl::StatusOr<ParsedIndexFile> ParseIndexFile(std::string_view bytes);
 
-// Writes dir/BLOCKBLOOM-INDEX atomically: dir/BLOCKBLOOM-INDEX.tmp, fsync,
-// rename, fsync of the directory. On error the old file (if any) is intact
-// or absent, never partial.
+// Writes dir/BLOCKBLOOM-INDEX atomically: blockbloom::WriteFileAtomically
+// through dir/BLOCKBLOOM-INDEX.tmp (write, fsync, rename, fsync of the
+// directory). On error the old file (if any) is intact or absent, never
+// partial.
 absl::Status WriteIndexFile(const std::string& dir, const IndexFileContents& contents);
 // NotFound when absent; DataLoss on any damage (size, magic, version,
 // checksum, lengths); IOError on read errors.

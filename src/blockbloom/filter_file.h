@@ -118,6 +118,12 @@ absl::StatusOr<LoadedFilter> DecodeFilterFile(std::string_view bytes);
 // untouched and the temporary is removed. An error from the directory's fsync
 // comes after the rename: the new file is in place, its durability unknown.
 absl::Status WriteFileAtomically(const std::string& path, std::string_view bytes);
+// The same through the temporary file `tmp` (in path's directory; replaced
+// if it exists) instead of a per-process name: for files whose temporary
+// name other code knows (FilteredDB's index file: its directory listing
+// leaves the name out, its removal cleans it up).
+absl::Status WriteFileAtomically(const std::string& path, const std::string& tmp,
+                                 std::string_view bytes);
 
 // EncodeFilterFile + WriteFileAtomically, for any of the filter types above.
 template <class Filter>

@@ -254,7 +254,11 @@ absl::StatusOr<LoadedFilter> DecodeFilterFile(std::string_view bytes) {
 }
 
 absl::Status WriteFileAtomically(const std::string& path, std::string_view bytes) {
-  const std::string tmp = absl::StrCat(path, ".tmp.", ::getpid());
+  return WriteFileAtomically(path, absl::StrCat(path, ".tmp.", ::getpid()), bytes);
+}
+
+absl::Status WriteFileAtomically(const std::string& path, const std::string& tmp,
+                                 std::string_view bytes) {
   Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
   if (fd.get() < 0) return OsError(errno, "cannot create", tmp);
   const auto fail = [&](int err, const char* what) {
