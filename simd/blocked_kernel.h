@@ -188,24 +188,35 @@ inline constexpr uint64_t kFlatMultiplier = 0x9E3779B97F4A7C15ull;
 BLOCKBLOOM_HIDDEN inline constexpr ProbePowers<uint64_t, kFlatMultiplier> kFlatProbePowers{};
 
 namespace flat {
+// The bit of probe i (0 <= i < kMaxProbes) in flat bits of total_bits.
+inline uint64_t BitOf(uint64_t hash, int i, uint64_t total_bits) {
+  return FastRange64(hash * kFlatProbePowers.of[i], total_bits);
+}
+
 // REQUIRES: total_bits > 0, 1 <= num_probes <= kMaxProbes; data holds
 // ceil(total_bits / 8) bytes (any alignment; nothing else is touched).
 inline void AddHash(uint64_t hash, uint64_t total_bits, int num_probes, uint8_t* data) {
   for (int i = 0; i < num_probes; ++i) {
-    const uint64_t bit = FastRange64(hash * kFlatProbePowers.of[i], total_bits);
+    const uint64_t bit = BitOf(hash, i, total_bits);
     data[bit >> 3] |= static_cast<uint8_t>(1u << (bit & 7));
   }
 }
 
-// Branch-free, like the blocked kernel's TestProbes.
-inline bool MayContainHash(uint64_t hash, uint64_t total_bits, int num_probes,
-                           const uint8_t* data) {
+// Whether probes [begin, end) are all set. Branch-free, like the blocked
+// kernel's TestProbes.
+inline bool ProbesSet(uint64_t hash, uint64_t total_bits, int begin, int end, const uint8_t* data) {
   uint32_t all = 1;
-  for (int i = 0; i < num_probes; ++i) {
-    const uint64_t bit = FastRange64(hash * kFlatProbePowers.of[i], total_bits);
+  for (int i = begin; i < end; ++i) {
+    const uint64_t bit = BitOf(hash, i, total_bits);
     all &= data[bit >> 3] >> (bit & 7);
   }
   return (all & 1) != 0;
+}
+
+// Whether all k probes are set: the reference (branch-free).
+inline bool MayContainHash(uint64_t hash, uint64_t total_bits, int num_probes,
+                           const uint8_t* data) {
+  return ProbesSet(hash, total_bits, 0, num_probes, data);
 }
 
 // MayContainHash's answer, the first two probes tested before the others: a
@@ -217,17 +228,8 @@ inline bool MayContainHash(uint64_t hash, uint64_t total_bits, int num_probes,
 inline bool MayContainHashEarlyOut(uint64_t hash, uint64_t total_bits, int num_probes,
                                    const uint8_t* data) {
   const int first = num_probes < 2 ? num_probes : 2;
-  uint32_t all = 1;
-  for (int i = 0; i < first; ++i) {
-    const uint64_t bit = FastRange64(hash * kFlatProbePowers.of[i], total_bits);
-    all &= data[bit >> 3] >> (bit & 7);
-  }
-  if ((all & 1) == 0) return false;
-  for (int i = first; i < num_probes; ++i) {
-    const uint64_t bit = FastRange64(hash * kFlatProbePowers.of[i], total_bits);
-    all &= data[bit >> 3] >> (bit & 7);
-  }
-  return (all & 1) != 0;
+  return ProbesSet(hash, total_bits, 0, first, data) &&
+         ProbesSet(hash, total_bits, first, num_probes, data);
 }
 }  // namespace flat
 
