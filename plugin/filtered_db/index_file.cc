@@ -249,11 +249,7 @@ absl::StatusOr<LoadedIndexFile> ReadIndexFile(const std::string& dir) {
   if (!file.ok()) return file.status();
   auto parsed = ParseIndexFile((*file)->bytes());
   if (!parsed.ok()) return parsed.status();
-  LoadedIndexFile contents;
-  contents.listing = std::move(parsed->listing);
-  contents.payload = parsed->payload;
-  contents.file = std::move(file).value();
-  return contents;
+  return LoadedIndexFile{std::move(parsed).value(), std::move(file).value()};
 }
 
 absl::Status RemoveIndexFile(const std::string& dir) {

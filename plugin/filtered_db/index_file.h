@@ -69,17 +69,15 @@ class FileBytes {
   std::string_view bytes_;
 };
 
-// The index file as read: `payload` points into `file`.
-struct LoadedIndexFile {
-  std::vector<DirEntry> listing;
-  std::string_view payload;  // KeyIndex::Serialize
-  std::unique_ptr<FileBytes> file;
-};
-
 // The index file as parsed from bytes in memory: `payload` points into them.
 struct ParsedIndexFile {
   std::vector<DirEntry> listing;
   std::string_view payload;  // KeyIndex::Serialize
+};
+
+// The index file as read: parsed from `file`, which `payload` points into.
+struct LoadedIndexFile : ParsedIndexFile {
+  std::unique_ptr<FileBytes> file;
 };
 
 // The whole file WriteIndexFile writes for `listing` and `payload`
