@@ -771,13 +771,14 @@ leveldb::Status FilteredDB::Impl::ApplyLocked(const leveldb::WriteOptions& write
         break;
       }
     }
-    if (current != nullptr && current->inserted_since_build() < growth_retry_inserts) {
-      // A growth failed: the next attempt waits (growth_retry_inserts).
-    } else if (current != nullptr && current->keys() > current->capacity()) {
-      StartGrowthLocked(2 * current->capacity());
-    } else if (current != nullptr && current->inserted_since_build() > 2 * current->capacity()) {
-      // Churn: the front filter holds many deleted keys. Same size, fresh.
-      StartGrowthLocked(current->capacity());
+    // After a failed growth the next attempt waits (growth_retry_inserts).
+    if (current != nullptr && current->inserted_since_build() >= growth_retry_inserts) {
+      if (current->keys() > current->capacity()) {
+        StartGrowthLocked(2 * current->capacity());
+      } else if (current->inserted_since_build() > 2 * current->capacity()) {
+        // Churn: the front filter holds many deleted keys. Same size, fresh.
+        StartGrowthLocked(current->capacity());
+      }
     }
   }
   if (logging) {
