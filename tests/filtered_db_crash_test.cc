@@ -311,6 +311,15 @@ void PutRange(leveldb::DB* db, uint64_t begin, uint64_t end) {
   }
 }
 
+// A fresh database at `path` holding keys [0, n), written through FilteredDB
+// and closed (the close saves its index file).
+void CreateClosedDb(const std::string& path, uint64_t n) {
+  DestroyFilteredDB(path, leveldb::Options());
+  std::unique_ptr<FilteredDB> db;
+  ASSERT_TRUE(FilteredDB::Open(FilteredDBOptions(), CreateOptions(), path, &db).ok());
+  ASSERT_NO_FATAL_FAILURE(PutRange(db.get(), 0, n));
+}
+
 // Opens `path` through FilteredDB and checks keys [0, live_end) minus the
 // `deleted` ones are found, and [live_end, live_end + 2000) are not; returns
 // how the index was obtained.
@@ -334,12 +343,7 @@ IndexSource OpenAndCheck(const std::string& path, uint64_t live_end,
 
 TEST(FilteredDBPersistTest, CleanCloseReopensFromTheFileAndItIsUsedOnce) {
   const std::string path = TestPath("db");
-  DestroyFilteredDB(path, leveldb::Options());
-  {
-    std::unique_ptr<FilteredDB> db;
-    ASSERT_TRUE(FilteredDB::Open(FilteredDBOptions(), CreateOptions(), path, &db).ok());
-    ASSERT_NO_FATAL_FAILURE(PutRange(db.get(), 0, 3000));
-  }
+  ASSERT_NO_FATAL_FAILURE(CreateClosedDb(path, 3000));
   ASSERT_TRUE(fs::exists(path + "/BLOCKBLOOM-INDEX"));
   EXPECT_EQ(OpenAndCheck(path, 3000, {}), IndexSource::kFile);
   // Saved again at that close, loaded again.
@@ -359,12 +363,7 @@ TEST(FilteredDBPersistTest, CleanCloseReopensFromTheFileAndItIsUsedOnce) {
 
 TEST(FilteredDBPersistTest, WritesByPlainLevelDBBetweenOpensForceAScan) {
   const std::string path = TestPath("db");
-  DestroyFilteredDB(path, leveldb::Options());
-  {
-    std::unique_ptr<FilteredDB> db;
-    ASSERT_TRUE(FilteredDB::Open(FilteredDBOptions(), CreateOptions(), path, &db).ok());
-    ASSERT_NO_FATAL_FAILURE(PutRange(db.get(), 0, 2000));
-  }
+  ASSERT_NO_FATAL_FAILURE(CreateClosedDb(path, 2000));
   const std::string saved_index = path + "-saved-index";
   fs::copy_file(path + "/BLOCKBLOOM-INDEX", saved_index);
   std::set<uint64_t> deleted;
@@ -395,12 +394,7 @@ TEST(FilteredDBPersistTest, WritesByPlainLevelDBBetweenOpensForceAScan) {
 
 TEST(FilteredDBPersistTest, DamagedIndexFilesAreRebuiltFromAScan) {
   const std::string path = TestPath("db");
-  DestroyFilteredDB(path, leveldb::Options());
-  {
-    std::unique_ptr<FilteredDB> db;
-    ASSERT_TRUE(FilteredDB::Open(FilteredDBOptions(), CreateOptions(), path, &db).ok());
-    ASSERT_NO_FATAL_FAILURE(PutRange(db.get(), 0, 1000));
-  }
+  ASSERT_NO_FATAL_FAILURE(CreateClosedDb(path, 1000));
   const std::string index_path = path + "/BLOCKBLOOM-INDEX";
   std::string good;
   {
@@ -518,12 +512,7 @@ TEST(FilteredDBPersistTest, AWriteInTheCloseWindowIsNeverLostByTheSavedIndex) {
 // answering OK and leaving the database directory behind.
 TEST(FilteredDBPersistTest, DestroyReportsAnIndexFileItCannotRemove) {
   const std::string path = TestPath("db");
-  DestroyFilteredDB(path, leveldb::Options());
-  {
-    std::unique_ptr<FilteredDB> db;
-    ASSERT_TRUE(FilteredDB::Open(FilteredDBOptions(), CreateOptions(), path, &db).ok());
-    ASSERT_NO_FATAL_FAILURE(PutRange(db.get(), 0, 100));
-  }
+  ASSERT_NO_FATAL_FAILURE(CreateClosedDb(path, 100));
   // In place of the index file, something unlink(2) refuses: a directory.
   const std::string index_path = path + "/BLOCKBLOOM-INDEX";
   fs::remove(index_path);
