@@ -12,6 +12,8 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "blockbloom/filter_file.h"
 #include "blockbloom/compact_filter_policy.h"
@@ -263,6 +265,101 @@ TEST(CliTest, InspectReadsCompactDatabases) {
   // (docs/FORMAT.md, compact version 2).
   EXPECT_NEAR(std::stod(m[3]), 0.195, 0.01);
   leveldb::DestroyDB(db, leveldb::Options());
+}
+
+// ---- hand-made LevelDB tables (doc/table_format.md of google/leveldb) ----
+
+// LevelDB's masked CRC-32C (Castagnoli, reflected polynomial 0x82F63B78) of
+// a block's contents and type byte, computed bit by bit (tables are tiny).
+uint32_t MaskedCrc(const std::string& bytes) {
+  uint32_t crc = 0xFFFFFFFFu;
+  for (unsigned char c : bytes) {
+    crc ^= c;
+    for (int i = 0; i < 8; ++i) crc = (crc & 1) ? (crc >> 1) ^ 0x82F63B78u : crc >> 1;
+  }
+  crc = ~crc;
+  return ((crc >> 15) | (crc << 17)) + 0xa282ead8u;
+}
+
+void PutVarint(std::string* out, uint64_t v) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>(v | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<char>(v));
+}
+
+void PutFixed32(std::string* out, uint32_t v) {
+  for (int i = 0; i < 4; ++i) out->push_back(static_cast<char>(v >> (8 * i)));
+}
+
+// An uncompressed block of (key, value) entries, none sharing a prefix, one
+// restart point, followed by its 5-byte trailer.
+std::string Block(const std::vector<std::pair<std::string, std::string>>& entries) {
+  std::string b;
+  for (const auto& [key, value] : entries) {
+    PutVarint(&b, 0);
+    PutVarint(&b, key.size());
+    PutVarint(&b, value.size());
+    b += key;
+    b += value;
+  }
+  PutFixed32(&b, 0);  // restart offset
+  PutFixed32(&b, 1);  // restart count
+  b.push_back('\0');  // type: no compression
+  PutFixed32(&b, MaskedCrc(b));
+  return b;
+}
+
+std::string Handle(uint64_t offset, uint64_t size) {
+  std::string h;
+  PutVarint(&h, offset);
+  PutVarint(&h, size);
+  return h;
+}
+
+// A table holding one data block of `keys` entries whose index block names
+// that block `index_entries` times, as a hostile or damaged file might.
+std::string TableWithRepeatedIndex(int keys, int index_entries) {
+  std::vector<std::pair<std::string, std::string>> data;
+  for (int i = 0; i < keys; ++i) data.emplace_back(Key(i), std::string(20, 'v'));
+  std::string table = Block(data);
+  const uint64_t data_size = table.size() - 5;
+  const uint64_t meta_at = table.size();
+  table += Block({});
+  const uint64_t index_at = table.size();
+  std::vector<std::pair<std::string, std::string>> index;
+  for (int i = 0; i < index_entries; ++i) index.emplace_back(Key(i), Handle(0, data_size));
+  table += Block(index);
+  std::string footer =
+      Handle(meta_at, index_at - meta_at - 5) + Handle(index_at, table.size() - index_at - 5);
+  footer.resize(40, '\0');
+  for (int i = 0; i < 8; ++i) footer.push_back(static_cast<char>(0xdb4775248b80fb57ull >> (8 * i)));
+  return table + footer;
+}
+
+TEST(CliTest, InspectRejectsAnIndexThatNamesOneDataBlockManyTimes) {
+  const std::string db = Dir() + "/db_repeated_index";
+  ASSERT_EQ(std::system(("mkdir -p " + db).c_str()), 0);
+  std::ofstream(db + "/CURRENT") << "MANIFEST-000001\n";
+  const std::string table = db + "/000001.ldb";
+  // The hand-made table is well formed: with one index entry it is read.
+  std::ofstream(table, std::ios::binary | std::ios::trunc) << TableWithRepeatedIndex(500, 1);
+  const ToolRun one = Tool("inspect " + db);
+  EXPECT_EQ(one.code, 0) << one.out << one.err;
+  EXPECT_TRUE(Has(one.out, "500 keys")) << one.out;
+  // The same block named 2,000 times: each entry used to re-read (checksum,
+  // copy, parse) the whole block and count its keys again (1,000,000 keys
+  // reported; a large block named by a large index takes hours). Data blocks
+  // must follow one another: damaged.
+  std::ofstream(table, std::ios::binary | std::ios::trunc) << TableWithRepeatedIndex(500, 2000);
+  const ToolRun many = Tool("inspect " + db);
+  EXPECT_EQ(many.code, 3) << many.out << many.err;
+  EXPECT_TRUE(Has(many.out, "000001.ldb   DAMAGED")) << many.out;
+  EXPECT_FALSE(Has(many.out, "1000000")) << many.out;
+  std::remove(table.c_str());
+  std::remove((db + "/CURRENT").c_str());
+  std::remove(db.c_str());
 }
 
 TEST(CliTest, InspectReportsDamagedTablesAndBadDirectories) {

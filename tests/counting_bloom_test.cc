@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <memory>
 #include <string>
@@ -123,6 +124,19 @@ TEST(CountingBloomTest, EraseOfProvablyAbsentKeyChangesNothing) {
   EXPECT_GT(refused, 400);
   EXPECT_EQ(filter->stats().keys, 500u);
   for (int i = 0; i < 1000; i += 2) ASSERT_TRUE(filter->MayContain(Key(i)));
+}
+
+// The key count never wraps: FromCounters takes the caller's count as
+// stored, and an insert at 2^64 - 1 used to take it back to 0.
+TEST(CountingBloomTest, KeyCountSaturatesInsteadOfWrapping) {
+  auto filter = CountingBloomFilter::FromCounters(
+      /*num_blocks=*/1, /*num_probes=*/4,
+      /*num_keys=*/UINT64_MAX, std::string(CountingBloomFilter::kBlockBytes, '\0'));
+  ASSERT_TRUE(filter.ok()) << filter.status();
+  (*filter)->Insert("a");
+  EXPECT_EQ((*filter)->num_keys(), UINT64_MAX);
+  EXPECT_EQ((*filter)->stats().keys, UINT64_MAX);
+  EXPECT_TRUE((*filter)->MayContain("a"));
 }
 
 TEST(CountingBloomTest, FprMatchesBlockedModel) {

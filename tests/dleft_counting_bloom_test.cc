@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <unordered_set>
@@ -105,6 +106,31 @@ TEST(DleftCountingBloomTest, CounterOverflowIsRefused) {
   EXPECT_FALSE(filter->MayContain("dup"));
   EXPECT_TRUE(absl::IsNotFound(filter->Erase("dup")));
   EXPECT_EQ(filter->stats().keys, 0u);
+}
+
+// The key count never wraps, either way. It comes back from a saved table
+// as stored (FromTables takes the caller's count), so it can disagree with
+// the cells: an erase that finds a cell when the count is 0 used to take it
+// to 2^64 - 1, and an insert at 2^64 - 1 back to 0.
+TEST(DleftCountingBloomTest, KeyCountSaturatesInsteadOfWrapping) {
+  auto filter = Geometry(4);
+  ASSERT_TRUE(filter->Insert("a").ok());
+  std::string tables;
+  filter->AppendTables(&tables);
+
+  auto zero = Filter::FromTables(4, /*num_keys=*/0, tables);
+  ASSERT_TRUE(zero.ok()) << zero.status();
+  ASSERT_TRUE((*zero)->Erase("a").ok());
+  EXPECT_EQ((*zero)->num_keys(), 0u);
+  EXPECT_EQ((*zero)->stats().keys, 0u);
+
+  auto full = Filter::FromTables(4, /*num_keys=*/UINT64_MAX, tables);
+  ASSERT_TRUE(full.ok()) << full.status();
+  ASSERT_TRUE((*full)->Insert("a").ok());  // a second copy: the cell's counter
+  ASSERT_TRUE((*full)->Insert("b").ok());  // a new cell
+  EXPECT_EQ((*full)->num_keys(), UINT64_MAX);
+  EXPECT_TRUE((*full)->MayContain("a"));
+  EXPECT_TRUE((*full)->MayContain("b"));
 }
 
 TEST(DleftCountingBloomTest, DesignLoadNeverOverflowsAndFprMatchesModel) {

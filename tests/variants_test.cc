@@ -7,6 +7,7 @@
 #include <cmath>
 #include <string>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "blockbloom/hash.h"
@@ -299,6 +300,24 @@ TEST(PartitionedBloomTest, SizedFromTheMath) {
   EXPECT_GT(*PartitionedFprFor(7, static_cast<double>(f->num_bits() - 8), 1e6), 0.01);
   EXPECT_FALSE(PartitionedBloomFilter::CreateForFpr(10, 1.0).ok());
   EXPECT_FALSE(PartitionedBloomFilter::CreateWithGeometry(0, 3).ok());
+}
+
+// Create's k is StandardOptimalProbes(bits_per_key, 1): the integer next to
+// bits_per_key * ln 2 with the lower FPR, which is not always the rounded
+// one (the header said "round"): at 9.375 bits/key, 6.498 rounds to 6 but 7
+// is better; at 2.125, 1.473 rounds to 1 but 2 is better.
+TEST(PartitionedBloomTest, CreateTakesTheBetterNeighbourOfBitsPerKeyLn2) {
+  for (const auto& [bits_per_key, k] : {std::pair<double, int>{9.375, 7}, {2.125, 2}, {10.0, 7}}) {
+    auto f = PartitionedBloomFilter::Create(1000, bits_per_key);
+    ASSERT_TRUE(f.ok()) << f.status();
+    EXPECT_EQ(f->num_probes(), k) << bits_per_key;
+    EXPECT_EQ(f->num_probes(), *StandardOptimalProbes(bits_per_key, 1.0)) << bits_per_key;
+    const int rounded = static_cast<int>(std::lround(bits_per_key * std::log(2.0)));
+    EXPECT_LE(*StandardFprFor(k, bits_per_key, 1.0), *StandardFprFor(rounded, bits_per_key, 1.0))
+        << bits_per_key;
+  }
+  EXPECT_EQ(std::lround(9.375 * std::log(2.0)), 6);  // the two cases where round differs
+  EXPECT_EQ(std::lround(2.125 * std::log(2.0)), 1);
 }
 
 // ---- Scalable filter: stages, compound bound, limits ----

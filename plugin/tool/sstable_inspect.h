@@ -16,7 +16,10 @@
 //
 // Keys per filter come from the data blocks (each entry of the data block at
 // offset O went into filter O >> lg(base)). Every read is bounds-checked;
-// anything malformed is reported in TableReport::error.
+// anything malformed is reported in TableReport::error. The index must name
+// data blocks in file order, each starting at or after the end of the one
+// before (as LevelDB writes them), so each block is read once and the work is
+// bounded by the file's size.
 //
 // Thread-safety: pure functions.
 #ifndef BLOCKBLOOM_TOOL_SSTABLE_INSPECT_H_

@@ -125,7 +125,8 @@ class CountingBloomFilter {
   uint32_t CountUpperBound(std::string_view key) const;
 
   CountingBloomStats stats() const;
-  // Inserts minus successful erases (stats().keys, without the FPR model).
+  // Inserts minus successful erases (stats().keys, without the FPR model),
+  // starting from FromCounters' num_keys; saturates at 0 and 2^64 - 1.
   uint64_t num_keys() const { return keys_.load(std::memory_order_relaxed); }
   uint64_t num_blocks() const { return blocks_.size(); }
   int num_probes() const { return num_probes_; }

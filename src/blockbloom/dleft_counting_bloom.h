@@ -134,7 +134,8 @@ class DleftCountingBloomFilter {
   uint32_t Count(std::string_view key) const;
 
   DleftStats stats() const;
-  // Successful inserts minus successful erases (stats().keys).
+  // Successful inserts minus successful erases (stats().keys), starting from
+  // FromTables' num_keys; saturates at 0 and 2^64 - 1, never wraps.
   uint64_t num_keys() const { return keys_.load(std::memory_order_relaxed); }
   int log2_buckets() const { return log2_buckets_; }
   uint64_t buckets_per_subtable() const { return uint64_t{1} << log2_buckets_; }
@@ -176,6 +177,7 @@ class DleftCountingBloomFilter {
   void Copy(const Candidates& c, uint16_t* cells) const;
   KeyScan ScanKey(const Candidates& c) const;
   void SetCell(uint64_t bucket, int cell, uint16_t value);
+  void AddToKeysLocked(int delta);
 
   const int log2_buckets_;
   // Subtable i, bucket j at [i * B + j]; huge pages when large.

@@ -34,7 +34,10 @@ namespace blockbloom {
 class PartitionedBloomFilter : public internal::BitArrayFilter {
  public:
   // Sized for `expected_keys` at `bits_per_key` (clamped to [1, 64], NaN
-  // means 10); k = round(bits_per_key * ln 2), slices of ceil(m / k) bits.
+  // means 10): m = max(64, ceil(n * bits_per_key)) bits, k =
+  // StandardOptimalProbes(bits_per_key, 1) (floor or ceil of bits_per_key *
+  // ln 2, whichever gives the lower FPR; not always the rounded one), slices
+  // of ceil(m / k) bits.
   static absl::StatusOr<PartitionedBloomFilter> Create(uint64_t expected_keys, double bits_per_key);
   // Sized for `expected_keys` at `fpr` in (0, 1) (InvalidArgument otherwise).
   static absl::StatusOr<PartitionedBloomFilter> CreateForFpr(uint64_t expected_keys, double fpr);

@@ -189,7 +189,12 @@ void CountingBloomFilter::Update(uint64_t hash, int delta) {
 
 void CountingBloomFilter::InsertHash(uint64_t hash) {
   Update(hash, +1);
-  keys_.fetch_add(1, std::memory_order_relaxed);
+  // keys_ saturates at 2^64 - 1 instead of wrapping to 0 (FromCounters takes
+  // any stored count).
+  uint64_t keys = keys_.load(std::memory_order_relaxed);
+  while (keys < UINT64_MAX &&
+         !keys_.compare_exchange_weak(keys, keys + 1, std::memory_order_relaxed)) {
+  }
 }
 
 void CountingBloomFilter::Insert(std::string_view key) { InsertHash(HashKey(key)); }

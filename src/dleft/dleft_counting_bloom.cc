@@ -113,6 +113,16 @@ void DleftCountingBloomFilter::Copy(const Candidates& c, uint16_t* cells) const 
   }
 }
 
+// keys_ + delta (+1 or -1), saturating at 0 and 2^64 - 1: FromTables takes
+// any stored count, so it may disagree with the cells (an erase that finds a
+// cell may meet a count of 0). REQUIRES: write_mu_ held (the only writer of
+// keys_ once the filter is shared).
+void DleftCountingBloomFilter::AddToKeysLocked(int delta) {
+  const uint64_t keys = keys_.load(std::memory_order_relaxed);
+  if (delta > 0 ? keys == UINT64_MAX : keys == 0) return;
+  keys_.store(delta > 0 ? keys + 1 : keys - 1, std::memory_order_relaxed);
+}
+
 // REQUIRES: write_mu_ held (the only writer of any word).
 void DleftCountingBloomFilter::SetCell(uint64_t bucket, int cell, uint16_t value) {
   std::atomic<uint64_t>& word = buckets_[bucket].words[cell / 4];
@@ -141,7 +151,7 @@ absl::Status DleftCountingBloomFilter::InsertHash(uint64_t hash) {
           "d-left: counter overflow (3 keys share this fingerprint)");
     }
     SetCell(c.bucket[i], scan.match[i], static_cast<uint16_t>(cell + 1));
-    keys_.fetch_add(1, std::memory_order_relaxed);
+    AddToKeysLocked(+1);
     return absl::OkStatus();
   }
   int best = 0;  // least loaded, leftmost on ties
@@ -156,7 +166,7 @@ absl::Status DleftCountingBloomFilter::InsertHash(uint64_t hash) {
   while (CellCount(scan.cells[best * kW + empty]) != 0) ++empty;
   SetCell(c.bucket[best], empty, static_cast<uint16_t>(c.tag[best] | 1));
   occupied_.fetch_add(1, std::memory_order_relaxed);
-  keys_.fetch_add(1, std::memory_order_relaxed);
+  AddToKeysLocked(+1);
   return absl::OkStatus();
 }
 
@@ -177,7 +187,7 @@ absl::Status DleftCountingBloomFilter::EraseHash(uint64_t hash) {
   } else {
     SetCell(c.bucket[i], scan.match[i], static_cast<uint16_t>(cell - 1));
   }
-  keys_.fetch_sub(1, std::memory_order_relaxed);
+  AddToKeysLocked(-1);
   return absl::OkStatus();
 }
 
