@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstring>
 #include <cmath>
 #include <cstdint>
 #include <fstream>
@@ -24,6 +25,7 @@
 #include "blockbloom/filter_file.h"
 #include "blockbloom/hash.h"
 #include "blockbloom/math.h"
+#include "blockbloom/scalable_bloom.h"
 #include "common/coding.h"
 
 #ifndef BLOCKBLOOM_SOURCE_DIR
@@ -155,6 +157,68 @@ TEST(ModelBoundsTest, HostileFileHeaderDecodesAndPredictsQuickly) {
   const double p = BlockedBloomPredictedFpr(uint64_t{0x2800000000000000} >> 8, 3, 7);
   EXPECT_EQ(p, 1.0);
   EXPECT_LT(SecondsSince(start), 10.0);
+}
+
+// A scalable filter with the most stages a reader accepts (kMaxStages: growth
+// 1, tightening near 1 reach it) loads in bounded time. The reader once
+// re-derived every stage's geometry from the options by the FPR model's
+// search, 4-16 ms per stage: such a valid 125 KB .bbf took 20 s to load (and
+// to `blockbloom query`). Each stage here holds one key in a 10 bits/key
+// stage, a size a writer can give it but not the one the options' search
+// picks: the geometry decides only the stage's FPR, so it loads, and every
+// key stays found.
+TEST(ModelBoundsTest, ScalableFilterWithTheMostStagesDecodesQuickly) {
+  const auto put_double = [](std::string* out, double v) {
+    uint64_t bits = 0;
+    std::memcpy(&bits, &v, sizeof(bits));
+    internal::PutFixed64(out, bits);
+  };
+  const size_t stages = ScalableBloomFilter::kMaxStages;
+  std::string encoded;
+  put_double(&encoded, 0.5);    // p
+  put_double(&encoded, 1.0);    // growth: every stage has capacity c_0
+  put_double(&encoded, 0.999);  // tightening
+  internal::PutFixed64(&encoded, 1);  // c_0
+  internal::PutFixed64(&encoded, stages);
+  for (size_t i = 0; i < stages; ++i) {
+    absl::StatusOr<BlockedBloomFilter> stage = BlockedBloomFilter::Create(1, 10.0);
+    ASSERT_TRUE(stage.ok()) << stage.status();
+    stage->AddKey("key" + std::to_string(i));
+    const std::string bits = stage->Serialize();
+    internal::PutFixed64(&encoded, 1);  // capacity
+    internal::PutFixed64(&encoded, 1);  // keys: full
+    internal::PutFixed64(&encoded, bits.size());
+    encoded += bits;
+  }
+  encoded.push_back(1);  // version
+  encoded.push_back(static_cast<char>(0xB7));
+  const Clock::time_point start = Clock::now();
+  absl::StatusOr<ScalableBloomFilter> loaded = ScalableBloomFilter::Deserialize(encoded);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->num_stages(), stages);
+  for (size_t i = 0; i < stages; ++i) {
+    ASSERT_TRUE(loaded->MayContain("key" + std::to_string(i))) << i;
+  }
+  const double predicted = loaded->PredictedFpr();
+  EXPECT_GE(predicted, 0.0);
+  EXPECT_LE(predicted, 1.0);
+  EXPECT_EQ(loaded->Serialize(), encoded);
+  EXPECT_LT(SecondsSince(start), 10.0);
+  // A stage larger than any bits per key a writer uses for its capacity is
+  // damage: one key in 4 KiB.
+  std::string oversized = encoded.substr(0, 40);
+  internal::EncodeFixed64(&oversized[32], 1);  // one stage
+  absl::StatusOr<BlockedBloomFilter> big = BlockedBloomFilter::Create(4096, 8.0);
+  ASSERT_TRUE(big.ok()) << big.status();
+  const std::string big_bits = big->Serialize();
+  internal::PutFixed64(&oversized, 1);
+  internal::PutFixed64(&oversized, 1);
+  internal::PutFixed64(&oversized, big_bits.size());
+  oversized += big_bits;
+  oversized.push_back(1);
+  oversized.push_back(static_cast<char>(0xB7));
+  EXPECT_EQ(ScalableBloomFilter::Deserialize(oversized).status().code(),
+            absl::StatusCode::kDataLoss);
 }
 
 }  // namespace
