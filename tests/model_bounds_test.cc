@@ -175,9 +175,9 @@ TEST(ModelBoundsTest, ScalableFilterWithTheMostStagesDecodesQuickly) {
   };
   const size_t stages = ScalableBloomFilter::kMaxStages;
   std::string encoded;
-  put_double(&encoded, 0.5);    // p
-  put_double(&encoded, 1.0);    // growth: every stage has capacity c_0
-  put_double(&encoded, 0.999);  // tightening
+  put_double(&encoded, 0.5);          // p
+  put_double(&encoded, 1.0);          // growth: every stage has capacity c_0
+  put_double(&encoded, 0.999);        // tightening
   internal::PutFixed64(&encoded, 1);  // c_0
   internal::PutFixed64(&encoded, stages);
   for (size_t i = 0; i < stages; ++i) {
