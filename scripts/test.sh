@@ -2,8 +2,9 @@
 # README command 2 (and all of CI, through .ci/run): install what is missing,
 # build and run every test. ~13 minutes on 2 cores.
 #   0. clang-format check of every source.
-#   1. g++ RelWithDebInfo: every unit test (ctest), the demo and the benchmark
-#      suite in quick mode, and the install/find_package + add_subdirectory check.
+#   1. g++ RelWithDebInfo (preset ci: -O2 with line tables only), in build/ci:
+#      every unit test (ctest), the demo and the benchmark suite in quick
+#      mode, and the install/find_package + add_subdirectory check.
 #   2. clang ASan+UBSan: every unit test again, every fuzz corpus replayed, and
 #      each fuzz target fuzzed for FUZZ_SECONDS (default 8); a fuzz artifact
 #      left anywhere, or an input slower than 10 s, fails the step.
@@ -36,11 +37,11 @@ BLOCKBLOOM_DEPS_EXTRA="librocksdb-dev" scripts/deps.sh || { echo "0 passed, 1 fa
 start_all=$SECONDS
 
 step "format (clang-format-14)" scripts/format.sh --check
-step "build (g++)" bash -c "cmake --preset default >/dev/null && cmake --build build/default -j$jobs"
-step "unit tests (g++)" ctest --test-dir build/default --output-on-failure -j"$jobs"
-step "demo (small)" build/default/bench/blockbloom-demo --keys=50000 --gets=5000
-step "benchmarks (quick)" scripts/bench_quick.sh build/default
-step "install + find_package + add_subdirectory" scripts/check_install.sh build/default
+step "build (g++)" bash -c "cmake --preset ci >/dev/null && cmake --build build/ci -j$jobs"
+step "unit tests (g++)" ctest --test-dir build/ci --output-on-failure -j"$jobs"
+step "demo (small)" build/ci/bench/blockbloom-demo --keys=50000 --gets=5000
+step "benchmarks (quick)" scripts/bench_quick.sh build/ci
+step "install + find_package + add_subdirectory" scripts/check_install.sh build/ci
 
 step "build (clang ASan+UBSan, fuzz)" bash -c "cmake --preset asan >/dev/null && cmake --build build/asan -j$jobs"
 export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1

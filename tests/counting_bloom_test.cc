@@ -21,6 +21,7 @@
 #include "counting/kernel.h"
 #include "counting_reference.h"
 #include "test_keys.h"
+#include "sanitizers.h"
 
 namespace blockbloom {
 namespace {
@@ -140,6 +141,9 @@ TEST(CountingBloomTest, KeyCountSaturatesInsteadOfWrapping) {
 }
 
 TEST(CountingBloomTest, FprMatchesBlockedModel) {
+  if (testing_build::kUnderSanitizer) {
+    GTEST_SKIP() << "statistics only (3 s under ASan): checked by the uninstrumented run";
+  }
   for (double c : {4.0, 8.0, 12.0}) {
     const uint64_t n = 100000;
     auto filter = Make(n, c);
