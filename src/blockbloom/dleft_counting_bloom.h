@@ -106,7 +106,8 @@ class DleftCountingBloomFilter {
   // out of memory.
   static absl::StatusOr<std::unique_ptr<DleftCountingBloomFilter>> Create(uint64_t expected_keys,
                                                                           double target_fpr);
-  // Exactly 2^log2_buckets buckets per subtable (0..kMaxLog2Buckets).
+  // Exactly 2^log2_buckets buckets per subtable: InvalidArgument below 0,
+  // ResourceExhausted above kMaxLog2Buckets or out of memory.
   static absl::StatusOr<std::unique_ptr<DleftCountingBloomFilter>> CreateWithGeometry(
       int log2_buckets);
 

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <new>
 
+#include "absl/strings/str_cat.h"
 #include "blockbloom/hash.h"
 #include "common/coding.h"
 #include "common/hash_slices.h"
@@ -61,8 +62,13 @@ DleftCountingBloomFilter::DleftCountingBloomFilter(int log2_buckets)
 
 absl::StatusOr<std::unique_ptr<DleftCountingBloomFilter>>
 DleftCountingBloomFilter::CreateWithGeometry(int log2_buckets) {
-  if (log2_buckets < 0 || log2_buckets > kMaxLog2Buckets) {
-    return absl::ResourceExhaustedError("d-left: log2_buckets out of [0, 32]");
+  if (log2_buckets < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("d-left: log2_buckets must be >= 0, got ", log2_buckets));
+  }
+  if (log2_buckets > kMaxLog2Buckets) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("d-left: log2_buckets ", log2_buckets, " above the most, ", kMaxLog2Buckets));
   }
   std::unique_ptr<Filter> filter(new (std::nothrow) Filter(log2_buckets));
   if (filter == nullptr) return absl::ResourceExhaustedError("d-left: out of memory");
