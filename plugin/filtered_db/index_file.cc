@@ -13,16 +13,13 @@
 
 #include "blockbloom/filter_file.h"
 #include "blockbloom/hash.h"
+#include "common/file_io.h"
 
 namespace blockbloom {
 namespace filtered_db {
 namespace {
 
 constexpr char kMagic[8] = {'B', 'B', 'F', 'D', 'B', 'I', 'D', 'X'};
-
-absl::Status Errno(const std::string& what) {
-  return absl::InternalError(what + ": " + std::strerror(errno));
-}
 
 bool Excluded(const std::string& name) {
   return name == "." || name == ".." || name == "LOCK" || name == "LOG" || name == "LOG.old" ||
@@ -41,7 +38,7 @@ absl::StatusOr<std::string> ReadWhole(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return absl::NotFoundError(path);
-    return Errno("open " + path);
+    return internal::OsError(errno, "open", path);
   }
   // Read straight into a string sized from fstat, growing only if the file
   // grew meanwhile.
@@ -55,7 +52,7 @@ absl::StatusOr<std::string> ReadWhole(const std::string& path) {
     const ssize_t n = ::read(fd, &data[used], data.size() - used);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
-      const absl::Status s = Errno("read " + path);
+      const absl::Status s = internal::OsError(errno, "read", path);
       ::close(fd);
       return s;
     }
@@ -65,15 +62,6 @@ absl::StatusOr<std::string> ReadWhole(const std::string& path) {
   ::close(fd);
   data.resize(used);
   return data;
-}
-
-absl::Status FsyncDir(const std::string& dir) {
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return Errno("open dir " + dir);
-  const int r = ::fsync(fd);
-  absl::Status s = r == 0 ? absl::OkStatus() : Errno("fsync dir " + dir);
-  ::close(fd);
-  return s;
 }
 
 void PutU32(std::string* out, uint32_t v) {
@@ -115,7 +103,7 @@ class Reader {
 
 absl::StatusOr<std::vector<DirEntry>> ListDbDir(const std::string& dir) {
   DIR* d = ::opendir(dir.c_str());
-  if (d == nullptr) return Errno("opendir " + dir);
+  if (d == nullptr) return internal::OsError(errno, "opendir", dir);
   std::vector<std::string> names;
   for (struct dirent* e = ::readdir(d); e != nullptr; e = ::readdir(d)) {
     if (!Excluded(e->d_name)) names.emplace_back(e->d_name);
@@ -129,7 +117,7 @@ absl::StatusOr<std::vector<DirEntry>> ListDbDir(const std::string& dir) {
     struct stat st;
     if (::lstat(path.c_str(), &st) != 0) {
       if (errno == ENOENT) continue;  // deleted since readdir: not there
-      return Errno("stat " + path);
+      return internal::OsError(errno, "stat", path);
     }
     DirEntry entry;
     entry.name = name;
@@ -180,7 +168,7 @@ absl::StatusOr<std::unique_ptr<FileBytes>> FileBytes::Load(const std::string& pa
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return absl::NotFoundError(path);
-    return Errno("open " + path);
+    return internal::OsError(errno, "open", path);
   }
   struct stat st;
   if (::fstat(fd, &st) == 0 && st.st_size > 0) {
@@ -259,10 +247,10 @@ absl::Status RemoveIndexFile(const std::string& dir) {
     if (::unlink(path.c_str()) == 0) {
       removed = true;
     } else if (errno != ENOENT && errno != ENOTDIR) {  // ENOTDIR: `dir` is no directory
-      return Errno("unlink " + path);
+      return internal::OsError(errno, "unlink", path);
     }
   }
-  return removed ? FsyncDir(dir) : absl::OkStatus();
+  return removed ? internal::SyncDirectory(dir) : absl::OkStatus();
 }
 
 std::string ReadCurrent(const std::string& dir) {

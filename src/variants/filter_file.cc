@@ -16,6 +16,7 @@
 #include "blockbloom/hash.h"
 #include "blockbloom/math.h"
 #include "common/coding.h"
+#include "common/file_io.h"
 #include "variants/probes.h"
 
 namespace blockbloom {
@@ -28,6 +29,8 @@ constexpr size_t kMinFileSize = kFilterFileHeaderSize + kFilterFileChecksumSize;
 
 using internal::DecodeFixed32;
 using internal::DecodeFixed64;
+using internal::Fd;
+using internal::OsError;
 using internal::PutFixed32;
 using internal::PutFixed64;
 
@@ -104,44 +107,6 @@ absl::StatusOr<AnyFilter> DecodePayload(std::string_view payload, const FilterFi
   }
   return AnyFilter(*std::move(f));
 }
-
-std::string ErrnoText(int err) { return std::strerror(err); }
-
-absl::Status OsError(int err, const char* what, const std::string& path) {
-  const std::string msg = absl::StrCat(what, " ", path, ": ", ErrnoText(err));
-  switch (err) {
-    case ENOENT:
-      return absl::NotFoundError(msg);
-    case EACCES:
-    case EPERM:
-      return absl::PermissionDeniedError(msg);
-    case ENOSPC:
-      return absl::ResourceExhaustedError(msg);
-    default:
-      return absl::UnavailableError(msg);
-  }
-}
-
-// Closes a descriptor on scope exit.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const { return fd_; }
-  // Closes now and reports close(2)'s error (it can report a failed write).
-  int Close() {
-    const int r = ::close(fd_);
-    fd_ = -1;
-    return r;
-  }
-
- private:
-  int fd_;
-};
 
 }  // namespace
 
@@ -283,14 +248,7 @@ absl::Status WriteFileAtomically(const std::string& path, const std::string& tmp
   }
   // The rename is durable only once the directory's entry is: without this
   // fsync a power loss after an OK could bring back the old file (or none).
-  const size_t slash = path.find_last_of('/');
-  const std::string dir = slash == std::string::npos ? "."
-                          : slash == 0               ? "/"
-                                                     : path.substr(0, slash);
-  Fd dir_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (dir_fd.get() < 0) return OsError(errno, "cannot open the directory of", path);
-  if (::fsync(dir_fd.get()) != 0) return OsError(errno, "cannot fsync the directory of", path);
-  return absl::OkStatus();
+  return internal::SyncDirectory(internal::DirectoryOf(path));
 }
 
 absl::StatusOr<LoadedFilter> LoadFilterFile(const std::string& path, const LoadOptions& options) {
