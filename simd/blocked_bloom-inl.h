@@ -142,8 +142,10 @@ HWY_INLINE bool TestFullBlock(const uint8_t* HWY_RESTRICT block, uint32_t seed, 
   // One vector of positions covers every k up to the lane count (7 at 10
   // bits/key): straight-line code for it, a loop beyond.
   LineVec missing = MissingBits(line, seeds, powers);
-  for (int i = static_cast<int>(kLineLanes); i < num_probes; i += static_cast<int>(kLineLanes)) {
-    missing = hn::Or(missing, MissingBits(line, seeds, powers + i));
+  if (HWY_UNLIKELY(num_probes > static_cast<int>(kLineLanes))) {
+    for (int i = static_cast<int>(kLineLanes); i < num_probes; i += static_cast<int>(kLineLanes)) {
+      missing = hn::Or(missing, MissingBits(line, seeds, powers + i));
+    }
   }
   return NoBitSet(missing);
 #endif
