@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""A/B of two kernel_bench binaries on a noisy machine, by ratios taken
+inside each run.
+
+    scripts/kernel_ab.py OLD_BINARY NEW_BINARY [--rounds N] [--sizes 16384,1048576]
+
+Runs the two binaries alternately N times (default 10), each run timing, in
+one process and close together, our single-key probe inlined into a loop
+(hash/best-inlined), the clean-room FastLocalBloom probe inlined into the
+same loop over the same bits (hash/fastlocal-avx2-inlined), and our LevelDB
+policy beside LevelDB's built-in (policy/*, 16 KiB). The host's noise moves a
+whole run up or down, so each run is reduced to its ratios (ours over the
+baseline measured with it), and the medians of those ratios over the rounds
+are compared between the binaries. Prints every ratio, so the spread is
+visible too.
+"""
+import argparse
+import re
+import statistics
+import subprocess
+import sys
+
+
+def run(binary, sizes):
+    size_alt = "|".join(sizes)
+    pattern = (
+        "^(hash/(best-inlined|fastlocal-avx2-inlined)/(absent|present)/(%s)"
+        "|policy/(blockbloom|leveldb)/(absent|present)/16384)$" % size_alt
+    )
+    out = subprocess.run(
+        [binary, "--benchmark_filter=" + pattern, "--benchmark_min_time=0.1", "--quick"],
+        check=True, capture_output=True, text=True).stdout
+    rows = {}
+    for line in out.splitlines():
+        m = re.search(r"ns_per_key=([0-9.]+)", line)
+        if m and line.startswith(("hash/", "policy/")):
+            rows[line.split()[0]] = float(m.group(1))
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("old")
+    ap.add_argument("new")
+    ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--sizes", default="16384,1048576")
+    args = ap.parse_args()
+    sizes = args.sizes.split(",")
+    runs = {"old": [], "new": []}
+    for _ in range(args.rounds):
+        for side, binary in (("old", args.old), ("new", args.new)):
+            runs[side].append(run(binary, sizes))
+    pairs = [("ours / FastLocal, %s, %s B" % (case, size),
+              "hash/best-inlined/%s/%s" % (case, size),
+              "hash/fastlocal-avx2-inlined/%s/%s" % (case, size))
+             for size in sizes for case in ("absent", "present")]
+    pairs += [("policy ours / LevelDB, %s, 16384 B" % case,
+               "policy/blockbloom/%s/16384" % case, "policy/leveldb/%s/16384" % case)
+              for case in ("absent", "present")]
+    print("median of per-run ratios over %d rounds (old -> new), then each run's ratio"
+          % args.rounds)
+    for name, ours, base in pairs:
+        med = {}
+        spread = {}
+        for side in ("old", "new"):
+            ratios = [r[ours] / r[base] for r in runs[side] if ours in r and base in r]
+            if not ratios:
+                print("%s: rows missing" % name, file=sys.stderr)
+                return 1
+            med[side] = statistics.median(ratios)
+            spread[side] = " ".join("%.2f" % x for x in ratios)
+        print("%-40s %.3f -> %.3f   old [%s]  new [%s]"
+              % (name, med["old"], med["new"], spread["old"], spread["new"]))
+    for side in ("old", "new"):
+        for key in ("hash/best-inlined/absent/16384", "hash/best-inlined/present/16384"):
+            vals = [r[key] for r in runs[side] if key in r]
+            if vals:
+                print("%s %s: median %.2f ns" % (side, key, statistics.median(vals)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
