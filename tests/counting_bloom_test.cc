@@ -93,6 +93,27 @@ TEST(CountingBloomTest, SaturatedCountersAreSticky) {
   EXPECT_EQ(filter->stats().underflows, 0u);
 }
 
+// saturated_counters counts the counters that reached 15, not those at 14:
+// a key inserted 14 times saturates nothing; its 15th insert saturates each
+// of its distinct counters once.
+TEST(CountingBloomTest, SaturatedCountersCountsOnlyCountersAt15) {
+  auto filter = Make(100, 10.0);
+  const std::string hot = "hot key";
+  std::unordered_set<uint32_t> counters;
+  uint32_t x = counting::ProbeSeed(HashKey(hot));
+  for (int i = 0; i < filter->num_probes(); ++i, x = counting::NextProbe(x)) {
+    counters.insert(counting::CounterIndex(x));
+  }
+  // Distinct probes hit each counter once per insert only if no two collide.
+  ASSERT_EQ(counters.size(), static_cast<size_t>(filter->num_probes()));
+  for (uint32_t i = 0; i + 1 < CountingBloomFilter::kMaxCount; ++i) filter->Insert(hot);
+  EXPECT_EQ(filter->CountUpperBound(hot), CountingBloomFilter::kMaxCount - 1);
+  EXPECT_EQ(filter->stats().saturated_counters, 0u);
+  filter->Insert(hot);
+  EXPECT_EQ(filter->CountUpperBound(hot), CountingBloomFilter::kMaxCount);
+  EXPECT_EQ(filter->stats().saturated_counters, counters.size());
+}
+
 TEST(CountingBloomTest, SaturationNeverCausesFalseNegativesForNeighbours) {
   // One block, so every key shares counters with the hot one.
   auto f = CountingBloomFilter::CreateWithGeometry(1, 4);
