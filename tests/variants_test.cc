@@ -424,6 +424,15 @@ TEST(ScalableBloomTest, DeserializeChecksStagesAgainstOptions) {
   ASSERT_EQ(static_cast<uint8_t>(wrong[40 + 8]), 100);
   wrong[40 + 8] ^= 0x04;
   EXPECT_EQ(ScalableBloomFilter::Deserialize(wrong).status().code(), absl::StatusCode::kDataLoss);
+  // A stage capacity the options do not give (stage 0: 100 -> 99), with
+  // every other check still passing (its 100 keys fill 99; its size fits 99
+  // keys): rejected by the capacity check itself.
+  wrong = bytes;
+  ASSERT_EQ(static_cast<uint8_t>(wrong[40]), 100);
+  wrong[40] = 99;
+  const absl::Status capacity = ScalableBloomFilter::Deserialize(wrong).status();
+  EXPECT_EQ(capacity.code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(capacity.message().find("capacity does not match"), std::string::npos) << capacity;
 }
 
 // An older stage holding more than its capacity is what AddHash leaves when
