@@ -1,6 +1,7 @@
 // The blocked counting Bloom filter against an std::unordered_multiset oracle:
 // no false negatives under any insert/erase sequence, sticky saturation,
-// refusal to erase provably absent keys, FPR against the Poisson-mixture model,
+// refusal to erase provably absent keys, an erase below 0 counted and not
+// wrapped, FPR against the Poisson-mixture model,
 // and the cached parameter search giving exactly the exhaustive search's answers.
 #include "blockbloom/counting_bloom.h"
 
@@ -14,6 +15,7 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "blockbloom/hash.h"
@@ -91,6 +93,27 @@ TEST(CountingBloomTest, SaturatedCountersAreSticky) {
   EXPECT_EQ(filter->stats().underflows, 0u);
 }
 
+// saturated_counters counts the counters that reached 15, not those at 14:
+// a key inserted 14 times saturates nothing; its 15th insert saturates each
+// of its distinct counters once.
+TEST(CountingBloomTest, SaturatedCountersCountsOnlyCountersAt15) {
+  auto filter = Make(100, 10.0);
+  const std::string hot = "hot key";
+  std::unordered_set<uint32_t> counters;
+  uint32_t x = counting::ProbeSeed(HashKey(hot));
+  for (int i = 0; i < filter->num_probes(); ++i, x = counting::NextProbe(x)) {
+    counters.insert(counting::CounterIndex(x));
+  }
+  // Distinct probes hit each counter once per insert only if no two collide.
+  ASSERT_EQ(counters.size(), static_cast<size_t>(filter->num_probes()));
+  for (uint32_t i = 0; i + 1 < CountingBloomFilter::kMaxCount; ++i) filter->Insert(hot);
+  EXPECT_EQ(filter->CountUpperBound(hot), CountingBloomFilter::kMaxCount - 1);
+  EXPECT_EQ(filter->stats().saturated_counters, 0u);
+  filter->Insert(hot);
+  EXPECT_EQ(filter->CountUpperBound(hot), CountingBloomFilter::kMaxCount);
+  EXPECT_EQ(filter->stats().saturated_counters, counters.size());
+}
+
 TEST(CountingBloomTest, SaturationNeverCausesFalseNegativesForNeighbours) {
   // One block, so every key shares counters with the hot one.
   auto f = CountingBloomFilter::CreateWithGeometry(1, 4);
@@ -125,6 +148,44 @@ TEST(CountingBloomTest, EraseOfProvablyAbsentKeyChangesNothing) {
   EXPECT_GT(refused, 400);
   EXPECT_EQ(filter->stats().keys, 500u);
   for (int i = 0; i < 1000; i += 2) ASSERT_TRUE(filter->MayContain(Key(i)));
+}
+
+// An erase that meets a counter already at 0 (possible only for a key never
+// inserted: a caller bug) is counted as an underflow and changes nothing: the
+// counter must not wrap to 15 or spill into its neighbours. Built by hand: a
+// key B whose two probes share one counter c, and a key A that holds c (and
+// one other counter) once, so erasing B takes c to 0 and then meets the 0.
+TEST(CountingBloomTest, EraseBelowZeroIsCountedAndChangesNothing) {
+  constexpr int kProbes = 2;
+  const auto counters_of = [](uint64_t hash) {
+    const uint32_t x = counting::ProbeSeed(hash);
+    return std::pair<uint32_t, uint32_t>(counting::CounterIndex(x),
+                                         counting::CounterIndex(counting::NextProbe(x)));
+  };
+  uint64_t b = 0;
+  while (counters_of(b).first != counters_of(b).second) ++b;
+  const uint32_t c = counters_of(b).first;
+  uint64_t a = 0;
+  while (a == b || counters_of(a).first != c || counters_of(a).second == c) ++a;
+  // A probe hash that touches neither of A's counters: absent before and after.
+  uint64_t other = 0;
+  while (counters_of(other).first == c || counters_of(other).second == c ||
+         counters_of(other).first == counters_of(a).second ||
+         counters_of(other).second == counters_of(a).second) {
+    ++other;
+  }
+  auto f = CountingBloomFilter::CreateWithGeometry(1, kProbes);  // one block: all share it
+  ASSERT_TRUE(f.ok()) << f.status();
+  CountingBloomFilter& filter = **f;
+  filter.InsertHash(a);
+  ASSERT_TRUE(filter.MayContainHash(b));  // c is set, so the erase is attempted
+  ASSERT_FALSE(filter.MayContainHash(other));
+  ASSERT_TRUE(filter.EraseHash(b).ok());
+  EXPECT_EQ(filter.stats().underflows, 1u);
+  EXPECT_EQ(filter.stats().saturated_counters, 0u);
+  EXPECT_FALSE(filter.MayContainHash(b));      // c went 1 -> 0 and stayed there
+  EXPECT_FALSE(filter.MayContainHash(other));  // no counter around c was touched
+  EXPECT_FALSE(filter.MayContainHash(a));      // A lost c, as an erase of B must do
 }
 
 // The key count never wraps: FromCounters takes the caller's count as

@@ -1,12 +1,18 @@
-// FilteredDB's persisted index from bytes, no database and no file system:
+// FilteredDB's persisted index from bytes, no database (and no file system but
+// one test's scratch directory):
 // filtered_db::EncodeIndexFile / ParseIndexFile (the BLOCKBLOOM-INDEX framing)
 // and KeyIndex::Serialize / Deserialize (the payload), on valid files and on
 // damaged ones that still carry a correct checksum (what
 // fuzz/index_file_bytes_fuzz.cc feeds them at random). Layouts:
-// docs/FORMAT.md, "FilteredDB index file".
+// docs/FORMAT.md, "FilteredDB index file". ListDbDir, which decides whether
+// a saved index may be trusted, lists that scratch directory.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -17,6 +23,7 @@
 #include "filtered_db/index_file.h"
 #include "filtered_db/key_index.h"
 #include "test_keys.h"
+#include "test_paths.h"
 
 namespace blockbloom {
 namespace {
@@ -65,6 +72,44 @@ TEST(FilteredDBIndexFileTest, EveryTruncationAndBitFlipIsDataLoss) {
     bad[bit / 8] ^= static_cast<char>(1 << (bit % 8));
     EXPECT_TRUE(absl::IsDataLoss(ParseIndexFile(bad).status())) << bit;
   }
+}
+
+// ListDbDir's listing, on a scratch directory: the content hash covers
+// exactly the files LevelDB rewrites or appends to in place (CURRENT,
+// MANIFEST-*, *.log), so a same-size rewrite that keeps inode and mtime
+// still changes the listing; tables (immutable) and LOCK, LOG, LOG.old and
+// the index files themselves are left out or unhashed as documented.
+TEST(FilteredDBIndexFileTest, ListDbDirHashesExactlyTheRewrittenFiles) {
+  const std::string dir = TestDir("db");
+  const auto write = [&](const std::string& name, const std::string& content) {
+    std::ofstream(dir + "/" + name, std::ios::binary) << content;
+  };
+  const std::map<std::string, std::string> files = {
+      {"000004.log", "log bytes"},
+      {"000005.ldb", "table bytes"},
+      {"BLOCKBLOOM-INDEX", "index"},
+      {"BLOCKBLOOM-INDEX.tmp", "tmp"},
+      {"CURRENT", "MANIFEST-000002\n"},
+      {"LOCK", ""},
+      {"LOG", "info"},
+      {"LOG.old", "old info"},
+      {"MANIFEST-000002", "edits"},
+  };
+  for (const auto& [name, content] : files) write(name, content);
+  auto listing = filtered_db::ListDbDir(dir);
+  ASSERT_TRUE(listing.ok()) << listing.status();
+  std::vector<std::string> names;
+  for (const DirEntry& e : *listing) names.push_back(e.name);
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"000004.log", "000005.ldb", "CURRENT", "MANIFEST-000002"}));
+  for (const DirEntry& e : *listing) {
+    const std::string& content = files.at(e.name);
+    EXPECT_EQ(e.size_bytes, content.size()) << e.name;
+    const uint64_t want = e.name == "000005.ldb" ? 0 : HashBytes(content.data(), content.size());
+    EXPECT_EQ(e.content_hash, want) << e.name;
+  }
+  for (const auto& [name, content] : files) std::remove((dir + "/" + name).c_str());
+  ::rmdir(dir.c_str());
 }
 
 // Offsets in EncodeIndexFile({}, payload): magic 0, version 8, flags 12,

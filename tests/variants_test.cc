@@ -424,6 +424,15 @@ TEST(ScalableBloomTest, DeserializeChecksStagesAgainstOptions) {
   ASSERT_EQ(static_cast<uint8_t>(wrong[40 + 8]), 100);
   wrong[40 + 8] ^= 0x04;
   EXPECT_EQ(ScalableBloomFilter::Deserialize(wrong).status().code(), absl::StatusCode::kDataLoss);
+  // A stage capacity the options do not give (stage 0: 100 -> 99), with
+  // every other check still passing (its 100 keys fill 99; its size fits 99
+  // keys): rejected by the capacity check itself.
+  wrong = bytes;
+  ASSERT_EQ(static_cast<uint8_t>(wrong[40]), 100);
+  wrong[40] = 99;
+  const absl::Status capacity = ScalableBloomFilter::Deserialize(wrong).status();
+  EXPECT_EQ(capacity.code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(capacity.message().find("capacity does not match"), std::string::npos) << capacity;
 }
 
 // An older stage holding more than its capacity is what AddHash leaves when
@@ -465,6 +474,43 @@ TEST(ScalableBloomTest, StageCountStaysReadableWithGrowthOne) {
   EXPECT_EQ(reloaded->Serialize(), filter->Serialize());
   for (uint64_t i = 0; i < kKeys; i += 97) EXPECT_TRUE(reloaded->MayContain(Key(i))) << i;
   EXPECT_TRUE(reloaded->MayContain(Key(kKeys - 1)));
+}
+
+// The reader's stage bound is exact: the writer's kMaxStages stages load (see
+// StageCountStaysReadableWithGrowthOne), and the same file with one more
+// well-formed stage (a copy of the last, whose capacity the options also give
+// stage kMaxStages with growth 1) is rejected by the stage count alone.
+TEST(ScalableBloomTest, OneStageBeyondKMaxStagesIsRejected) {
+  ScalableBloomOptions o;
+  o.initial_capacity = 1;
+  o.growth = 1.0;
+  o.tightening = 0.01;
+  auto filter = ScalableBloomFilter::Create(o);
+  ASSERT_TRUE(filter.ok());
+  constexpr uint64_t kStages = ScalableBloomFilter::kMaxStages;
+  for (uint64_t i = 0; i < kStages; ++i) filter->AddKey(Key(i));
+  ASSERT_EQ(filter->num_stages(), kStages);
+  const std::string good = filter->Serialize();
+  // Layout (scalable_bloom.cc): a 40-byte header whose last word is the stage
+  // count, then per stage (capacity, added, length: 8 bytes each) and its
+  // bytes, then version and marker.
+  constexpr size_t kHeader = 40, kStageHeader = 24, kCountAt = 32;
+  size_t pos = kHeader, last = 0;
+  for (uint64_t i = 0; i < kStages; ++i) {
+    last = pos;
+    uint64_t length = 0;
+    for (int b = 7; b >= 0; --b) length = length << 8 | static_cast<uint8_t>(good[pos + 16 + b]);
+    pos += kStageHeader + length;
+  }
+  ASSERT_EQ(pos, good.size() - 2);
+  std::string beyond = good.substr(0, pos) + good.substr(last, pos - last) + good.substr(pos);
+  const uint64_t count = kStages + 1;
+  for (int b = 0; b < 8; ++b) beyond[kCountAt + b] = static_cast<char>(count >> (8 * b));
+  auto reloaded = ScalableBloomFilter::Deserialize(beyond);
+  ASSERT_FALSE(reloaded.ok());
+  EXPECT_TRUE(absl::IsDataLoss(reloaded.status())) << reloaded.status();
+  EXPECT_NE(reloaded.status().message().find("stage count"), std::string::npos)
+      << reloaded.status();
 }
 
 }  // namespace
