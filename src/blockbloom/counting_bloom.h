@@ -154,6 +154,10 @@ class CountingBloomFilter {
   // Adds `delta` (+1 or -1) to each of the key's k counters, leaving saturated
   // counters alone and counting (not wrapping) a decrement of a 0.
   void Update(uint64_t hash, int delta);
+  // keys_ + delta (+1 or -1), saturating at 0 and 2^64 - 1 instead of
+  // wrapping (FromCounters takes any stored count). Lock-free: concurrent
+  // inserts and erases each land once.
+  void StepKeys(int delta);
 
   std::vector<Block, internal::LargeAllocator<Block>> blocks_;  // huge pages when large
   int num_probes_;

@@ -187,14 +187,19 @@ void CountingBloomFilter::Update(uint64_t hash, int delta) {
   });
 }
 
+void CountingBloomFilter::StepKeys(int delta) {
+  uint64_t keys = keys_.load(std::memory_order_relaxed);
+  while (delta > 0 ? keys < UINT64_MAX : keys > 0) {
+    if (keys_.compare_exchange_weak(keys, delta > 0 ? keys + 1 : keys - 1,
+                                    std::memory_order_relaxed)) {
+      return;
+    }
+  }
+}
+
 void CountingBloomFilter::InsertHash(uint64_t hash) {
   Update(hash, +1);
-  // keys_ saturates at 2^64 - 1 instead of wrapping to 0 (FromCounters takes
-  // any stored count).
-  uint64_t keys = keys_.load(std::memory_order_relaxed);
-  while (keys < UINT64_MAX &&
-         !keys_.compare_exchange_weak(keys, keys + 1, std::memory_order_relaxed)) {
-  }
+  StepKeys(+1);
 }
 
 void CountingBloomFilter::Insert(std::string_view key) { InsertHash(HashKey(key)); }
@@ -204,10 +209,7 @@ absl::Status CountingBloomFilter::EraseHash(uint64_t hash) {
     return absl::NotFoundError("counting bloom: erase of a key that is certainly absent");
   }
   Update(hash, -1);
-  // keys_ never wraps below 0 (an erase without insert is a caller bug).
-  uint64_t keys = keys_.load(std::memory_order_relaxed);
-  while (keys > 0 && !keys_.compare_exchange_weak(keys, keys - 1, std::memory_order_relaxed)) {
-  }
+  StepKeys(-1);  // an erase without its insert is a caller bug: keys_ stays at 0
   return absl::OkStatus();
 }
 
