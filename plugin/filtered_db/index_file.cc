@@ -35,8 +35,8 @@ bool Hashed(const std::string& name) {
 }
 
 absl::StatusOr<std::string> ReadWhole(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
+  const internal::Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) {
     if (errno == ENOENT) return absl::NotFoundError(path);
     return internal::OsError(errno, "open", path);
   }
@@ -44,22 +44,17 @@ absl::StatusOr<std::string> ReadWhole(const std::string& path) {
   // grew meanwhile.
   struct stat st;
   std::string data;
-  data.resize(::fstat(fd, &st) == 0 && st.st_size > 0 ? static_cast<size_t>(st.st_size) + 1
-                                                      : size_t{1} << 16);
+  data.resize(::fstat(fd.get(), &st) == 0 && st.st_size > 0 ? static_cast<size_t>(st.st_size) + 1
+                                                            : size_t{1} << 16);
   size_t used = 0;
   for (;;) {
     if (used == data.size()) data.resize(2 * data.size());
-    const ssize_t n = ::read(fd, &data[used], data.size() - used);
+    const ssize_t n = ::read(fd.get(), &data[used], data.size() - used);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const absl::Status s = internal::OsError(errno, "read", path);
-      ::close(fd);
-      return s;
-    }
+    if (n < 0) return internal::OsError(errno, "read", path);
     if (n == 0) break;
     used += static_cast<size_t>(n);
   }
-  ::close(fd);
   data.resize(used);
   return data;
 }
@@ -165,24 +160,24 @@ absl::Status WriteIndexFile(const std::string& dir, const IndexFileContents& con
 
 absl::StatusOr<std::unique_ptr<FileBytes>> FileBytes::Load(const std::string& path) {
   std::unique_ptr<FileBytes> f(new FileBytes());
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return absl::NotFoundError(path);
-    return internal::OsError(errno, "open", path);
-  }
-  struct stat st;
-  if (::fstat(fd, &st) == 0 && st.st_size > 0) {
-    const size_t len = static_cast<size_t>(st.st_size);
-    void* p = ::mmap(nullptr, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-    if (p != MAP_FAILED) {
-      ::close(fd);
-      f->map_ = p;
-      f->map_len_ = len;
-      f->bytes_ = std::string_view(static_cast<const char*>(p), len);
-      return f;
+  {
+    const internal::Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd.get() < 0) {
+      if (errno == ENOENT) return absl::NotFoundError(path);
+      return internal::OsError(errno, "open", path);
+    }
+    struct stat st;
+    if (::fstat(fd.get(), &st) == 0 && st.st_size > 0) {
+      const size_t len = static_cast<size_t>(st.st_size);
+      void* p = ::mmap(nullptr, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd.get(), 0);
+      if (p != MAP_FAILED) {
+        f->map_ = p;
+        f->map_len_ = len;
+        f->bytes_ = std::string_view(static_cast<const char*>(p), len);
+        return f;
+      }
     }
   }
-  ::close(fd);
   auto data = ReadWhole(path);  // empty, special or unmappable: read it
   if (!data.ok()) return data.status();
   f->copy_ = std::move(data).value();
