@@ -44,9 +44,9 @@ absl::Status ValidateOptions(const ScalableBloomOptions& o) {
 
 // Bits per key a stage needs for target p_i, capped at 64 (see header).
 // The bisection evaluates the Poisson-mixture model ~450 times (26 halvings
-// of [1, 64] to 1e-6, 17 sums each); stages of the same options repeat the same
-// targets (every Deserialize re-derives each stage's geometry), so answers
-// are memoised in a small bounded table.
+// of [1, 64] to 1e-6, 17 sums each); filters of the same options add stages
+// for the same targets, so answers are memoised in a small bounded table.
+// Only AddStage asks: Deserialize does not re-derive stage geometry.
 double StageBitsPerKey(double target) {
   static std::mutex mu;
   static auto* memo = new std::unordered_map<double, double>();  // never freed
