@@ -13,6 +13,11 @@ whole run up or down, so each run is reduced to its ratios (ours over the
 baseline measured with it), and the medians of those ratios over the rounds
 are compared between the binaries. Prints every ratio, so the spread is
 visible too.
+
+    scripts/kernel_ab.py OLD NEW --build [--rounds N] [--build-sizes 100,10000,1000000]
+
+compares the builds instead: LevelDB's CreateFilter time over ours (the
+policy's and the class's) within each run, per key count.
 """
 import argparse
 import re
@@ -38,13 +43,58 @@ def run(binary, sizes):
     return rows
 
 
+def run_build(binary, sizes):
+    pattern = "^build/(leveldb|bbpolicy-best|class-best)/(%s)$" % "|".join(sizes)
+    out = subprocess.run(
+        [binary, "--benchmark_filter=" + pattern, "--benchmark_min_time=0.1", "--quick"],
+        check=True, capture_output=True, text=True).stdout
+    rows = {}
+    for line in out.splitlines():
+        m = re.search(r"ns_per_key=([0-9.]+)", line)
+        if m and line.startswith("build/"):
+            rows[line.split()[0]] = float(m.group(1))
+    return rows
+
+
+def main_build(args):
+    sizes = args.build_sizes.split(",")
+    runs = {"old": [], "new": []}
+    for _ in range(args.rounds):
+        for side, binary in (("old", args.old), ("new", args.new)):
+            runs[side].append(run_build(binary, sizes))
+    print("LevelDB CreateFilter / ours, median of per-run ratios over %d rounds (old -> new)"
+          % args.rounds)
+    for size in sizes:
+        for ours in ("bbpolicy-best", "class-best"):
+            med = {}
+            spread = {}
+            for side in ("old", "new"):
+                ratios = [r["build/leveldb/" + size] / r["build/%s/%s" % (ours, size)]
+                          for r in runs[side]]
+                med[side] = statistics.median(ratios)
+                spread[side] = " ".join("%.2f" % x for x in ratios)
+            print("%-28s %.3f -> %.3f   old [%s]  new [%s]"
+                  % ("%s, %s keys" % (ours, size), med["old"], med["new"], spread["old"],
+                     spread["new"]))
+    for side in ("old", "new"):
+        for size in sizes:
+            vals = [r["build/bbpolicy-best/" + size] for r in runs[side]]
+            print("%s build/bbpolicy-best/%s: median %.2f ns/key" % (side, size,
+                                                                   statistics.median(vals)))
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("old")
     ap.add_argument("new")
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--sizes", default="16384,1048576")
+    ap.add_argument("--build", action="store_true")
+    ap.add_argument("--build-sizes", default="100,10000,1000000")
     args = ap.parse_args()
+    if args.build:
+        return main_build(args)
     sizes = args.sizes.split(",")
     runs = {"old": [], "new": []}
     for _ in range(args.rounds):

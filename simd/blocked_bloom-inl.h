@@ -151,17 +151,83 @@ HWY_INLINE bool TestFullBlock(const uint8_t* HWY_RESTRICT block, uint32_t seed, 
 #endif
 }
 
+// The build side sets a key's k bits with one OR of the whole line where a
+// variable shift is one instruction that gives 0 for counts of 32 and more
+// (vpsllvd: AVX2 and AVX-512, Intel SDM "VPSLLVD"); elsewhere (SSE4, NEON,
+// EMU128, scalar) each probe sets its word with a 32-bit read-modify-write.
+#if BLOCKBLOOM_VECTOR_PROBE && HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+#define BLOCKBLOOM_VECTOR_BUILD 1
+#else
+#define BLOCKBLOOM_VECTOR_BUILD 0
+#endif
+
+#if BLOCKBLOOM_VECTOR_BUILD
+// The first bit of each 32-bit word of the line: lane j of vector v holds
+// 32 * (v * kLineLanes + j).
+struct LineWordBits {
+  alignas(64) uint32_t of[kLineWords];
+  constexpr LineWordBits() : of() {
+    for (size_t j = 0; j < kLineWords; ++j) of[j] = static_cast<uint32_t>(32 * j);
+  }
+};
+BLOCKBLOOM_HIDDEN inline constexpr LineWordBits kLineWordBits{};
+
+// v << count per lane, 0 where count >= 32 as unsigned: one vpsllvd.
+HWY_INLINE LineVec ShiftLeftOrZero(LineVec v, LineVec count) {
+#if HWY_TARGET == HWY_AVX2
+  return LineVec{_mm256_sllv_epi32(v.raw, count.raw)};
+#else  // AVX-512 targets
+  return LineVec{_mm512_sllv_epi32(v.raw, count.raw)};
+#endif
+}
+#endif  // BLOCKBLOOM_VECTOR_BUILD
+
 // Sets all probe bits of `seed` in the full 512-bit block at `block` (64
 // writable bytes, any alignment): blocked::detail::SetProbes<true>'s bytes.
-// All k probe values come from vector multiplies of the seed by the
-// tabulated powers; each probe then sets its bit with one 32-bit
-// read-modify-write of the line (little-endian words, as the vector probe
-// reads them). Measured against the alternative of building the 64-byte mask
-// in registers (k broadcasts and 2k variable shifts on AVX2) and ORing it in
-// with one store per vector: the word writes were faster at every filter size
-// (bench/kernel_bench.cc, build/*), as the line is in L1 or being prefetched.
+//
+// AVX2 / AVX-512: the key's 64-byte mask is built in registers and ORed into
+// the line with one load and one store per vector. One vector multiply of
+// the seed by the tabulated powers gives every probe's bit position
+// p = x >> 23 in [0, 512); for each probe, lane j of the mask gets
+// 1 << (p - 32 j), which the variable shift makes 0 in every lane but the
+// probe's word (p - 32 j wraps to >= 32 below it, and is >= 32 above it).
+// Probe-by-probe word read-modify-writes of the same line cost about 4
+// cycles each on Zen 3 (a chain through the store queue), the mask about 2
+// per probe in the vector pipes beside the hash's integer work
+// (bench/kernel_bench.cc, build/*).
+//
+// Elsewhere: each probe ORs its bit into its 32-bit word (little-endian, as
+// the vector probe reads the words).
 HWY_INLINE void SetFullBlock(uint8_t* HWY_RESTRICT block, uint32_t seed, int num_probes) {
-#if !BLOCKBLOOM_VECTOR_PROBE
+#if BLOCKBLOOM_VECTOR_BUILD
+  const LineTag d;
+  const hn::FixedTag<uint8_t, kLineLanes * 4> d8;
+  const uint32_t* powers = blocked::kPaddedProbePowers.row[num_probes];
+  const LineVec seeds = hn::Set(d, seed);
+  // Bit positions of probes [0, 16): one vector covers k up to the lanes.
+  alignas(64) uint32_t position[blocked::kMaxProbes];
+  hn::Store(hn::ShiftRight<32 - blocked::kLogBlockBits>(seeds * hn::Load(d, powers)), d, position);
+  if (HWY_UNLIKELY(num_probes > static_cast<int>(kLineLanes))) {
+    for (size_t i = kLineLanes; i < blocked::kMaxProbes; i += kLineLanes) {
+      hn::Store(hn::ShiftRight<32 - blocked::kLogBlockBits>(seeds * hn::Load(d, powers + i)), d,
+                position + i);
+    }
+  }
+  const LineVec one = hn::Set(d, 1u);
+  LineVec mask[kLineVectors];
+  for (size_t j = 0; j < kLineVectors; ++j) mask[j] = hn::Zero(d);
+  for (int i = 0; i < num_probes; ++i) {
+    const LineVec p = hn::Set(d, position[i]);  // a broadcast load
+    for (size_t j = 0; j < kLineVectors; ++j) {
+      const LineVec count = hn::Sub(p, hn::Load(d, kLineWordBits.of + j * kLineLanes));
+      mask[j] = hn::Or(mask[j], ShiftLeftOrZero(one, count));
+    }
+  }
+  for (size_t j = 0; j < kLineVectors; ++j) {
+    uint8_t* at = block + j * kLineLanes * 4;
+    hn::StoreU(hn::BitCast(d8, hn::Or(hn::BitCast(d, hn::LoadU(d8, at)), mask[j])), d8, at);
+  }
+#elif !BLOCKBLOOM_VECTOR_PROBE
   blocked::detail::SetProbes<true>(seed, blocked::kBlockBits, num_probes, block);
 #else
   for (int i = 0; i < num_probes; ++i) {
@@ -173,6 +239,20 @@ HWY_INLINE void SetFullBlock(uint8_t* HWY_RESTRICT block, uint32_t seed, int num
     std::memcpy(at, &word, sizeof(word));
   }
 #endif
+}
+
+// Sets the bits of one hash: blocked::AddHash's bytes, full blocks through
+// SetFullBlock. REQUIRES: total_bits > 0, 1 <= num_probes <= 16; data holds
+// ceil(total_bits / 8) writable bytes.
+HWY_INLINE void AddHashOne(uint64_t hash, uint64_t total_bits, int num_probes,
+                           uint8_t* HWY_RESTRICT data) {
+  const blocked::Block b = blocked::LocateBlock(hash, total_bits);
+  uint8_t* block = data + b.first_bit / 8;
+  if (HWY_LIKELY(b.num_bits == blocked::kBlockBits)) {
+    SetFullBlock(block, blocked::ProbeSeed(hash), num_probes);
+  } else {
+    blocked::detail::SetProbes<false>(blocked::ProbeSeed(hash), b.num_bits, num_probes, block);
+  }
 }
 
 // A filter's short last block (the only one under 512 bits), through the
@@ -240,14 +320,7 @@ HWY_INLINE void AddHashesRolling(const uint64_t* HWY_RESTRICT hashes, size_t n, 
   }
   for (size_t j = 0; j < n; ++j) {
     if (window > 0 && j + window < n) __builtin_prefetch(block_of(hashes[j + window]), 1, 3);
-    const blocked::Block b = blocked::LocateBlock(hashes[j], total_bits);
-    uint8_t* block = data + b.first_bit / 8;
-    if (HWY_LIKELY(b.num_bits == blocked::kBlockBits)) {
-      SetFullBlock(block, blocked::ProbeSeed(hashes[j]), num_probes);
-    } else {
-      blocked::detail::SetProbes<false>(blocked::ProbeSeed(hashes[j]), b.num_bits, num_probes,
-                                        block);
-    }
+    AddHashOne(hashes[j], total_bits, num_probes, data);
   }
 }
 
@@ -257,4 +330,5 @@ HWY_INLINE void AddHashesRolling(const uint64_t* HWY_RESTRICT hashes, size_t n, 
 HWY_AFTER_NAMESPACE();
 
 #undef BLOCKBLOOM_VECTOR_PROBE
+#undef BLOCKBLOOM_VECTOR_BUILD
 #endif  // include guard

@@ -11,9 +11,11 @@
 #endif
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #undef HWY_TARGET_INCLUDE
@@ -32,7 +34,9 @@
 
 #ifndef BLOCKBLOOM_KEY_PROBE_TEST_ONCE
 #define BLOCKBLOOM_KEY_PROBE_TEST_ONCE
+#include "blockbloom/blocked_bloom.h"
 #include "blockbloom/leveldb_filter_policy.h"
+#include "blocked_bloom_simd.h"
 #include "policy/blocked_policy.h"
 #include "targets.h"
 namespace blockbloom {
@@ -137,6 +141,42 @@ HWY_NOINLINE void TestRawMatchesScalar() {
   }
 }
 
+// The fused build (hash and set in one loop) writes the bytes of hashing
+// every key with HashKey and adding it with the scalar kernel: flat, blocked
+// in cache, and blocked over simd::kPrefetchMinBytes (the rolling window of
+// hashes ahead), at key counts below, at and above the window, over prior
+// contents. Each filter sits at the end of an exact-size heap buffer, so
+// ASan flags a write past it.
+HWY_NOINLINE void TestAddKeysMatchesScalarComposition() {
+  const std::vector<std::string> all = testing_keys::RandomLengthKeys(700, 11);
+  for (const uint64_t bytes : {uint64_t{1}, uint64_t{100}, uint64_t{512}, uint64_t{513},
+                               uint64_t{4000}, simd::kPrefetchMinBytes + 65}) {
+    const bool flat = bytes <= blocked::kFlatMaxBytes;
+    for (const size_t n : {size_t{0}, size_t{1}, simd::kDefaultWindow - 1, simd::kDefaultWindow,
+                           simd::kDefaultWindow + 1, all.size()}) {
+      for (const int k : {1, 7, 8, 9, 16}) {
+        std::vector<uint8_t> expected(bytes);
+        for (size_t i = 0; i < bytes; i += 3) expected[i] = static_cast<uint8_t>(i * 37);
+        std::unique_ptr<uint8_t[]> got(new uint8_t[bytes]);
+        std::memcpy(got.get(), expected.data(), bytes);
+        for (size_t i = 0; i < n; ++i) {
+          const uint64_t h = HashKey(all[i]);
+          if (flat) {
+            blocked::flat::AddHash(h, bytes * 8, k, expected.data());
+          } else {
+            blocked::AddHash(h, bytes * 8, k, expected.data());
+          }
+        }
+        AddKeys(
+            n, [&](size_t i) -> const std::string& { return all[i]; }, bytes * 8, k, got.get(),
+            flat);
+        ASSERT_TRUE(std::equal(expected.begin(), expected.end(), got.get()))
+            << hwy::TargetName(HWY_TARGET) << " bytes=" << bytes << " n=" << n << " k=" << k;
+      }
+    }
+  }
+}
+
 // NOLINTNEXTLINE(google-readability-namespace-comments)
 }  // namespace HWY_NAMESPACE
 }  // namespace blockbloom
@@ -147,6 +187,7 @@ namespace blockbloom {
 HWY_BEFORE_TEST(KeyProbePerTarget);
 HWY_EXPORT_AND_TEST_P(KeyProbePerTarget, TestEncodedMatchesScalarComposition);
 HWY_EXPORT_AND_TEST_P(KeyProbePerTarget, TestRawMatchesScalar);
+HWY_EXPORT_AND_TEST_P(KeyProbePerTarget, TestAddKeysMatchesScalarComposition);
 
 namespace {
 
@@ -184,6 +225,52 @@ TEST_F(KeyProbeDispatch, EveryForcedTargetAnswersAsTheScalarComposition) {
   for (size_t i = 0; i < 3000; ++i) {
     const std::string key = testing_keys::Key(2 * i);
     ASSERT_EQ(blocked::EncodedKeyMayMatch(key.data(), key.size(), big.data(), big.size()), 1);
+  }
+}
+
+// The dispatched build follows ForceTargetForTesting, and every target's
+// policy writes blocked::AppendFilter's bytes (the hash-then-add reference)
+// at LevelDB's small flat sizes and at blocked ones in and out of cache.
+TEST_F(KeyProbeDispatch, EveryTargetBuildsTheReferenceBytes) {
+  std::vector<std::string> keys = testing_keys::RandomLengthKeys(30000, 17);
+  std::vector<leveldb::Slice> slices(keys.begin(), keys.end());
+  std::vector<std::string_view> views(keys.begin(), keys.end());
+  for (int64_t target : simd::SupportedTargets()) {
+    simd::ForceTargetForTesting(target);
+    ASSERT_NE(blocked::AddKeysForTarget(target), nullptr) << simd::TargetName(target);
+    EXPECT_EQ(internal::g_add_keys.load(), blocked::AddKeysForTarget(target));
+    std::unique_ptr<const internal::BlockedPolicy> policy(
+        internal::NewBlockedPolicyForTarget(target, 10, "test.policy", false));
+    ASSERT_NE(policy, nullptr);
+    // 10 bits/key: 0 and 1 key, flat (<= 409 keys), blocked in cache, and
+    // over simd::kPrefetchMinBytes (30000 keys: 37500 bytes; 1 MiB of
+    // filter needs ~840k keys, so the class API covers the prefetched path
+    // below with few keys and a large filter).
+    for (size_t n : {size_t{0}, size_t{1}, size_t{20}, size_t{409}, size_t{410}, keys.size()}) {
+      std::string want = "prefix";
+      std::string got = want;
+      blocked::AppendFilter(
+          n, BlockedBloomBytes(n, 10), BlockedBloomProbes(10),
+          [&](size_t i) -> std::string_view { return keys[i]; }, &want);
+      policy->CreateFilter(slices.data(), static_cast<int>(n), &got);
+      ASSERT_EQ(got, want) << simd::TargetName(target) << " n=" << n;
+    }
+    // The class API: many keys' worth of bits, few keys, through the
+    // dispatched pointer; same bytes as AddHashes of their hashes.
+    for (uint64_t capacity : {uint64_t{100}, uint64_t{5000}, uint64_t{400000}}) {
+      auto by_keys = BlockedBloomFilter::Create(capacity, 10);
+      auto by_hashes = BlockedBloomFilter::Create(capacity, 10);
+      ASSERT_TRUE(by_keys.ok() && by_hashes.ok());
+      const size_t n = std::min<size_t>(views.size(), capacity);
+      by_keys->AddKeys(absl::MakeConstSpan(views.data(), n));
+      std::vector<uint64_t> hashes(n);
+      for (size_t i = 0; i < n; ++i) hashes[i] = HashKey(views[i]);
+      by_hashes->AddHashes(hashes);
+      ASSERT_EQ(by_keys->Serialize(), by_hashes->Serialize())
+          << simd::TargetName(target) << " capacity=" << capacity;
+      EXPECT_EQ(by_keys->num_added(), n);
+      for (size_t i = 0; i < n; ++i) ASSERT_TRUE(by_keys->MayContain(views[i]));
+    }
   }
 }
 

@@ -5,6 +5,11 @@
 #endif
 #include "policy/blocked_policy.h"
 
+#include <string>
+
+#include "blockbloom/blocked_bloom.h"  // BlockedBloomBytes
+#include "blocked/format.h"
+
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "policy/blocked_policy.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
@@ -28,6 +33,17 @@ class TargetBlockedPolicy final : public internal::BlockedPolicy {
     return Answer(EncodedKeyMayMatch(key.data(), key.size(), filter.data(), filter.size()), key,
                   filter);
   }
+
+  void CreateFilter(const leveldb::Slice* keys, int n, std::string* dst) const override {
+    const size_t count = n > 0 ? static_cast<size_t>(n) : 0;
+    const uint64_t num_bytes = BlockedBloomBytes(count, bits_per_key());
+    blocked::AppendFilterBits(
+        num_bytes, num_probes(), dst, [&](uint8_t* bits, blocked::Geometry geometry) {
+          AddKeys(
+              count, [keys](size_t i) -> const leveldb::Slice& { return keys[i]; }, num_bytes * 8,
+              num_probes(), bits, geometry == blocked::Geometry::kFlat);
+        });
+  }
 };
 
 HWY_NOINLINE const internal::BlockedPolicy* NewTargetBlockedPolicy(double bits_per_key,
@@ -42,11 +58,6 @@ HWY_NOINLINE const internal::BlockedPolicy* NewTargetBlockedPolicy(double bits_p
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
-#include <string_view>
-
-#include "blockbloom/blocked_bloom.h"
-#include "blocked/format.h"
-#include "common/hash_slices.h"
 #include "targets.h"
 
 namespace blockbloom {
@@ -62,13 +73,6 @@ BlockedPolicy::BlockedPolicy(double bits_per_key, const char* name, bool migrati
       target_(target) {}
 
 const char* BlockedPolicy::Name() const { return name_; }
-
-void BlockedPolicy::CreateFilter(const leveldb::Slice* keys, int n, std::string* dst) const {
-  const size_t count = n > 0 ? static_cast<size_t>(n) : 0;
-  blocked::AppendFilter(
-      count, BlockedBloomBytes(count, bits_per_key_), num_probes_,
-      [&](size_t i) { return View(keys[i]); }, dst);
-}
 
 const BlockedPolicy* NewBlockedPolicyForTarget(int64_t target, double bits_per_key,
                                                const char* name, bool migrating) {

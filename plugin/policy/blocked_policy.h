@@ -28,15 +28,19 @@ namespace internal {
 class BlockedPolicy : public PolicyBase {
  public:
   const char* Name() const override;
-  // Version 2 (flat) filters of at most blocked::kFlatMaxBytes bit bytes,
-  // version 1 above (docs/FORMAT.md), built straight into dst.
-  void CreateFilter(const leveldb::Slice* keys, int n, std::string* dst) const override;
+  // CreateFilter (in the per-target subclass): version 2 (flat) filters of
+  // at most blocked::kFlatMaxBytes bit bytes, version 1 above
+  // (docs/FORMAT.md), the keys hashed and set in one loop compiled for the
+  // target (key_probe-inl.h, AddKeys): blocked::AppendFilter's bytes.
 
   // The Highway target bit KeyMayMatch was compiled for.
   int64_t target() const { return target_; }
 
  protected:
   BlockedPolicy(double bits_per_key, const char* name, bool migrating, int64_t target);
+
+  double bits_per_key() const { return bits_per_key_; }
+  int num_probes() const { return num_probes_; }
 
  private:
   const char* const name_;

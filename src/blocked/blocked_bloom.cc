@@ -169,8 +169,11 @@ void BlockedBloomFilter::AddHashes(absl::Span<const uint64_t> hashes) {
 }
 
 void BlockedBloomFilter::AddKeys(absl::Span<const std::string_view> keys) {
-  internal::ForEachHashSlice(keys,
-                             [&](absl::Span<const uint64_t> hashes, size_t) { AddHashes(hashes); });
+  if (keys.empty()) return;
+  num_added_ += keys.size();
+  MatchEverythingIfEmpty();
+  // Hash and set in one loop on the chosen target (blocked/key_probe.h).
+  blocked::AddKeys(keys.data(), keys.size(), num_bits(), num_probes_, bits_.get(), flat_);
 }
 
 bool BlockedBloomFilter::MayContainHash(uint64_t hash) const {

@@ -132,14 +132,13 @@ void AddHashes(const uint64_t* hashes, size_t n, uint64_t num_bytes, int num_pro
 // does not fit in cache (bench/kernel_bench.cc, build/bbpolicy-best/13421773).
 inline constexpr uint64_t kAlignedBuildMinBytes = uint64_t{1} << 20;
 
-// Appends a whole filter (bits and trailer) for `n` keys to *dst, the way
-// the LevelDB policies write: ceil(n * bits_per_key / 8) bit bytes (the
-// caller passes that as num_bytes), the geometry of WriterGeometry, and
-// key_at(i) (i in [0, n); anything convertible to std::string_view) hashed
-// in L1-sized slices (internal::ForEachHashSlice).
+// Appends a whole filter of num_bytes bit bytes (the geometry of
+// WriterGeometry) and its trailer to *dst, its bits set by
+// fill(uint8_t* bits, Geometry geometry) on zeroed bytes: in *dst, or in a
+// cache-line-aligned scratch buffer from kAlignedBuildMinBytes.
 // REQUIRES: 1 <= num_probes <= 16.
-template <typename KeyAt>
-void AppendFilter(size_t n, uint64_t num_bytes, int num_probes, KeyAt&& key_at, std::string* dst) {
+template <typename Fill>
+void AppendFilterBits(uint64_t num_bytes, int num_probes, std::string* dst, Fill&& fill) {
   const Geometry geometry = WriterGeometry(num_bytes);
   const size_t start = dst->size();
   uint8_t* bits = nullptr;
@@ -152,14 +151,29 @@ void AppendFilter(size_t n, uint64_t num_bytes, int num_probes, KeyAt&& key_at, 
     dst->resize(start + static_cast<size_t>(num_bytes), '\0');
     bits = reinterpret_cast<uint8_t*>(&(*dst)[start]);
   }
-  internal::ForEachHashSlice(
-      n, std::forward<KeyAt>(key_at), [&](absl::Span<const uint64_t> hashes, size_t) {
-        AddHashes(hashes.data(), hashes.size(), num_bytes, num_probes, geometry, bits);
-      });
+  fill(bits, geometry);
   if (scratch != nullptr) {
     dst->append(reinterpret_cast<const char*>(scratch.get()), static_cast<size_t>(num_bytes));
   }
   AppendTrailer(num_probes, dst, geometry);
+}
+
+// Appends a whole filter (bits and trailer) for `n` keys to *dst, the way
+// the LevelDB policies write: ceil(n * bits_per_key / 8) bit bytes (the
+// caller passes that as num_bytes), the geometry of WriterGeometry, and
+// key_at(i) (i in [0, n); anything convertible to std::string_view) hashed
+// in L1-sized slices (internal::ForEachHashSlice), then added. The blocked
+// policies build the same bytes in one per-target loop
+// (key_probe-inl.h, AddKeys); this composition is the reference their tests
+// compare against. REQUIRES: 1 <= num_probes <= 16.
+template <typename KeyAt>
+void AppendFilter(size_t n, uint64_t num_bytes, int num_probes, KeyAt&& key_at, std::string* dst) {
+  AppendFilterBits(num_bytes, num_probes, dst, [&](uint8_t* bits, Geometry geometry) {
+    internal::ForEachHashSlice(
+        n, std::forward<KeyAt>(key_at), [&](absl::Span<const uint64_t> hashes, size_t) {
+          AddHashes(hashes.data(), hashes.size(), num_bytes, num_probes, geometry, bits);
+        });
+  });
 }
 
 }  // namespace blocked

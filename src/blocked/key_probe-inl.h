@@ -18,12 +18,14 @@
 #define BLOCKBLOOM_BLOCKED_KEY_PROBE_INL_H_
 #endif
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
 #include "blocked/format.h"
 #include "blocked_bloom-inl.h"
+#include "blocked_bloom_simd.h"  // kPrefetchMinBytes, kDefaultWindow
 #include "blocked_kernel.h"
 #include "common/xxh3_inline.h"
 #include "hwy/highway.h"
@@ -70,6 +72,52 @@ HWY_INLINE bool MayContainKey(const char* key, size_t key_len, uint64_t total_bi
   const uint64_t hash = internal::InlineHashBytes(key, key_len);
   if (HWY_UNLIKELY(total_bits == 0)) return false;
   return BitsMayContainHash(hash, total_bits, num_probes, data, flat);
+}
+
+// Sets the bits of keys [0, n) (HashBytes of key_at(i), then
+// blocked::AddHash or, flat, blocked::flat::AddHash): the bytes of hashing
+// every key first and adding the hashes, built in one loop so that a key's
+// XXH3 (integer work) runs beside the previous key's mask and OR (vector
+// work) instead of after it. Filters over simd::kPrefetchMinBytes keep a
+// rolling window of simd::kDefaultWindow hashes ahead, each key's line
+// prefetched for writing when its hash is computed.
+// KeyAt: size_t -> something with data() and size() (std::string_view,
+// leveldb::Slice). REQUIRES: total_bits > 0 if n > 0, 1 <= num_probes <= 16;
+// data holds ceil(total_bits / 8) writable bytes; flat only for total_bits
+// <= blocked::kFlatMaxBytes * 8.
+template <typename KeyAt>
+HWY_INLINE void AddKeys(size_t n, KeyAt&& key_at, uint64_t total_bits, int num_probes,
+                        uint8_t* HWY_RESTRICT data, bool flat) {
+  const auto hash_of = [&](size_t i) {
+    const auto& key = key_at(i);
+    return internal::InlineHashBytes(key.data(), key.size());
+  };
+  if (flat) {
+    for (size_t i = 0; i < n; ++i) {
+      blocked::flat::AddHash(hash_of(i), total_bits, num_probes, data);
+    }
+    return;
+  }
+  if (total_bits / 8 <= simd::kPrefetchMinBytes) {  // in cache: nothing to prefetch
+    for (size_t i = 0; i < n; ++i) AddHashOne(hash_of(i), total_bits, num_probes, data);
+    return;
+  }
+  constexpr size_t kWindow = simd::kDefaultWindow;
+  static_assert((kWindow & (kWindow - 1)) == 0, "the ring's index is a mask");
+  uint64_t ring[kWindow];
+  const auto hash_ahead = [&](size_t i) {
+    const uint64_t h = hash_of(i);
+    __builtin_prefetch(data + blocked::LocateBlock(h, total_bits).first_bit / 8, 1, 3);
+    ring[i & (kWindow - 1)] = h;
+  };
+  const size_t ahead = std::min(kWindow, n);
+  for (size_t i = 0; i < ahead; ++i) hash_ahead(i);
+  for (size_t i = 0; i < n; ++i) {
+    // Read key i's hash before key i + kWindow's takes its slot.
+    const uint64_t h = ring[i & (kWindow - 1)];
+    if (i + kWindow < n) hash_ahead(i + kWindow);
+    AddHashOne(h, total_bits, num_probes, data);
+  }
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)

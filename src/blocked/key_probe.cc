@@ -26,6 +26,13 @@ HWY_NOINLINE bool MayContainKeyKernel(const char* key, size_t key_len, uint64_t 
   return MayContainKey(key, key_len, total_bits, num_probes, data, flat);
 }
 
+HWY_NOINLINE void AddKeysKernel(const std::string_view* keys, size_t n, uint64_t total_bits,
+                                int num_probes, uint8_t* data, bool flat) {
+  AddKeys(
+      n, [keys](size_t i) -> const std::string_view& { return keys[i]; }, total_bits, num_probes,
+      data, flat);
+}
+
 // NOLINTNEXTLINE(google-readability-namespace-comments)
 }  // namespace HWY_NAMESPACE
 }  // namespace blockbloom
@@ -39,6 +46,7 @@ namespace blocked {
 
 HWY_EXPORT(EncodedKeyMayMatchKernel);
 HWY_EXPORT(MayContainKeyKernel);
+HWY_EXPORT(AddKeysKernel);
 
 EncodedKeyMayMatchFn EncodedKeyMayMatchForTarget(int64_t target) {
   if (!simd::internal::IsCompiledTarget(target)) return nullptr;
@@ -50,6 +58,11 @@ MayContainKeyFn MayContainKeyForTarget(int64_t target) {
   return HWY_DISPATCH_TABLE(MayContainKeyKernel)[simd::internal::DispatchTableIndex(target)];
 }
 
+AddKeysFn AddKeysForTarget(int64_t target) {
+  if (!simd::internal::IsCompiledTarget(target)) return nullptr;
+  return HWY_DISPATCH_TABLE(AddKeysKernel)[simd::internal::DispatchTableIndex(target)];
+}
+
 namespace {
 
 void Resolve() {
@@ -57,6 +70,7 @@ void Resolve() {
   internal::g_encoded_key_may_match.store(EncodedKeyMayMatchForTarget(best),
                                           std::memory_order_relaxed);
   internal::g_may_contain_key.store(MayContainKeyForTarget(best), std::memory_order_relaxed);
+  internal::g_add_keys.store(AddKeysForTarget(best), std::memory_order_relaxed);
 }
 
 int ResolveAndMatchEncoded(const char* key, size_t key_len, const char* filter, size_t filter_len) {
@@ -70,6 +84,12 @@ bool ResolveAndMayContainKey(const char* key, size_t key_len, uint64_t total_bit
   return MayContainKey(key, key_len, total_bits, num_probes, data, flat);
 }
 
+void ResolveAndAddKeys(const std::string_view* keys, size_t n, uint64_t total_bits, int num_probes,
+                       uint8_t* data, bool flat) {
+  Resolve();
+  AddKeys(keys, n, total_bits, num_probes, data, flat);
+}
+
 // ForceTargetForTesting re-resolves the pointers above.
 [[maybe_unused]] const bool kRegistered = simd::internal::RegisterRetargetHook(&Resolve);
 
@@ -81,6 +101,7 @@ namespace internal {
 std::atomic<blocked::EncodedKeyMayMatchFn> g_encoded_key_may_match{
     &blocked::ResolveAndMatchEncoded};
 std::atomic<blocked::MayContainKeyFn> g_may_contain_key{&blocked::ResolveAndMayContainKey};
+std::atomic<blocked::AddKeysFn> g_add_keys{&blocked::ResolveAndAddKeys};
 }  // namespace internal
 }  // namespace blockbloom
 #endif  // HWY_ONCE

@@ -1,4 +1,4 @@
-// Key-level probes of the blocked filter on the CPU's best Highway target:
+// Key-level probes and builds of the blocked filter on the CPU's best Highway target:
 // hash, trailer parse and in-register probe in one function per target
 // (src/blocked/key_probe-inl.h), reached through one pointer fetched once per
 // process and re-fetched by simd::ForceTargetForTesting. These are the hot
@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 namespace blockbloom {
 namespace blocked {
@@ -26,6 +27,12 @@ using EncodedKeyMayMatchFn = int (*)(const char* key, size_t key_len, const char
 // REQUIRES: 1 <= num_probes <= 16; data holds ceil(total_bits / 8) bytes.
 using MayContainKeyFn = bool (*)(const char* key, size_t key_len, uint64_t total_bits,
                                  int num_probes, const uint8_t* data, bool flat);
+// Sets the bits of keys[0, n) in raw filter bits laid out flat or in 512-bit
+// blocks: key_probe-inl.h's AddKeys (hash and set in one loop).
+// REQUIRES: total_bits > 0 if n > 0, 1 <= num_probes <= 16; data holds
+// ceil(total_bits / 8) writable bytes.
+using AddKeysFn = void (*)(const std::string_view* keys, size_t n, uint64_t total_bits,
+                           int num_probes, uint8_t* data, bool flat);
 
 }  // namespace blocked
 
@@ -34,6 +41,7 @@ namespace internal {
 // both on first call (constant-initialised: usable during static init).
 extern std::atomic<blocked::EncodedKeyMayMatchFn> g_encoded_key_may_match;
 extern std::atomic<blocked::MayContainKeyFn> g_may_contain_key;
+extern std::atomic<blocked::AddKeysFn> g_add_keys;
 }  // namespace internal
 
 namespace blocked {
@@ -50,10 +58,16 @@ inline bool MayContainKey(const char* key, size_t key_len, uint64_t total_bits, 
                                                                      num_probes, data, flat);
 }
 
+inline void AddKeys(const std::string_view* keys, size_t n, uint64_t total_bits, int num_probes,
+                    uint8_t* data, bool flat) {
+  internal::g_add_keys.load(std::memory_order_relaxed)(keys, n, total_bits, num_probes, data, flat);
+}
+
 // The entry points compiled for `target` (a bit of simd::SupportedTargets()),
 // for tests and benchmarks; nullptr if that target is not compiled.
 EncodedKeyMayMatchFn EncodedKeyMayMatchForTarget(int64_t target);
 MayContainKeyFn MayContainKeyForTarget(int64_t target);
+AddKeysFn AddKeysForTarget(int64_t target);
 
 }  // namespace blocked
 }  // namespace blockbloom
