@@ -375,6 +375,14 @@ bool ValidateV2(const V2View& view) {
 int64_t ValidateStream(const FilterView& view) {
   const Params& p = view.params;
   if (p.num_buckets == 0) return 0;
+  // The loop below visits every bucket. ParseFilter bounds B by the bytes
+  // present only through the index, (B-1)*w bits with w = bit_width(S): with
+  // S = 0, w is 0 and an 11-byte trailer may claim B = 2^62 empty buckets
+  // (once ~10 s per 2^30 of them, centuries for 2^62). Every offset is then
+  // 0 and every bucket empty, which is what the loop would conclude: a
+  // valid filter of no entries. With S >= 1, w >= 1 and B <= 8 * size + 1,
+  // so the loop is linear in the encoding's size.
+  if (p.stream_bits == 0) return 0;
   int64_t entries = 0;
   uint64_t prev_end = 0;
   for (uint64_t j = 0; j < p.num_buckets; ++j) {
