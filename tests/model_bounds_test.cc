@@ -128,6 +128,29 @@ TEST(ModelBoundsTest, PredictedFprOfHugeClaimsIsBounded) {
   EXPECT_LT(SecondsSince(start), 20.0);
 }
 
+// BlockedBloomFprTerms is the work BlockedBloomFpr does (blockbloom inspect
+// budgets it): the Poisson range [floor(lambda - spread), floor(lambda +
+// spread)] with spread = 12 sqrt(lambda) + 30, lambda = B / c.
+TEST(ModelBoundsTest, TermsCountTheModelsSum) {
+  EXPECT_EQ(BlockedBloomFprTerms(10.0, 7), 168);              // lambda 51.2: [0, 167]
+  EXPECT_EQ(BlockedBloomFprTerms(1.0, 7), 604);               // lambda 512: [210, 813]
+  EXPECT_EQ(BlockedBloomFprTerms(1e6, 7), 31);                // lambda ~0: [0, 30]
+  EXPECT_EQ(BlockedBloomFprTerms(512.0 / 28000, 16), 4076);   // [25962, 30037]
+  EXPECT_EQ(BlockedBloomFprTerms(1e-3, 16), kMaxModelTerms);  // the fixed-node sum
+  EXPECT_EQ(BlockedBloomFprTerms(1e-16, 16), 0);              // every bit set
+  for (double c : {kNaN, -1.0, 0.0, kInf}) EXPECT_EQ(BlockedBloomFprTerms(c, 7), 0) << c;
+  EXPECT_EQ(BlockedBloomFprTerms(10.0, 0), 0);
+  EXPECT_EQ(BlockedBloomFprTerms(10.0, 7, 0), 0);
+  // Monotone in the load, as the sum's range is.
+  int previous = 0;
+  for (double c = 64.0; c > 1e-4; c /= 1.5) {
+    const int terms = BlockedBloomFprTerms(c, 7);
+    EXPECT_GE(terms, previous) << c;
+    EXPECT_LE(terms, kMaxModelTerms) << c;
+    previous = terms;
+  }
+}
+
 // The 93-byte input that found the bug, kept verbatim.
 TEST(ModelBoundsTest, HostileFileHeaderDecodesAndPredictsQuickly) {
   const std::string path = std::string(BLOCKBLOOM_SOURCE_DIR) +
@@ -253,8 +276,8 @@ std::string CompactTrailerOfEmptyBuckets(uint64_t buckets) {
 TEST(ModelBoundsTest, CompactFilterOfManyEmptyBucketsDecodesQuickly) {
   // 2^32 first: it took ~40 s (g++ -O2) before the fix, so a regression fails
   // on the time bound instead of hanging on 2^62.
-  for (uint64_t buckets : {uint64_t{1}, uint64_t{2}, uint64_t{1000}, uint64_t{1} << 32,
-                           uint64_t{1} << 62}) {
+  for (uint64_t buckets :
+       {uint64_t{1}, uint64_t{2}, uint64_t{1000}, uint64_t{1} << 32, uint64_t{1} << 62}) {
     const std::string encoded = CompactTrailerOfEmptyBuckets(buckets);
     const Clock::time_point start = Clock::now();
     absl::StatusOr<CompactFilter> filter = CompactFilter::Deserialize(encoded);

@@ -613,9 +613,10 @@ int Inspect(const std::vector<char*>& args) {
     std::printf("%-12s %-30s %8" PRIu64 " %10" PRIu64 " %10" PRIu64 " %9.2f  %-32s %s\n",
                 name.c_str(), policy.c_str(), r.num_filters, r.filter_bytes, r.num_keys, bpk,
                 FormatOf(r).c_str(),
-                r.policy_name.empty() ? "100% (every read)"
-                : r.fpr_known         ? Percent(r.predicted_fpr).c_str()
-                                      : "unknown");
+                r.policy_name.empty()   ? "100% (every read)"
+                : r.fpr_known           ? Percent(r.predicted_fpr).c_str()
+                : r.model_work_exceeded ? "unknown (model work capped)"
+                                        : "unknown");
     all_bytes += r.filter_bytes;
     all_keys += r.num_keys;
     all_filters += r.num_filters;

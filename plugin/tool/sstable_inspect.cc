@@ -33,6 +33,19 @@ constexpr uint8_t kNoCompression = 0, kSnappyCompression = 1;
 // blocks are ~4 KiB; filter blocks of huge tables a few MiB).
 constexpr size_t kMaxBlockBytes = size_t{1} << 30;
 
+// The blocked version-1 model (BlockedBloomFpr) sums up to kMaxModelTerms
+// Poisson terms per filter, ~65 ns each; a hostile table can give a
+// non-empty filter to every ~25 bytes of file and claim enough keys per
+// 512-bit block to need 250-4096 terms for each (4 s per MB of file, measured).
+// A table LevelDB writes has at most one non-empty filter per 2 KiB of data
+// (lg(base) = 11) and at least 1 bit per key (blockbloom's clamp): at most
+// ~604 terms per 2 KiB, 0.3 per byte (0.11 at 10 bits per key). So the
+// model may sum kModelTermsPerByte per byte of the file, plus
+// kModelTermsFloor: past that the table is not one LevelDB wrote, and its
+// model FPR is reported unknown (~35 ms per MB of model work at most).
+constexpr double kModelTermsPerByte = 0.5;
+constexpr uint64_t kModelTermsFloor = 4 * kMaxModelTerms;
+
 // Every parse failure is a DataLoss status whose message becomes
 // TableReport::error; the first one ends the parse.
 absl::Status Failure(std::string what) { return absl::DataLossError(std::move(what)); }
@@ -235,6 +248,9 @@ absl::Status Inspect(std::string_view file, TableReport* report) {
   double weighted_fpr = 0;
   uint64_t weighted_keys = 0;
   report->fpr_known = true;
+  uint64_t model_terms_left =
+      kModelTermsFloor +
+      static_cast<uint64_t>(kModelTermsPerByte * static_cast<double>(file.size()));
   for (uint64_t i = 0; i < num; ++i) {
     const uint64_t start = DecodeFixed32(fb.data() + array_at + 4 * i);
     const uint64_t limit =
@@ -256,13 +272,29 @@ absl::Status Inspect(std::string_view file, TableReport* report) {
       report->blocked_version = std::max(report->blocked_version, kind.version);
       k = view.num_probes;
       // Version 2 (flat) is one block over the whole filter: the standard
-      // Bloom filter's model; version 1, the blocked Poisson mixture.
-      fpr = view.geometry == blocked::Geometry::kFlat
-                ? (keys == 0 ? 0.0
-                             : StandardBloomFpr(8.0 * static_cast<double>(view.num_bytes) /
-                                                    static_cast<double>(keys),
-                                                k))
-                : BlockedBloomPredictedFpr(keys, view.num_bytes, k);
+      // Bloom filter's model; version 1, the blocked Poisson mixture, within
+      // the table's budget of model work.
+      if (view.geometry == blocked::Geometry::kFlat) {
+        fpr = keys == 0
+                  ? 0.0
+                  : StandardBloomFpr(
+                        8.0 * static_cast<double>(view.num_bytes) / static_cast<double>(keys), k);
+      } else {
+        // The bits per key BlockedBloomPredictedFpr passes to the model
+        // (which answers without a sum for no keys or no bytes).
+        const uint64_t terms =
+            keys == 0 || view.num_bytes == 0
+                ? 0
+                : static_cast<uint64_t>(BlockedBloomFprTerms(
+                      8.0 * static_cast<double>(view.num_bytes) / keys, k, blocked::kBlockBits));
+        if (report->model_work_exceeded || terms > model_terms_left) {
+          report->model_work_exceeded = true;
+          report->fpr_known = false;
+        } else {
+          model_terms_left -= terms;
+          fpr = BlockedBloomPredictedFpr(keys, view.num_bytes, k);
+        }
+      }
     } else if (kind.kind == format::FilterKind::kCompact) {
       // A compact filter knows its own exact FPR (stored fingerprints over
       // the fingerprint range, or 2^-R); one that does not parse may match

@@ -19,7 +19,9 @@
 // anything malformed is reported in TableReport::error. The index must name
 // data blocks in file order, each starting at or after the end of the one
 // before (as LevelDB writes them), so each block is read once and the work is
-// bounded by the file's size.
+// bounded by the file's size. So is the FPR model's: a table whose filters
+// would need more model work than its size allows (none LevelDB writes) is
+// reported with an unknown FPR.
 //
 // Thread-safety: pure functions.
 #ifndef BLOCKBLOOM_TOOL_SSTABLE_INSPECT_H_
@@ -50,6 +52,11 @@ struct TableReport {
   // absent key probes the one filter of the data block it falls in).
   double predicted_fpr = 0;
   bool fpr_known = false;  // false if any non-empty filter is unknown
+  // The blocked version-1 model would need more work than the file's size
+  // allows (sstable_inspect.cc: kModelTermsPerByte; no table LevelDB writes
+  // comes near): the rest of its filters were not modelled, fpr_known is
+  // false.
+  bool model_work_exceeded = false;
 };
 
 // `contents` is the whole table file.

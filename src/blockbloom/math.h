@@ -38,6 +38,14 @@ inline constexpr double kMaxModelKeysPerBlock = 1e15;
 // ~27,000 keys per block; a normalised fixed-node sum beyond.
 double BlockedBloomFpr(double bits_per_key, int num_probes, int block_bits = 512);
 
+// How many Poisson terms BlockedBloomFpr(bits_per_key, num_probes,
+// block_bits) sums (each an exp, a log, an lgamma, a pow and an expm1, ~65 ns
+// on a Zen 3 core): its work, for a caller that bounds the total over many
+// calls on untrusted input (blockbloom inspect). 0 when a domain guard
+// answers; at most kMaxModelTerms; 31 + ~24 sqrt(block_bits / bits_per_key)
+// below that.
+int BlockedBloomFprTerms(double bits_per_key, int num_probes, int block_bits = 512);
+
 // The k in [1, max_probes] that minimises BlockedBloomFpr for bits_per_key
 // (ties go to the smaller k: fewer probes, faster queries).
 int OptimalBlockedProbes(double bits_per_key, int max_probes = 16, int block_bits = 512);

@@ -26,28 +26,64 @@ double LogPoissonPmf(double lambda, double x) {
   return x * std::log(lambda) - lambda - ::lgamma_r(x + 1.0, &sign);
 }
 
+// Where BlockedBloomFpr sums: keys per block in [lo, hi] (whole numbers),
+// for a mean of lambda keys per block. Far enough into both tails that the
+// Poisson mass left out is below 1e-15.
+struct SumRange {
+  double lo, hi;
+};
+SumRange PoissonSumRange(double lambda) {
+  const double spread = 12.0 * std::sqrt(lambda) + 30.0;
+  return {std::floor(std::max(0.0, lambda - spread)), std::floor(lambda + spread)};
+}
+
+// The model's domain guards, shared by BlockedBloomFpr and
+// BlockedBloomFprTerms: true and *answer set when the arguments are answered
+// without a sum; else false and *lambda (mean keys per block) set.
+bool AnsweredByGuards(double bits_per_key, int num_probes, int block_bits, double* answer,
+                      double* lambda) {
+  // No bits, or nonsense: everything matches.
+  if (!(bits_per_key > 0.0) || num_probes < 1 || block_bits < 1) {
+    *answer = 1.0;
+    return true;
+  }
+  if (std::isinf(bits_per_key)) {
+    *answer = 0.0;
+    return true;
+  }
+  *lambda = block_bits / bits_per_key;
+  if (!(*lambda <= kMaxModelKeysPerBlock)) {  // every bit set, to 1e-300
+    *answer = 1.0;
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
+
+int BlockedBloomFprTerms(double bits_per_key, int num_probes, int block_bits) {
+  double answer = 0.0, lambda = 0.0;
+  if (AnsweredByGuards(bits_per_key, num_probes, block_bits, &answer, &lambda)) return 0;
+  const SumRange range = PoissonSumRange(lambda);
+  return range.hi - range.lo < kMaxModelTerms ? static_cast<int>(range.hi - range.lo) + 1
+                                              : kMaxModelTerms;
+}
 
 double BlockedBloomFpr(double bits_per_key, int num_probes, int block_bits) {
   // Domain guards: this model is reachable from untrusted input (a .bbf
   // header or a LevelDB table may claim any key count), so every argument
-  // gets an answer in bounded time. No bits, or nonsense: everything matches.
-  if (!(bits_per_key > 0.0) || num_probes < 1 || block_bits < 1) return 1.0;
-  if (std::isinf(bits_per_key)) return 0.0;
-  const double lambda = block_bits / bits_per_key;     // mean keys per block
-  if (!(lambda <= kMaxModelKeysPerBlock)) return 1.0;  // every bit set, to 1e-300
+  // gets an answer in bounded time.
+  double guarded = 0.0, lambda = 0.0;  // lambda: mean keys per block
+  if (AnsweredByGuards(bits_per_key, num_probes, block_bits, &guarded, &lambda)) return guarded;
   const double k = num_probes;
   const double log_keep = std::log1p(-1.0 / block_bits);  // ln(1 - 1/B)
   const auto fpr_at = [&](double keys) {                  // FPR of a block holding `keys` keys
     if (keys <= 0.0) return 0.0;                          // (also: B = 1 makes log_keep -inf)
     return std::pow(-std::expm1(k * keys * log_keep), k);
   };
-  // Sum the Poisson(lambda) pmf far enough into both tails that the mass
-  // left out is below 1e-15. The pmf is computed in log space (lambda can be
-  // several hundred, where e^-lambda underflows).
-  const double spread = 12.0 * std::sqrt(lambda) + 30.0;
-  const double lo = std::floor(std::max(0.0, lambda - spread));
-  const double hi = std::floor(lambda + spread);
+  // Sum the Poisson(lambda) pmf over PoissonSumRange. The pmf is computed in
+  // log space (lambda can be several hundred, where e^-lambda underflows).
+  const auto [lo, hi] = PoissonSumRange(lambda);
   if (hi - lo < kMaxModelTerms) {
     double fpr = 0.0;
     for (double i = lo; i <= hi; i += 1.0) {
