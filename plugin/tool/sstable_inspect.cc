@@ -134,8 +134,11 @@ absl::StatusOr<std::string> ReadBlock(std::string_view file, const BlockHandle& 
 
 // Calls fn(key, value) -> absl::Status for every entry of a block (keys
 // rebuilt from their shared prefixes); stops at the first failure, the
-// block's or fn's.
-template <typename Fn>
+// block's or fn's. With kKeys false, keys are not rebuilt (only their
+// lengths, which the same checks need) and fn gets an empty key: a data
+// block's entries are only counted, and a snappy block of 3-byte empty
+// entries holds ~7 of them per byte of file.
+template <bool kKeys = true, typename Fn>
 absl::Status ForEachEntry(std::string_view block, const char* what, Fn&& fn) {
   const auto fail = [&](const char* why) { return Failure(std::string(what) + " block: " + why); };
   if (block.size() < 4) return fail("shorter than its restart count");
@@ -143,18 +146,29 @@ absl::Status ForEachEntry(std::string_view block, const char* what, Fn&& fn) {
   if (restarts > (block.size() - 4) / 4) return fail("restart array larger than the block");
   std::string_view entries = block.substr(0, block.size() - 4 - 4 * restarts);
   std::string key;
+  uint64_t key_size = 0;
   while (!entries.empty()) {
     uint64_t shared, non_shared, value_len;
-    if (!GetVarint(&entries, 32, &shared) || !GetVarint(&entries, 32, &non_shared) ||
-        !GetVarint(&entries, 32, &value_len)) {
+    const auto byte = [&](size_t i) { return static_cast<uint8_t>(entries[i]); };
+    if (entries.size() >= 3 && ((byte(0) | byte(1) | byte(2)) & 0x80) == 0) {
+      // Three one-byte varints (every entry of a block of small keys).
+      shared = byte(0);
+      non_shared = byte(1);
+      value_len = byte(2);
+      entries.remove_prefix(3);
+    } else if (!GetVarint(&entries, 32, &shared) || !GetVarint(&entries, 32, &non_shared) ||
+               !GetVarint(&entries, 32, &value_len)) {
       return fail("malformed entry header");
     }
-    if (shared > key.size()) return fail("entry shares more than the previous key");
+    if (shared > key_size) return fail("entry shares more than the previous key");
     if (non_shared > entries.size() || value_len > entries.size() - non_shared) {
       return fail("entry runs past the block");
     }
-    key.resize(static_cast<size_t>(shared));
-    key.append(entries.data(), static_cast<size_t>(non_shared));
+    key_size = shared + non_shared;
+    if constexpr (kKeys) {
+      key.resize(static_cast<size_t>(shared));
+      key.append(entries.data(), static_cast<size_t>(non_shared));
+    }
     const std::string_view value =
         entries.substr(static_cast<size_t>(non_shared), static_cast<size_t>(value_len));
     entries.remove_prefix(static_cast<size_t>(non_shared + value_len));
@@ -216,7 +230,7 @@ absl::Status Inspect(std::string_view file, TableReport* report) {
     if (!data.ok()) return data.status();
     next_block_at = h->offset + h->size + kBlockTrailerSize;  // in the file: ReadBlock checked
     const absl::Status counted =
-        ForEachEntry(*data, "data", [&](std::string_view, std::string_view) {
+        ForEachEntry</*kKeys=*/false>(*data, "data", [&](std::string_view, std::string_view) {
           ++entries;
           return absl::OkStatus();
         });
