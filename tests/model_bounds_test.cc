@@ -246,7 +246,7 @@ TEST(ModelBoundsTest, ScalableFilterWithTheMostStagesDecodesQuickly) {
 }
 
 // A version-1 compact filter of S = 0 stream bits and B empty buckets: the
-// trailer alone (11 bytes for B = 2^62) is a valid encoding, since the index
+// trailer alone (15 bytes for B = 2^62) is a valid encoding, since the index
 // holds B - 1 offsets of bit_width(0) = 0 bits each. CompactFilter::
 // Deserialize once walked all B buckets to count entries: ~10 s per 2^30
 // buckets, centuries for 2^62, from `blockbloom inspect` on a table whose

@@ -377,7 +377,7 @@ int64_t ValidateStream(const FilterView& view) {
   if (p.num_buckets == 0) return 0;
   // The loop below visits every bucket. ParseFilter bounds B by the bytes
   // present only through the index, (B-1)*w bits with w = bit_width(S): with
-  // S = 0, w is 0 and an 11-byte trailer may claim B = 2^62 empty buckets
+  // S = 0, w is 0 and a 15-byte trailer may claim B = 2^62 empty buckets
   // (once ~10 s per 2^30 of them, centuries for 2^62). Every offset is then
   // 0 and every bucket empty, which is what the loop would conclude: a
   // valid filter of no entries. With S >= 1, w >= 1 and B <= 8 * size + 1,
