@@ -252,13 +252,15 @@ absl::Status Inspect(std::string_view file, TableReport* report) {
   if (array_at > fb.size() - 5) return Failure("filter offset array outside the filter block");
   const uint64_t num = (fb.size() - 5 - array_at) / 4;
   report->num_filters = num;
-  std::vector<uint64_t> keys_per_filter(static_cast<size_t>(num), 0);
-  for (const auto& [offset, entries] : blocks) {
-    const uint64_t i = offset >> report->base_lg;
-    // Every data block's filter must exist (LevelDB writes one per 2 KiB).
-    if (i >= num) return Failure("a data block has no filter slot");
-    keys_per_filter[static_cast<size_t>(i)] += entries;
+  // Every data block's filter must exist (LevelDB writes one per 2 KiB).
+  // The blocks are in file order (checked above), so their slots ascend: the
+  // last has the highest, and the loop below takes each slot's blocks from
+  // the front. (No array of keys per slot: a snappy filter block can hold
+  // ~5 million empty slots per MB of file.)
+  if (!blocks.empty() && (blocks.back().first >> report->base_lg) >= num) {
+    return Failure("a data block has no filter slot");
   }
+  size_t next_block = 0;
   double weighted_fpr = 0;
   uint64_t weighted_keys = 0;
   report->fpr_known = true;
@@ -266,6 +268,11 @@ absl::Status Inspect(std::string_view file, TableReport* report) {
       kModelTermsFloor +
       static_cast<uint64_t>(kModelTermsPerByte * static_cast<double>(file.size()));
   for (uint64_t i = 0; i < num; ++i) {
+    uint64_t keys = 0;  // in the data blocks filter i covers
+    for (; next_block < blocks.size() && (blocks[next_block].first >> report->base_lg) == i;
+         ++next_block) {
+      keys += blocks[next_block].second;
+    }
     const uint64_t start = DecodeFixed32(fb.data() + array_at + 4 * i);
     const uint64_t limit =
         i + 1 < num ? DecodeFixed32(fb.data() + array_at + 4 * (i + 1)) : array_at;
@@ -274,7 +281,6 @@ absl::Status Inspect(std::string_view file, TableReport* report) {
     report->filter_bytes += filter.size();
     if (filter.empty()) continue;
     ++report->nonempty_filters;
-    const uint64_t keys = keys_per_filter[static_cast<size_t>(i)];
     double fpr = 1.0;
     int k = 0;
     // One recognizer for every encoding (src/format/recognize.h), the same
