@@ -5,7 +5,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -424,7 +423,9 @@ std::string TableOfOverfullFilters(int filters, int keys_per_block) {
 // same shape with 443 keys per filter (4,096 terms each) ~4 s per MB of
 // file. The model's work is now bounded by the file's size (0.5 terms per
 // byte, more than twice what a table LevelDB writes can need): past it the
-// FPR is reported unknown. A few such filters are still modelled.
+// FPR is reported unknown. A few such filters are still modelled. The output
+// is the check (tests assert no speed): 0.26 s here with the bound, 0.6 s
+// under ASan.
 TEST(CliTest, InspectBoundsTheModelWorkOfATableOfOverfullFilters) {
   const std::string db = Dir() + "/db_overfull_filters";
   ASSERT_EQ(std::system(("mkdir -p " + db).c_str()), 0);
@@ -438,18 +439,12 @@ TEST(CliTest, InspectBoundsTheModelWorkOfATableOfOverfullFilters) {
   EXPECT_FALSE(Has(few.out, "unknown")) << few.out;
 
   std::ofstream(table, std::ios::binary | std::ios::trunc) << TableOfOverfullFilters(50000, 8);
-  const auto start = std::chrono::steady_clock::now();
   const ToolRun many = Tool("inspect " + db);
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(many.code, 0) << many.out << many.err;
   EXPECT_TRUE(Has(many.out, "400000 keys")) << many.out;
   EXPECT_TRUE(Has(many.out, "blockbloom blocked v1, k=16      unknown (model work capped)"))
       << many.out;
   EXPECT_TRUE(Has(many.out, "model FPR unknown")) << many.out;  // the total
-  // Loose (a loaded machine, sanitizers): the output above is the check;
-  // this only catches work far beyond it.
-  EXPECT_LT(seconds, 20.0);
   std::remove(table.c_str());
   std::remove((db + "/CURRENT").c_str());
   std::remove(db.c_str());

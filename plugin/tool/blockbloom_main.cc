@@ -118,7 +118,8 @@ const std::vector<Command>& Commands() {
        "For every table (*.ldb, *.sst) of the LevelDB database in DBDIR: the filter\n"
        "policy name, number of filters, bytes, keys, bits per key, filter format\n"
        "(blockbloom blocked vN, blockbloom compact vN, LevelDB built-in, unknown) and\n"
-       "predicted FPR.\n"
+       "predicted FPR (\"unknown (model work capped)\" for a table whose filters\n"
+       "would need more model work than its size allows: none LevelDB writes).\n"
        "Files are only read, never locked or written: the database may be open.\n"
        "Exit status 3 if some tables could not be read (each is reported).\n",
        {}},
