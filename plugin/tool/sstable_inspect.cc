@@ -34,15 +34,16 @@ constexpr uint8_t kNoCompression = 0, kSnappyCompression = 1;
 constexpr size_t kMaxBlockBytes = size_t{1} << 30;
 
 // The blocked version-1 model (BlockedBloomFpr) sums up to kMaxModelTerms
-// Poisson terms per filter, ~65 ns each; a hostile table can give a
-// non-empty filter to every ~25 bytes of file and claim enough keys per
-// 512-bit block to need 250-4096 terms for each (4 s per MB of file, measured).
-// A table LevelDB writes has at most one non-empty filter per 2 KiB of data
-// (lg(base) = 11) and at least 1 bit per key (blockbloom's clamp): at most
-// ~604 terms per 2 KiB, 0.3 per byte (0.11 at 10 bits per key). So the
-// model may sum kModelTermsPerByte per byte of the file, plus
-// kModelTermsFloor: past that the table is not one LevelDB wrote, and its
-// model FPR is reported unknown (~35 ms per MB of model work at most).
+// Poisson terms per filter, 50-100 ns each (Zen 3); a hostile table can give
+// a non-empty filter to every ~25-90 bytes of file and claim enough keys per
+// 512-bit block to need 250-4096 terms for each: ~3 s of CPU per MB of file
+// (measured at 1, 4 and 16 MB). A table LevelDB writes has at most one
+// non-empty filter per 2 KiB of data (lg(base) = 11) and at least 1 bit per
+// key (blockbloom's clamp): at most ~604 terms per 2 KiB, 0.3 per byte (0.11
+// at 10 bits per key). So the model may sum kModelTermsPerByte per byte of
+// the file, plus kModelTermsFloor: past that the table is not one LevelDB
+// wrote, and its model FPR is reported unknown (at most 25-50 ms of model
+// work per MB).
 constexpr double kModelTermsPerByte = 0.5;
 constexpr uint64_t kModelTermsFloor = 4 * kMaxModelTerms;
 

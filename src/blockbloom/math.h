@@ -39,8 +39,8 @@ inline constexpr double kMaxModelKeysPerBlock = 1e15;
 double BlockedBloomFpr(double bits_per_key, int num_probes, int block_bits = 512);
 
 // How many Poisson terms BlockedBloomFpr(bits_per_key, num_probes,
-// block_bits) sums (each an exp, a log, an lgamma, a pow and an expm1, ~65 ns
-// on a Zen 3 core): its work, for a caller that bounds the total over many
+// block_bits) sums (each an exp, a log, an lgamma, a pow and an expm1,
+// 50-100 ns on a Zen 3 core): its work, for a caller that bounds the total over many
 // calls on untrusted input (blockbloom inspect). 0 when a domain guard
 // answers; at most kMaxModelTerms; 31 + ~24 sqrt(block_bits / bits_per_key)
 // below that.
