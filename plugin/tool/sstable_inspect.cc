@@ -268,15 +268,17 @@ absl::Status Inspect(std::string_view file, TableReport* report) {
   uint64_t model_terms_left =
       kModelTermsFloor +
       static_cast<uint64_t>(kModelTermsPerByte * static_cast<double>(file.size()));
+  // Filter i is [offset i, offset i + 1), the last one ending at array_at:
+  // each offset is decoded once (a filter block can hold millions).
+  uint64_t limit = num == 0 ? 0 : DecodeFixed32(fb.data() + array_at);
   for (uint64_t i = 0; i < num; ++i) {
     uint64_t keys = 0;  // in the data blocks filter i covers
     for (; next_block < blocks.size() && (blocks[next_block].first >> report->base_lg) == i;
          ++next_block) {
       keys += blocks[next_block].second;
     }
-    const uint64_t start = DecodeFixed32(fb.data() + array_at + 4 * i);
-    const uint64_t limit =
-        i + 1 < num ? DecodeFixed32(fb.data() + array_at + 4 * (i + 1)) : array_at;
+    const uint64_t start = limit;
+    limit = i + 1 < num ? DecodeFixed32(fb.data() + array_at + 4 * (i + 1)) : array_at;
     if (start > limit || limit > array_at) return Failure("filter offsets out of order");
     const std::string_view filter(fb.data() + start, static_cast<size_t>(limit - start));
     report->filter_bytes += filter.size();
