@@ -61,6 +61,16 @@ TEST(MathParamsTest, PartitionedFprIsSlightlyAboveStandard) {
   EXPECT_FALSE(PartitionedFprFor(8, 4, 1).ok());  // fewer bits than slices
 }
 
+// An empty partitioned filter matches nothing, also with one bit per slice
+// (m = k), where ln(1 - k/m) is -inf: the formula's 0 * -inf gave NaN.
+TEST(MathParamsTest, EmptyPartitionedFilterMatchesNothingAtOneBitPerSlice) {
+  for (int k : {1, 7, 64}) {
+    EXPECT_EQ(*PartitionedFprFor(k, k, 0), 0.0) << k;
+    EXPECT_EQ(*PartitionedFprFor(k, 10.0 * k, 0), 0.0) << k;
+    EXPECT_EQ(*PartitionedFprFor(k, k, 1), 1.0) << k;  // one key sets every bit
+  }
+}
+
 TEST(MathParamsTest, BlockedBitsPerKeyForFprIsTheSmallestThatMeetsIt) {
   for (double p : {0.1, 0.01, 0.001, 1e-4, 1e-6}) {
     const absl::StatusOr<double> c = BlockedBitsPerKeyForFpr(p);
