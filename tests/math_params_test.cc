@@ -31,6 +31,9 @@ TEST(MathParamsTest, OptimalProbesIsTheBetterNeighbourOfMOverNLn2) {
   EXPECT_EQ(*StandardOptimalProbes(16e6, 1e6), 11);
   // Fewer bits than keys: still at least one probe.
   EXPECT_EQ(*StandardOptimalProbes(10, 1e6), 1);
+  // The documented clamp: past m/n ~ 1.44e6 every candidate's p is 0.
+  EXPECT_EQ(*StandardOptimalProbes(1e12, 1), 1000000);
+  EXPECT_EQ(*StandardOptimalProbes(1.7e308, 1e-300), 1000000);
 }
 
 TEST(MathParamsTest, FprForMatchesClosedForm) {
