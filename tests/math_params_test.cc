@@ -31,6 +31,9 @@ TEST(MathParamsTest, OptimalProbesIsTheBetterNeighbourOfMOverNLn2) {
   EXPECT_EQ(*StandardOptimalProbes(16e6, 1e6), 11);
   // Fewer bits than keys: still at least one probe.
   EXPECT_EQ(*StandardOptimalProbes(10, 1e6), 1);
+  // The documented clamp: past m/n ~ 1.44e6 every candidate's p is 0.
+  EXPECT_EQ(*StandardOptimalProbes(1e12, 1), 1000000);
+  EXPECT_EQ(*StandardOptimalProbes(1.7e308, 1e-300), 1000000);
 }
 
 TEST(MathParamsTest, FprForMatchesClosedForm) {
@@ -59,6 +62,16 @@ TEST(MathParamsTest, PartitionedFprIsSlightlyAboveStandard) {
   // Small filters show the gap clearly.
   EXPECT_GT(*PartitionedFprFor(4, 64, 10), *StandardFprFor(4, 64, 10));
   EXPECT_FALSE(PartitionedFprFor(8, 4, 1).ok());  // fewer bits than slices
+}
+
+// An empty partitioned filter matches nothing, also with one bit per slice
+// (m = k), where ln(1 - k/m) is -inf: the formula's 0 * -inf gave NaN.
+TEST(MathParamsTest, EmptyPartitionedFilterMatchesNothingAtOneBitPerSlice) {
+  for (int k : {1, 7, 64}) {
+    EXPECT_EQ(*PartitionedFprFor(k, k, 0), 0.0) << k;
+    EXPECT_EQ(*PartitionedFprFor(k, 10.0 * k, 0), 0.0) << k;
+    EXPECT_EQ(*PartitionedFprFor(k, k, 1), 1.0) << k;  // one key sets every bit
+  }
 }
 
 TEST(MathParamsTest, BlockedBitsPerKeyForFprIsTheSmallestThatMeetsIt) {

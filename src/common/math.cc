@@ -179,6 +179,9 @@ absl::StatusOr<double> PartitionedFprFor(int num_probes, double num_bits, double
         absl::StrCat("a partitioned filter needs at least one bit per slice: m=", num_bits,
                      " < k=", num_probes));
   }
+  // No keys set no bit. (Tested first: at one bit per slice, m = k, the
+  // log below is -inf and 0 * -inf would be NaN.)
+  if (num_keys == 0) return 0.0;
   const double k = num_probes;
   const double slice_set = -std::expm1(num_keys * std::log1p(-k / num_bits));
   return std::pow(slice_set, k);
