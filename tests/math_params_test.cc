@@ -20,6 +20,10 @@ TEST(MathParamsTest, BitsForFprMatchesClosedForm) {
   EXPECT_EQ(*StandardBitsForFpr(1e9, 0.01), 9585058378u);
   // p = 1/2 needs ln 2 / ln^2 2 = 1/ln 2 = 1.4427 bits per key.
   EXPECT_EQ(*StandardBitsForFpr(1000, 0.5), 1443u);
+  // Rounded up even where -n ln p underflows to 0 (a denormal n, p near 1):
+  // a positive answer needs at least one bit.
+  EXPECT_EQ(*StandardBitsForFpr(5e-324, 1.0 - 1e-12), 1u);
+  EXPECT_EQ(*StandardBitsForFpr(1e-300, 0.5), 1u);
 }
 
 TEST(MathParamsTest, OptimalProbesIsTheBetterNeighbourOfMOverNLn2) {
