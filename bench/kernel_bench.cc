@@ -36,6 +36,12 @@
 //        are flat (format version 2). Each probe goes to a random filter, as
 //        Gets spread over a table's blocks
 //   floor/hash               XXH3 of the key, nothing else
+//   floor/policy-hash-line   the floor of a blocked policy's KeyMayMatch:
+//        LevelDB's virtual call, XXH3 of the key and one byte of the line the
+//        filter would probe (beside policy/*)
+//   floor/build-hash-line/<n>   the floor of a blocked build: zeroed bytes,
+//        XXH3 of each key and one 64-byte OR into its line, above 256 KiB
+//        with the build's rolling prefetch window (beside build/*)
 //   floor/line               one unprefetched 8-byte load from a random line
 //        of an array of the filter's size, the line picked as the filter does
 //   batch/<hint>/w<W>        MayContainHashes, rolling prefetch window W
@@ -63,6 +69,7 @@
 #include "inlined_probe_loop.h"
 #include "blockbloom/blocked_bloom.h"
 #include "blockbloom/leveldb_filter_policy.h"
+#include "blocked/format.h"
 #include "blocked/key_probe.h"
 #include "blocked_bloom_simd.h"
 #include "blocked_kernel.h"
@@ -86,6 +93,29 @@ const leveldb::FilterPolicy& LevelDbPolicy() {
 }
 const leveldb::FilterPolicy& OurPolicy() {
   static const leveldb::FilterPolicy* p = NewBlockedBloomFilterPolicy(kBitsPerKey);
+  return *p;
+}
+
+// The floor of any blocked filter policy that hashes with XXH3 (the stable
+// hash the format requires): LevelDB's virtual KeyMayMatch call, XXH3 of the
+// key, and one byte loaded from the 64-byte line the filter would probe.
+// Reads our encoded filter (bits, then a 3-byte trailer); answers nothing
+// useful. CreateFilter is never called.
+class FloorPolicy final : public leveldb::FilterPolicy {
+ public:
+  const char* Name() const override { return "blockbloom.bench.floor"; }
+  void CreateFilter(const leveldb::Slice*, int, std::string*) const override { std::abort(); }
+  // Never inlined into the bench loop (the policies' calls are virtual).
+  __attribute__((noinline)) bool KeyMayMatch(const leveldb::Slice& key,
+                                             const leveldb::Slice& filter) const override {
+    const uint64_t h = internal::InlineHashBytes(key.data(), key.size());
+    const uint64_t bits = (filter.size() - blocked::kTrailerSize) * 8;
+    const uint64_t byte = blocked::LocateBlock(h, bits).first_bit / 8 + (h & 63);
+    return (filter.data()[std::min<uint64_t>(byte, filter.size() - 1)] & 1) != 0;
+  }
+};
+const leveldb::FilterPolicy& TheFloorPolicy() {
+  static const leveldb::FilterPolicy* p = new FloorPolicy();
   return *p;
 }
 
@@ -284,11 +314,17 @@ void ProbeKey(benchmark::State& state, uint64_t bytes, bool present) {
   });
 }
 
-void ProbePolicy(benchmark::State& state, uint64_t bytes, bool present, bool ours) {
+enum class Policy { kOurs, kLevelDb, kFloor };
+
+void ProbePolicy(benchmark::State& state, uint64_t bytes, bool present, Policy which) {
   Fixture& fx = GetFixture(bytes);
   const ProbeSet& ps = fx.Get(present);
-  const leveldb::FilterPolicy& policy = ours ? OurPolicy() : LevelDbPolicy();
-  const leveldb::Slice filter(ours ? fx.encoded : fx.leveldb);
+  const leveldb::FilterPolicy& policy = which == Policy::kOurs      ? OurPolicy()
+                                        : which == Policy::kLevelDb ? LevelDbPolicy()
+                                                                    : TheFloorPolicy();
+  const leveldb::Slice filter(which == Policy::kLevelDb ? fx.leveldb : fx.encoded);
+  // The floor answers nothing: every key counts as found.
+  if (which == Policy::kFloor) present = false;
   Run(state, ps, present, [&](size_t begin, size_t count) -> uint64_t {
     uint64_t c = 0;
     for (size_t i = begin; i < begin + count; ++i) {
@@ -457,7 +493,55 @@ const BuildKeys& GetBuildKeys(uint64_t n) {
   return *bk;
 }
 
-enum class Builder { kLevelDb, kOurPolicy, kOurPolicyScalar, kClass };
+enum class Builder { kLevelDb, kOurPolicy, kOurPolicyScalar, kClass, kFloor };
+
+// The floor of any blocked filter built from keys with XXH3: the policy's
+// zeroed bytes, XXH3 of every key, and the hash ORed into the line the key's
+// block would be with two AVX2 read-modify-writes (what setting its bits
+// touches), no probe positions computed.
+__attribute__((target("avx2"))) void FloorBuild(const BuildKeys& bk, uint64_t n, std::string* dst) {
+  const uint64_t num_bytes = std::max<uint64_t>(64, BlockedBloomBytes(n, kBitsPerKey));
+  dst->assign(static_cast<size_t>(num_bytes), '\0');
+  uint8_t* bits = reinterpret_cast<uint8_t*>(&(*dst)[0]);
+  const uint64_t whole_lines_bits = num_bytes / 64 * 512;
+  const auto line_of = [&](uint64_t h) {
+    return bits + blocked::LocateBlock(h, whole_lines_bits).first_bit / 8;
+  };
+  const auto hash_of = [&](uint64_t i) {
+    return internal::InlineHashBytes(bk.slices[i].data(), bk.slices[i].size());
+  };
+  // Two 32-byte read-modify-writes: what the AVX2 build's final OR costs.
+  const auto or_into = [](uint8_t * line, uint64_t h) __attribute__((target("avx2"))) {
+    const __m256i v = _mm256_set1_epi64x(static_cast<long long>(h));
+    for (int half = 0; half < 2; ++half) {
+      __m256i* at = reinterpret_cast<__m256i*>(line + 32 * half);
+      _mm256_storeu_si256(at, _mm256_or_si256(_mm256_loadu_si256(at), v));
+    }
+  };
+  if (num_bytes <= simd::kPrefetchMinBytes) {
+    for (uint64_t i = 0; i < n; ++i) {
+      const uint64_t h = hash_of(i);
+      or_into(line_of(h), h);
+    }
+    return;
+  }
+  // Above the prefetch threshold, the same rolling window of hashes ahead as
+  // the blocked build (key_probe-inl.h, AddKeys), each line prefetched for
+  // writing when its key is hashed.
+  constexpr uint64_t kWindow = simd::kDefaultWindow;
+  uint64_t ring[kWindow];
+  const auto hash_ahead = [&](uint64_t i) {
+    const uint64_t h = hash_of(i);
+    __builtin_prefetch(line_of(h), 1, 3);
+    ring[i % kWindow] = h;
+  };
+  for (uint64_t i = 0; i < std::min(kWindow, n); ++i) hash_ahead(i);
+  for (uint64_t i = 0; i < n; ++i) {
+    const uint64_t h = ring[i % kWindow];
+    if (i + kWindow < n) hash_ahead(i + kWindow);
+    or_into(line_of(h), h);
+  }
+}
 
 void Build(benchmark::State& state, uint64_t n, Builder b) {
   const BuildKeys& bk = GetBuildKeys(n);
@@ -475,6 +559,10 @@ void Build(benchmark::State& state, uint64_t n, Builder b) {
       case Builder::kOurPolicyScalar:
         dst.clear();
         OurPolicy().CreateFilter(bk.slices.data(), static_cast<int>(n), &dst);
+        benchmark::DoNotOptimize(dst.data());
+        break;
+      case Builder::kFloor:
+        FloorBuild(bk, n, &dst);
         benchmark::DoNotOptimize(dst.data());
         break;
       case Builder::kClass: {
@@ -541,9 +629,11 @@ void RegisterAll() {
         });
         Reg("encoded/best" + tail, [=](benchmark::State& s) { ProbeEncoded(s, bytes, present); });
         Reg("policy/blockbloom" + tail,
-            [=](benchmark::State& s) { ProbePolicy(s, bytes, present, true); });
+            [=](benchmark::State& s) { ProbePolicy(s, bytes, present, Policy::kOurs); });
         Reg("policy/leveldb" + tail,
-            [=](benchmark::State& s) { ProbePolicy(s, bytes, present, false); });
+            [=](benchmark::State& s) { ProbePolicy(s, bytes, present, Policy::kLevelDb); });
+        Reg("floor/policy-hash-line" + tail,
+            [=](benchmark::State& s) { ProbePolicy(s, bytes, present, Policy::kFloor); });
       }
     }
     Reg("floor/hash/absent/" + sz, [=](benchmark::State& s) { FloorHash(s, bytes); });
@@ -602,6 +692,7 @@ void RegisterAll() {
     Reg("build/bbpolicy-scalar" + ns,
         [=](benchmark::State& s) { Build(s, n, Builder::kOurPolicyScalar); });
     Reg("build/class-best" + ns, [=](benchmark::State& s) { Build(s, n, Builder::kClass); });
+    Reg("floor/build-hash-line" + ns, [=](benchmark::State& s) { Build(s, n, Builder::kFloor); });
   }
   Reg("create/tiny/10", [](benchmark::State& s) { CreateTiny(s); });
 }

@@ -2,12 +2,15 @@
 // requires identical bytes, and identical answers for batch probes at any
 // window, for the single-key probe and for the key-level probe of an encoded
 // filter (hash + parse + probe, blocked/key_probe.h), equal to the scalar
-// kernel's.
+// kernel's; and the key-level build (hash and set in one loop,
+// blocked::AddKeysForTarget) writes the scalar composition's bytes, flat and
+// blocked, sometimes over simd::kPrefetchMinBytes (its prefetched path).
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "blockbloom/hash.h"
@@ -48,6 +51,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   blocked::AppendTrailer(k, &encoding);
   std::unique_ptr<char[]> exact_encoding(new char[encoding.size()]);
   std::memcpy(exact_encoding.get(), encoding.data(), encoding.size());
+  // Keys for the key-level build: each hash's 8 bytes. Flat geometry when
+  // the size allows and the hash count is odd; one input in four builds a
+  // filter over the prefetch threshold.
+  std::vector<std::string_view> keys(hashes.size());
+  for (size_t i = 0; i < hashes.size(); ++i) {
+    keys[i] = std::string_view(reinterpret_cast<const char*>(&hashes[i]), 8);
+  }
+  const bool flat = bytes <= blocked::kFlatMaxBytes && hashes.size() % 2 == 1;
+  const uint64_t key_bytes = !flat && window % 4 == 0 ? bytes + simd::kPrefetchMinBytes : bytes;
+  std::vector<uint8_t> key_expected(key_bytes);
+  for (std::string_view key : keys) {
+    const uint64_t h = blockbloom::HashBytes(key.data(), key.size());
+    if (flat) {
+      blocked::flat::AddHash(h, key_bytes * 8, k, key_expected.data());
+    } else {
+      blocked::AddHash(h, key_bytes * 8, k, key_expected.data());
+    }
+  }
+  std::unique_ptr<uint8_t[]> key_built(new uint8_t[key_bytes]);
   for (int64_t target : simd::SupportedTargets()) {
     simd::ForceTargetForTesting(target);
     std::memset(filter, 0, padded);
@@ -60,6 +82,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         Fail("target answered differently", "");
       }
       if (i < hashes.size() && !out[i]) Fail("false negative", "");
+    }
+    // The key-level build of this target, into an exact-size allocation.
+    const blocked::AddKeysFn add_keys = blocked::AddKeysForTarget(target);
+    if (add_keys == nullptr) Fail("target without a key-level build", "");
+    std::memset(key_built.get(), 0, key_bytes);
+    add_keys(keys.data(), keys.size(), key_bytes * 8, k, key_built.get(), flat);
+    if (std::memcmp(key_built.get(), key_expected.data(), key_bytes) != 0) {
+      Fail("target's key-level build wrote different bytes", "");
     }
     // The single-key probes of this target, over the exact-size reference
     // bytes (ASan flags any read past them) and over the encoded filter.

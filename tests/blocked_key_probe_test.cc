@@ -10,6 +10,8 @@
 #define HWY_COMPILE_ALL_ATTAINABLE
 #endif
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -102,6 +104,41 @@ inline std::vector<std::string> Queries() {
   return q;
 }
 
+// Zeroed bytes that become memory only where touched (an anonymous
+// MAP_NORESERVE mapping, ordinary pages): filters larger than 2^32 bits at
+// the cost of the lines their keys set.
+class SparseBytes {
+ public:
+  explicit SparseBytes(uint64_t n) : size_(static_cast<size_t>(n)) {
+    void* p = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) return;
+    data_ = static_cast<uint8_t*>(p);
+    ::madvise(p, size_, MADV_NOHUGEPAGE);  // page counts below stay per 4 KiB page
+  }
+  ~SparseBytes() {
+    if (data_ != nullptr) ::munmap(data_, size_);
+  }
+  SparseBytes(const SparseBytes&) = delete;
+  SparseBytes& operator=(const SparseBytes&) = delete;
+
+  bool ok() const { return data_ != nullptr; }
+  uint8_t* data() const { return data_; }
+  // Pages backed by memory (mincore): the ones written or read.
+  size_t ResidentPages() const {
+    const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    std::vector<unsigned char> in_core((size_ + page - 1) / page);
+    if (::mincore(data_, size_, in_core.data()) != 0) return 0;
+    size_t n = 0;
+    for (unsigned char c : in_core) n += c & 1;
+    return n;
+  }
+
+ private:
+  size_t size_;
+  uint8_t* data_ = nullptr;
+};
+
 }  // namespace key_probe_test
 }  // namespace blockbloom
 #endif  // BLOCKBLOOM_KEY_PROBE_TEST_ONCE
@@ -177,6 +214,41 @@ HWY_NOINLINE void TestAddKeysMatchesScalarComposition() {
   }
 }
 
+// A filter above 2^32 bits (2^33 + 320: 1 GiB and a short last block),
+// where a key's block offset needs the whole 64-bit range reduction: the
+// fused build sets the reference's bytes in every key's line (at k = 7 and
+// k = 16, one and two vectors of probes), writes no page the reference does
+// not, and the per-target probe finds every key. The two filters are sparse
+// mappings: only the pages of the keys' lines become memory.
+HWY_NOINLINE void TestAddKeysAboveFourGibibits() {
+  constexpr uint64_t kBytes = (uint64_t{1} << 30) + 40;
+  constexpr uint64_t kBits = kBytes * 8;
+  key_probe_test::SparseBytes want(kBytes), got(kBytes);
+  ASSERT_TRUE(want.ok() && got.ok()) << "cannot map 2 x 1 GiB";
+  const std::vector<std::string> keys = testing_keys::RandomLengthKeys(2000, 23);
+  for (const int k : {7, 16}) {
+    for (const std::string& key : keys) blocked::AddHash(HashKey(key), kBits, k, want.data());
+    AddKeys(
+        keys.size(), [&](size_t i) -> const std::string& { return keys[i]; }, kBits, k, got.data(),
+        /*flat=*/false);
+  }
+  // Before any comparison reads a page: a stray write shows as an extra page.
+  const size_t pages = want.ResidentPages();
+  EXPECT_GT(pages, keys.size() / 2);
+  EXPECT_EQ(got.ResidentPages(), pages) << hwy::TargetName(HWY_TARGET);
+  for (const std::string& key : keys) {
+    const uint64_t h = HashKey(key);
+    const blocked::Block b = blocked::LocateBlock(h, kBits);
+    const uint64_t at = b.first_bit / 8;
+    ASSERT_EQ(std::memcmp(want.data() + at, got.data() + at, b.num_bits / 8), 0)
+        << hwy::TargetName(HWY_TARGET) << " line at byte " << at;
+    for (const int k : {7, 16}) {
+      ASSERT_TRUE(MayContainKey(key.data(), key.size(), kBits, k, got.data(), false))
+          << hwy::TargetName(HWY_TARGET) << " k=" << k;
+    }
+  }
+}
+
 // NOLINTNEXTLINE(google-readability-namespace-comments)
 }  // namespace HWY_NAMESPACE
 }  // namespace blockbloom
@@ -188,6 +260,7 @@ HWY_BEFORE_TEST(KeyProbePerTarget);
 HWY_EXPORT_AND_TEST_P(KeyProbePerTarget, TestEncodedMatchesScalarComposition);
 HWY_EXPORT_AND_TEST_P(KeyProbePerTarget, TestRawMatchesScalar);
 HWY_EXPORT_AND_TEST_P(KeyProbePerTarget, TestAddKeysMatchesScalarComposition);
+HWY_EXPORT_AND_TEST_P(KeyProbePerTarget, TestAddKeysAboveFourGibibits);
 
 namespace {
 

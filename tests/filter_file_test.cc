@@ -3,9 +3,14 @@
 // and the specific message for each kind of damage.
 #include "blockbloom/filter_file.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
+#include <future>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -247,6 +252,25 @@ TEST(FilterFileTest, OsErrorsAreReported) {
   const std::string before = ReadAll(path);
   ASSERT_TRUE(SaveFilterFile(path, *f, 0).ok());
   EXPECT_EQ(ReadAll(path), before);
+}
+
+// A FIFO (or any file that is not a regular one) is refused at once, as a
+// directory is: open(2) without O_NONBLOCK waited for a writer forever, so
+// the "not a regular file" check was never reached.
+TEST(FilterFileTest, FifoIsRefusedWithoutWaitingForAWriter) {
+  const std::string path = TempPath("fifo.bbf");
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0) << path;
+  std::future<absl::Status> load =
+      std::async(std::launch::async, [&] { return LoadFilterFile(path).status(); });
+  const bool done = load.wait_for(std::chrono::seconds(5)) == std::future_status::ready;
+  EXPECT_TRUE(done) << "LoadFilterFile blocked on a FIFO";
+  if (!done) {
+    // Release the blocked open (a writer arrives and leaves: end of file).
+    const int writer = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (writer >= 0) ::close(writer);
+  }
+  EXPECT_EQ(load.get().code(), absl::StatusCode::kInvalidArgument);
+  ::unlink(path.c_str());
 }
 
 }  // namespace

@@ -4,7 +4,10 @@
 // keys do not skew it), growth rebuilds, reopen, snapshots, properties.
 #include "blockbloom/filtered_db.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -13,6 +16,8 @@
 #include <new>
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <future>
 #include <string>
 #include <thread>
 #include <vector>
@@ -598,6 +603,43 @@ INSTANTIATE_TEST_SUITE_P(Kinds, FilteredDBTest,
                            return info.param == IndexKind::kDleft ? std::string("Dleft")
                                                                   : std::string("Counting");
                          });
+
+// A FIFO where the saved index belongs (put there by anyone with write access
+// to the directory) neither blocks Open until a writer comes nor is read as
+// an index: Open rebuilds from the database, and Close saves the index in its
+// place. Before O_NONBLOCK, open(2) of the FIFO blocked Open for good.
+TEST(FilteredDBFileTest, FifoInPlaceOfTheIndexIsRebuiltWithoutBlocking) {
+  const std::string path = DbPath("fifo_index");
+  {
+    std::unique_ptr<FilteredDB> db;
+    ASSERT_TRUE(FilteredDB::Open(FilteredDBOptions(), SmallBufferOptions(), path, &db).ok());
+    for (int i = 0; i < 100; ++i) ASSERT_TRUE(db->Put(leveldb::WriteOptions(), Key(i), "v").ok());
+  }  // closed: the index is saved
+  const std::string index = path + "/BLOCKBLOOM-INDEX";
+  ASSERT_EQ(std::remove(index.c_str()), 0);
+  ASSERT_EQ(::mkfifo(index.c_str(), 0600), 0);
+  std::future<std::unique_ptr<FilteredDB>> opening = std::async(std::launch::async, [&] {
+    std::unique_ptr<FilteredDB> db;
+    EXPECT_TRUE(FilteredDB::Open(FilteredDBOptions(), SmallBufferOptions(), path, &db).ok());
+    return db;
+  });
+  const bool done = opening.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+  EXPECT_TRUE(done) << "Open blocked on a FIFO";
+  if (!done) {  // release the blocked open(2): a writer arrives and leaves
+    const int writer = ::open(index.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (writer >= 0) ::close(writer);
+  }
+  std::unique_ptr<FilteredDB> db = opening.get();
+  ASSERT_NE(db, nullptr);
+  EXPECT_EQ(db->index_stats().opened_from, IndexSource::kScan);
+  std::string value;
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(db->Get(leveldb::ReadOptions(), Key(i), &value).ok());
+  db.reset();
+  struct stat st;
+  ASSERT_EQ(::stat(index.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));  // saved over the FIFO's name at Close
+  DestroyFilteredDB(path, leveldb::Options());
+}
 
 }  // namespace
 }  // namespace blockbloom

@@ -20,6 +20,10 @@ TEST(MathParamsTest, BitsForFprMatchesClosedForm) {
   EXPECT_EQ(*StandardBitsForFpr(1e9, 0.01), 9585058378u);
   // p = 1/2 needs ln 2 / ln^2 2 = 1/ln 2 = 1.4427 bits per key.
   EXPECT_EQ(*StandardBitsForFpr(1000, 0.5), 1443u);
+  // Rounded up even where -n ln p underflows to 0 (a denormal n, p near 1):
+  // a positive answer needs at least one bit.
+  EXPECT_EQ(*StandardBitsForFpr(5e-324, 1.0 - 1e-12), 1u);
+  EXPECT_EQ(*StandardBitsForFpr(1e-300, 0.5), 1u);
 }
 
 TEST(MathParamsTest, OptimalProbesIsTheBetterNeighbourOfMOverNLn2) {
@@ -31,6 +35,9 @@ TEST(MathParamsTest, OptimalProbesIsTheBetterNeighbourOfMOverNLn2) {
   EXPECT_EQ(*StandardOptimalProbes(16e6, 1e6), 11);
   // Fewer bits than keys: still at least one probe.
   EXPECT_EQ(*StandardOptimalProbes(10, 1e6), 1);
+  // The documented clamp: past m/n ~ 1.44e6 every candidate's p is 0.
+  EXPECT_EQ(*StandardOptimalProbes(1e12, 1), 1000000);
+  EXPECT_EQ(*StandardOptimalProbes(1.7e308, 1e-300), 1000000);
 }
 
 TEST(MathParamsTest, FprForMatchesClosedForm) {
@@ -59,6 +66,16 @@ TEST(MathParamsTest, PartitionedFprIsSlightlyAboveStandard) {
   // Small filters show the gap clearly.
   EXPECT_GT(*PartitionedFprFor(4, 64, 10), *StandardFprFor(4, 64, 10));
   EXPECT_FALSE(PartitionedFprFor(8, 4, 1).ok());  // fewer bits than slices
+}
+
+// An empty partitioned filter matches nothing, also with one bit per slice
+// (m = k), where ln(1 - k/m) is -inf: the formula's 0 * -inf gave NaN.
+TEST(MathParamsTest, EmptyPartitionedFilterMatchesNothingAtOneBitPerSlice) {
+  for (int k : {1, 7, 64}) {
+    EXPECT_EQ(*PartitionedFprFor(k, k, 0), 0.0) << k;
+    EXPECT_EQ(*PartitionedFprFor(k, 10.0 * k, 0), 0.0) << k;
+    EXPECT_EQ(*PartitionedFprFor(k, k, 1), 1.0) << k;  // one key sets every bit
+  }
 }
 
 TEST(MathParamsTest, BlockedBitsPerKeyForFprIsTheSmallestThatMeetsIt) {

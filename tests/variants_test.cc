@@ -307,6 +307,17 @@ TEST(PartitionedBloomTest, SizedFromTheMath) {
   EXPECT_FALSE(PartitionedBloomFilter::CreateWithGeometry(0, 3).ok());
 }
 
+// A new filter of one bit per slice predicts 0 (it matches nothing), not
+// NaN; after one key, 1 (every bit is set).
+TEST(PartitionedBloomTest, PredictedFprOfOneBitSlicesIsANumber) {
+  auto f = PartitionedBloomFilter::CreateWithGeometry(1, 5);
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(f->PredictedFpr(), 0.0);
+  EXPECT_FALSE(f->MayContain("apple"));
+  f->AddKey("apple");
+  EXPECT_EQ(f->PredictedFpr(), 1.0);
+}
+
 // Create's k is StandardOptimalProbes(bits_per_key, 1): the integer next to
 // bits_per_key * ln 2 with the lower FPR, which is not always the rounded
 // one (the header said "round"): at 9.375 bits/key, 6.498 rounds to 6 but 7

@@ -34,18 +34,34 @@ bool Hashed(const std::string& name) {
   return name == "CURRENT" || name.rfind("MANIFEST-", 0) == 0 || ends_with(".log");
 }
 
-absl::StatusOr<std::string> ReadWhole(const std::string& path) {
-  const internal::Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+// Opens `path` for reading if it is a regular file. O_NONBLOCK: a FIFO (or
+// a device) put where a database file or the index belongs reaches the
+// regular-file check instead of blocking open(2) until a writer comes, which
+// would hang FilteredDB::Open and Close; such a file is FailedPrecondition
+// (for the index: no index, rebuilt from the database).
+// Returns the open descriptor (the caller owns it).
+absl::StatusOr<int> OpenRegular(const std::string& path, struct stat* st) {
+  internal::Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
   if (fd.get() < 0) {
     if (errno == ENOENT) return absl::NotFoundError(path);
     return internal::OsError(errno, "open", path);
   }
+  if (::fstat(fd.get(), st) != 0) return internal::OsError(errno, "fstat", path);
+  if (!S_ISREG(st->st_mode)) {
+    return absl::FailedPreconditionError(path + ": not a regular file");
+  }
+  return fd.Release();
+}
+
+absl::StatusOr<std::string> ReadWhole(const std::string& path) {
+  struct stat st;
+  absl::StatusOr<int> opened = OpenRegular(path, &st);
+  if (!opened.ok()) return opened.status();
+  const internal::Fd fd(*opened);
   // Read straight into a string sized from fstat, growing only if the file
   // grew meanwhile.
-  struct stat st;
   std::string data;
-  data.resize(::fstat(fd.get(), &st) == 0 && st.st_size > 0 ? static_cast<size_t>(st.st_size) + 1
-                                                            : size_t{1} << 16);
+  data.resize(st.st_size > 0 ? static_cast<size_t>(st.st_size) + 1 : size_t{1} << 16);
   size_t used = 0;
   for (;;) {
     if (used == data.size()) data.resize(2 * data.size());
@@ -161,13 +177,11 @@ absl::Status WriteIndexFile(const std::string& dir, const IndexFileContents& con
 absl::StatusOr<std::unique_ptr<FileBytes>> FileBytes::Load(const std::string& path) {
   std::unique_ptr<FileBytes> f(new FileBytes());
   {
-    const internal::Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (fd.get() < 0) {
-      if (errno == ENOENT) return absl::NotFoundError(path);
-      return internal::OsError(errno, "open", path);
-    }
     struct stat st;
-    if (::fstat(fd.get(), &st) == 0 && st.st_size > 0) {
+    absl::StatusOr<int> opened = OpenRegular(path, &st);
+    if (!opened.ok()) return opened.status();
+    const internal::Fd fd(*opened);
+    if (st.st_size > 0) {
       const size_t len = static_cast<size_t>(st.st_size);
       void* p = ::mmap(nullptr, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd.get(), 0);
       if (p != MAP_FAILED) {
@@ -178,7 +192,7 @@ absl::StatusOr<std::unique_ptr<FileBytes>> FileBytes::Load(const std::string& pa
       }
     }
   }
-  auto data = ReadWhole(path);  // empty, special or unmappable: read it
+  auto data = ReadWhole(path);  // empty or unmappable: read it
   if (!data.ok()) return data.status();
   f->copy_ = std::move(data).value();
   f->bytes_ = f->copy_;

@@ -70,7 +70,9 @@ int OptimalBlockedProbes(double bits_per_key, int max_probes = 16, int block_bit
 absl::StatusOr<uint64_t> StandardBitsForFpr(double num_keys, double fpr);
 
 // The integer k minimising (1) for m bits and n (> 0) keys: floor or ceil of
-// (m/n) ln 2, whichever gives the lower p, and at least 1.
+// (m/n) ln 2, whichever gives the lower p, and at least 1. Clamped to
+// 1,000,000 (for m/n above ~1.44 million, where p underflows to 0 for every
+// candidate k).
 absl::StatusOr<int> StandardOptimalProbes(double num_bits, double num_keys);
 
 // (1) for k probes, m bits and n (>= 0) keys.

@@ -56,8 +56,12 @@ class ScalableBloomFilter {
   // Options with initial_capacity = max(expected_keys, 1) and fpr = `fpr`:
   // up to expected_keys keys it is one blocked filter.
   static absl::StatusOr<ScalableBloomFilter> Create(uint64_t expected_keys, double fpr);
-  // Parses Serialize() output; DataLoss on anything malformed or not what
-  // the options in it would have built.
+  // Parses Serialize() output; DataLoss on anything malformed: options out
+  // of range, a stage count outside [1, kMaxStages], a stage whose capacity
+  // is not the options' c_i, a stage before the newest that is not full, a
+  // stage whose size is outside 1..64 bits per key of its capacity, or bytes
+  // left over. A stage's exact geometry is not re-derived from the options
+  // (it decides only the stage's FPR; docs/FORMAT.md "Scalable Bloom filter").
   static absl::StatusOr<ScalableBloomFilter> Deserialize(std::string_view encoded);
 
   // Adds to the newest stage, first adding a stage if it is full. If a new

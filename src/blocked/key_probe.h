@@ -2,11 +2,14 @@
 // hash, trailer parse and in-register probe in one function per target
 // (src/blocked/key_probe-inl.h), reached through one pointer fetched once per
 // process and re-fetched by simd::ForceTargetForTesting. These are the hot
-// paths of BlockedBloomFilter::MayContain and of the compact policies'
-// KeyMayMatch (PolicyBase); the blocked policies inline key_probe-inl.h into
-// a KeyMayMatch compiled per target instead (plugin/policy/blocked_policy.h).
+// paths of BlockedBloomFilter::MayContain and AddKeys and of the compact
+// policies' KeyMayMatch (PolicyBase); the blocked policies inline
+// key_probe-inl.h into a KeyMayMatch and a CreateFilter compiled per target
+// instead (plugin/policy/blocked_policy.h).
 //
-// Thread-safety: pure functions over caller-owned memory.
+// Thread-safety: pure functions over caller-owned memory (AddKeys writes
+// `data`: one writer per filter). simd::ForceTargetForTesting must not run
+// concurrently with them (simd/targets.h).
 #ifndef BLOCKBLOOM_BLOCKED_KEY_PROBE_H_
 #define BLOCKBLOOM_BLOCKED_KEY_PROBE_H_
 
@@ -38,7 +41,7 @@ using AddKeysFn = void (*)(const std::string_view* keys, size_t n, uint64_t tota
 
 namespace internal {
 // The chosen target's entry points; each starts as a resolver that replaces
-// both on first call (constant-initialised: usable during static init).
+// all three on first call (constant-initialised: usable during static init).
 extern std::atomic<blocked::EncodedKeyMayMatchFn> g_encoded_key_may_match;
 extern std::atomic<blocked::MayContainKeyFn> g_may_contain_key;
 extern std::atomic<blocked::AddKeysFn> g_add_keys;

@@ -30,6 +30,12 @@ class Fd {
   int get() const { return fd_; }
   // Closes now and returns close(2)'s result (it can report a failed write).
   int Close();
+  // Gives up ownership: returns the descriptor, which this no longer closes.
+  int Release() {
+    const int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
 
  private:
   int fd_;

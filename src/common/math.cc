@@ -171,7 +171,10 @@ absl::StatusOr<uint64_t> ToU64(double x, const char* what) {
 absl::StatusOr<uint64_t> StandardBitsForFpr(double num_keys, double fpr) {
   if (absl::Status s = CheckKeys(num_keys, /*allow_zero=*/false); !s.ok()) return s;
   if (absl::Status s = CheckFpr(fpr); !s.ok()) return s;
-  return ToU64(std::ceil(-num_keys * std::log(fpr) / (kLn2 * kLn2)), "number of bits");
+  // At least one bit: for n > 0 and p < 1 the exact answer is positive, even
+  // when the product underflows (n denormal, p within 1e-12 of 1).
+  return ToU64(std::max(1.0, std::ceil(-num_keys * std::log(fpr) / (kLn2 * kLn2))),
+               "number of bits");
 }
 
 absl::StatusOr<double> StandardFprFor(int num_probes, double num_bits, double num_keys) {
@@ -215,6 +218,9 @@ absl::StatusOr<double> PartitionedFprFor(int num_probes, double num_bits, double
         absl::StrCat("a partitioned filter needs at least one bit per slice: m=", num_bits,
                      " < k=", num_probes));
   }
+  // No keys set no bit. (Tested first: at one bit per slice, m = k, the
+  // log below is -inf and 0 * -inf would be NaN.)
+  if (num_keys == 0) return 0.0;
   const double k = num_probes;
   const double slice_set = -std::expm1(num_keys * std::log1p(-k / num_bits));
   return std::pow(slice_set, k);

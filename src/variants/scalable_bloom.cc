@@ -156,6 +156,10 @@ double ScalableBloomFilter::PredictedFpr() const {
   for (size_t i = 0; i < stages_.size(); ++i) {
     all_clear *=
         1.0 - BlockedBloomPredictedFpr(added_[i], stages_[i].num_bytes(), stages_[i].num_probes());
+    // Nothing after a product of 0 changes the answer. A file's stages may
+    // claim any key counts: overfull ones cost the model's most terms each
+    // (4096 stages of them took a second), and each answers about 1.
+    if (all_clear == 0.0) break;
   }
   return 1.0 - all_clear;
 }
