@@ -46,7 +46,8 @@
 //        of an array of the filter's size, the line picked as the filter does
 //   batch/<hint>/w<W>        MayContainHashes, rolling prefetch window W
 //   floor/prefetched-<hint>/w<W>   the same prefetch pattern, one load per key
-//   build/...                filter from n keys (hashing included)
+//   build/.../<n>            filter from n keys (hashing included); n = 20 and
+//                            100 are LevelDB's own per-2 KiB filter sizes
 //   create/tiny              the class API on a 10-key filter: Create + AddKeys
 //                            + one probe, per call
 // The huge-page variants (hash/best-hugepages, batch/...-hugepages) probe a
@@ -683,7 +684,9 @@ void RegisterAll() {
           [=](benchmark::State& s) { ProbePolicySmall(s, per, present, false); });
     }
   }
-  std::vector<uint64_t> build_ns = {100, 10'000, 1'000'000};  // 100: a LevelDB-sized (flat) filter
+  // 20 and 100: LevelDB's own filter sizes (one filter per 2 KiB of table
+  // data: 100- and ~10-byte values), flat.
+  std::vector<uint64_t> build_ns = {20, 100, 10'000, 1'000'000};
   if (!g_quick) build_ns.push_back(13'421'773);               // 16 MiB at 10 bits/key
   for (uint64_t n : build_ns) {
     const std::string ns = "/" + std::to_string(n);

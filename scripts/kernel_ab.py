@@ -14,7 +14,7 @@ baseline measured with it), and the medians of those ratios over the rounds
 are compared between the binaries. Prints every ratio, so the spread is
 visible too.
 
-    scripts/kernel_ab.py OLD NEW --build [--rounds N] [--build-sizes 100,10000,1000000,13421773]
+    scripts/kernel_ab.py OLD NEW --build [--rounds N] [--build-sizes 20,100,10000,1000000,13421773]
 
 compares the builds instead: LevelDB's CreateFilter time over ours (the
 policy's and the class's) within each run, per key count.
@@ -92,7 +92,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--sizes", default="16384,1048576")
     ap.add_argument("--build", action="store_true")
-    ap.add_argument("--build-sizes", default="100,10000,1000000,13421773")
+    ap.add_argument("--build-sizes", default="20,100,10000,1000000,13421773")
     args = ap.parse_args()
     if args.build:
         return main_build(args)

@@ -115,7 +115,7 @@ def main():
     #    Beside it, LevelDB's over the floor of any blocked build hashing with
     #    XXH3 (zeroed bytes + XXH3 + one OR into the key's line): the most any
     #    such build could reach on this machine.
-    for n in (100, 10_000, 1_000_000, 13_421_773):
+    for n in (20, 100, 10_000, 1_000_000, 13_421_773):
         theirs = ns.get(f"build/leveldb/{n}")
         floor = ns.get(f"floor/build-hash-line/{n}")
         for variant in ("bbpolicy-best", "class-best"):
