@@ -687,7 +687,7 @@ void RegisterAll() {
   // 20 and 100: LevelDB's own filter sizes (one filter per 2 KiB of table
   // data: 100- and ~10-byte values), flat.
   std::vector<uint64_t> build_ns = {20, 100, 10'000, 1'000'000};
-  if (!g_quick) build_ns.push_back(13'421'773);               // 16 MiB at 10 bits/key
+  if (!g_quick) build_ns.push_back(13'421'773);  // 16 MiB at 10 bits/key
   for (uint64_t n : build_ns) {
     const std::string ns = "/" + std::to_string(n);
     Reg("build/leveldb" + ns, [=](benchmark::State& s) { Build(s, n, Builder::kLevelDb); });
