@@ -318,6 +318,19 @@ std::string Handle(uint64_t offset, uint64_t size) {
   return h;
 }
 
+// Appends the index block of `index` (key, handle) and the footer that names
+// the metaindex block at meta_at and that index block: a complete table.
+std::string FinishTable(std::string table, uint64_t meta_at,
+                        const std::vector<std::pair<std::string, std::string>>& index) {
+  const uint64_t index_at = table.size();
+  table += Block(index);
+  std::string footer =
+      Handle(meta_at, index_at - meta_at - 5) + Handle(index_at, table.size() - index_at - 5);
+  footer.resize(40, '\0');
+  for (int i = 0; i < 8; ++i) footer.push_back(static_cast<char>(0xdb4775248b80fb57ull >> (8 * i)));
+  return table + footer;
+}
+
 // A table holding one data block of `keys` entries whose index block names
 // that block `index_entries` times, as a hostile or damaged file might.
 std::string TableWithRepeatedIndex(int keys, int index_entries) {
@@ -327,24 +340,26 @@ std::string TableWithRepeatedIndex(int keys, int index_entries) {
   const uint64_t data_size = table.size() - 5;
   const uint64_t meta_at = table.size();
   table += Block({});
-  const uint64_t index_at = table.size();
   std::vector<std::pair<std::string, std::string>> index;
   for (int i = 0; i < index_entries; ++i) index.emplace_back(Key(i), Handle(0, data_size));
-  table += Block(index);
-  std::string footer =
-      Handle(meta_at, index_at - meta_at - 5) + Handle(index_at, table.size() - index_at - 5);
-  footer.resize(40, '\0');
-  for (int i = 0; i < 8; ++i) footer.push_back(static_cast<char>(0xdb4775248b80fb57ull >> (8 * i)));
-  return table + footer;
+  return FinishTable(std::move(table), meta_at, index);
+}
+
+// A database directory `name` (under Dir()) holding CURRENT and one table
+// file of `table_bytes`: what `blockbloom inspect` reads. Returns the
+// directory.
+std::string OneTableDb(const std::string& name, const std::string& table_bytes) {
+  const std::string db = Dir() + "/" + name;
+  EXPECT_EQ(std::system(("mkdir -p " + db).c_str()), 0);
+  std::ofstream(db + "/CURRENT") << "MANIFEST-000001\n";
+  std::ofstream(db + "/000001.ldb", std::ios::binary | std::ios::trunc) << table_bytes;
+  return db;
 }
 
 TEST(CliTest, InspectRejectsAnIndexThatNamesOneDataBlockManyTimes) {
-  const std::string db = Dir() + "/db_repeated_index";
-  ASSERT_EQ(std::system(("mkdir -p " + db).c_str()), 0);
-  std::ofstream(db + "/CURRENT") << "MANIFEST-000001\n";
-  const std::string table = db + "/000001.ldb";
   // The hand-made table is well formed: with one index entry it is read.
-  std::ofstream(table, std::ios::binary | std::ios::trunc) << TableWithRepeatedIndex(500, 1);
+  const std::string db = OneTableDb("db_repeated_index", TableWithRepeatedIndex(500, 1));
+  const std::string table = db + "/000001.ldb";
   const ToolRun one = Tool("inspect " + db);
   EXPECT_EQ(one.code, 0) << one.out << one.err;
   EXPECT_TRUE(Has(one.out, "500 keys")) << one.out;
@@ -406,15 +421,9 @@ std::string TableOfOverfullFilters(int filters, int keys_per_block) {
   table += RawBlock(fb);
   const uint64_t meta_at = table.size();
   table += Block({{"filter.blockbloom.BlockedBloom.v1", Handle(filter_at, fb.size())}});
-  const uint64_t index_at = table.size();
   std::vector<std::pair<std::string, std::string>> index;
   for (const auto& [offset, size] : blocks) index.emplace_back("", Handle(offset, size));
-  table += Block(index);
-  std::string footer =
-      Handle(meta_at, index_at - meta_at - 5) + Handle(index_at, table.size() - index_at - 5);
-  footer.resize(40, '\0');
-  for (int i = 0; i < 8; ++i) footer.push_back(static_cast<char>(0xdb4775248b80fb57ull >> (8 * i)));
-  return table + footer;
+  return FinishTable(std::move(table), meta_at, index);
 }
 
 // A well-formed table whose every ~50 bytes hold a non-empty version-1
@@ -427,11 +436,8 @@ std::string TableOfOverfullFilters(int filters, int keys_per_block) {
 // is the check (tests assert no speed): 0.26 s here with the bound, 0.6 s
 // under ASan.
 TEST(CliTest, InspectBoundsTheModelWorkOfATableOfOverfullFilters) {
-  const std::string db = Dir() + "/db_overfull_filters";
-  ASSERT_EQ(std::system(("mkdir -p " + db).c_str()), 0);
-  std::ofstream(db + "/CURRENT") << "MANIFEST-000001\n";
+  const std::string db = OneTableDb("db_overfull_filters", TableOfOverfullFilters(20, 8));
   const std::string table = db + "/000001.ldb";
-  std::ofstream(table, std::ios::binary | std::ios::trunc) << TableOfOverfullFilters(20, 8);
   const ToolRun few = Tool("inspect " + db);
   EXPECT_EQ(few.code, 0) << few.out << few.err;
   EXPECT_TRUE(Has(few.out, "160 keys")) << few.out;
