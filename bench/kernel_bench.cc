@@ -47,7 +47,9 @@
 //   batch/<hint>/w<W>        MayContainHashes, rolling prefetch window W
 //   floor/prefetched-<hint>/w<W>   the same prefetch pattern, one load per key
 //   build/.../<n>            filter from n keys (hashing included); n = 20 and
-//                            100 are LevelDB's own per-2 KiB filter sizes
+//                            100 are LevelDB's own per-2 KiB filter sizes;
+//                            build/fastlocal: FastLocalBloom's build (k byte
+//                            writes per key) of the same bits, blocked sizes
 //   create/tiny              the class API on a 10-key filter: Create + AddKeys
 //                            + one probe, per call
 // The huge-page variants (hash/best-hugepages, batch/...-hugepages) probe a
@@ -160,6 +162,24 @@ inline bool FastLocalMayContain(uint64_t hash, uint64_t total_bits, int k, const
     return FastLocalProbe(data + b.first_bit / 8, blocked::ProbeSeed(hash), k);
   }
   return blocked::MayContainHash(hash, total_bits, k, data);
+}
+
+// FastLocalBloom's build of one key (RocksDB util/bloom_impl.h, AddHash, from
+// its published algorithm): the 32-bit h2 multiplied by the golden ratio
+// once per probe, the top 9 bits of each product addressing a bit of the
+// line, each set with one byte read-modify-write. The same bits as ours
+// (x_i = h2 * phi^i); the short last block through the scalar kernel, as
+// ours.
+inline void FastLocalAdd(uint64_t hash, uint64_t total_bits, int k, uint8_t* data) {
+  const blocked::Block b = blocked::LocateBlock(hash, total_bits);
+  if (b.num_bits != blocked::kBlockBits) return blocked::AddHash(hash, total_bits, k, data);
+  uint8_t* line = data + b.first_bit / 8;
+  uint32_t h = blocked::ProbeSeed(hash);
+  for (int i = 0; i < k; ++i) {
+    const uint32_t bit = h >> (32 - blocked::kLogBlockBits);
+    line[bit >> 3] |= static_cast<uint8_t>(1u << (bit & 7));
+    h *= blocked::kProbeMultiplier;
+  }
 }
 
 // The same probe inlined into an AVX2 loop: what a probe costs with no call
@@ -494,7 +514,30 @@ const BuildKeys& GetBuildKeys(uint64_t n) {
   return *bk;
 }
 
-enum class Builder { kLevelDb, kOurPolicy, kOurPolicyScalar, kClass, kFloor };
+enum class Builder { kLevelDb, kOurPolicy, kOurPolicyScalar, kClass, kFloor, kFastLocal };
+
+// FastLocalBloom's build of the same filter bits as our policy's blocked
+// (version 1) filters, the way RocksDB's builder adds its entries: each
+// key's XXH3 goes into a ring of 8 with its line prefetched, and the key 8
+// behind is added with FastLocalAdd; into the policy's zeroed bytes.
+void FastLocalBuild(const BuildKeys& bk, uint64_t n, std::string* dst) {
+  const uint64_t num_bytes = BlockedBloomBytes(n, kBitsPerKey);
+  dst->assign(static_cast<size_t>(num_bytes), '\0');
+  uint8_t* bits = reinterpret_cast<uint8_t*>(&(*dst)[0]);
+  const uint64_t total_bits = num_bytes * 8;
+  const int k = BlockedBloomProbes(kBitsPerKey);
+  constexpr uint64_t kRing = 8;
+  uint64_t ring[kRing];
+  for (uint64_t i = 0; i < n; ++i) {
+    const uint64_t h = internal::InlineHashKey(bk.views[i]);
+    __builtin_prefetch(bits + blocked::LocateBlock(h, total_bits).first_bit / 8, 1, 3);
+    if (i >= kRing) FastLocalAdd(ring[i % kRing], total_bits, k, bits);
+    ring[i % kRing] = h;
+  }
+  for (uint64_t i = n > kRing ? n - kRing : 0; i < n; ++i) {
+    FastLocalAdd(ring[i % kRing], total_bits, k, bits);
+  }
+}
 
 // The floor of any blocked filter built from keys with XXH3: the policy's
 // zeroed bytes, XXH3 of every key, and the hash ORed into the line the key's
@@ -546,6 +589,17 @@ __attribute__((target("avx2"))) void FloorBuild(const BuildKeys& bk, uint64_t n,
 
 void Build(benchmark::State& state, uint64_t n, Builder b) {
   const BuildKeys& bk = GetBuildKeys(n);
+  if (b == Builder::kFastLocal) {  // the same bits as our policy's, or no figure
+    std::string ours, theirs;
+    OurPolicy().CreateFilter(bk.slices.data(), static_cast<int>(n), &ours);
+    FastLocalBuild(bk, n, &theirs);
+    if (ours.size() != theirs.size() + blocked::kTrailerSize ||
+        ours.compare(0, theirs.size(), theirs) != 0) {
+      g_failed = true;
+      state.SkipWithError("FastLocalBloom's build differs from ours");
+      return;
+    }
+  }
   if (b == Builder::kOurPolicyScalar) simd::ForceTargetForTesting(simd::SupportedTargets().back());
   uint64_t keys = 0;
   std::string dst;
@@ -564,6 +618,10 @@ void Build(benchmark::State& state, uint64_t n, Builder b) {
         break;
       case Builder::kFloor:
         FloorBuild(bk, n, &dst);
+        benchmark::DoNotOptimize(dst.data());
+        break;
+      case Builder::kFastLocal:
+        FastLocalBuild(bk, n, &dst);
         benchmark::DoNotOptimize(dst.data());
         break;
       case Builder::kClass: {
@@ -696,6 +754,9 @@ void RegisterAll() {
         [=](benchmark::State& s) { Build(s, n, Builder::kOurPolicyScalar); });
     Reg("build/class-best" + ns, [=](benchmark::State& s) { Build(s, n, Builder::kClass); });
     Reg("floor/build-hash-line" + ns, [=](benchmark::State& s) { Build(s, n, Builder::kFloor); });
+    if (n >= 1000) {  // blocked (version 1) filters: FastLocalBloom's bits
+      Reg("build/fastlocal" + ns, [=](benchmark::State& s) { Build(s, n, Builder::kFastLocal); });
+    }
   }
   Reg("create/tiny/10", [](benchmark::State& s) { CreateTiny(s); });
 }
