@@ -34,28 +34,13 @@ bool Hashed(const std::string& name) {
   return name == "CURRENT" || name.rfind("MANIFEST-", 0) == 0 || ends_with(".log");
 }
 
-// Opens `path` for reading if it is a regular file. O_NONBLOCK: a FIFO (or
-// a device) put where a database file or the index belongs reaches the
-// regular-file check instead of blocking open(2) until a writer comes, which
-// would hang FilteredDB::Open and Close; such a file is FailedPrecondition
-// (for the index: no index, rebuilt from the database).
-// Returns the open descriptor (the caller owns it).
-absl::StatusOr<int> OpenRegular(const std::string& path, struct stat* st) {
-  internal::Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
-  if (fd.get() < 0) {
-    if (errno == ENOENT) return absl::NotFoundError(path);
-    return internal::OsError(errno, "open", path);
-  }
-  if (::fstat(fd.get(), st) != 0) return internal::OsError(errno, "fstat", path);
-  if (!S_ISREG(st->st_mode)) {
-    return absl::FailedPreconditionError(path + ": not a regular file");
-  }
-  return fd.Release();
-}
-
+// The whole of `path` if it is a regular file (internal::OpenRegularFile: a
+// FIFO or device where a database file or the index belongs is refused at
+// once instead of hanging FilteredDB::Open and Close; for the index, that
+// means no index, rebuilt from the database).
 absl::StatusOr<std::string> ReadWhole(const std::string& path) {
   struct stat st;
-  absl::StatusOr<int> opened = OpenRegular(path, &st);
+  absl::StatusOr<int> opened = internal::OpenRegularFile(path, &st);
   if (!opened.ok()) return opened.status();
   const internal::Fd fd(*opened);
   // Read straight into a string sized from fstat, growing only if the file
@@ -178,7 +163,7 @@ absl::StatusOr<std::unique_ptr<FileBytes>> FileBytes::Load(const std::string& pa
   std::unique_ptr<FileBytes> f(new FileBytes());
   {
     struct stat st;
-    absl::StatusOr<int> opened = OpenRegular(path, &st);
+    absl::StatusOr<int> opened = internal::OpenRegularFile(path, &st);
     if (!opened.ok()) return opened.status();
     const internal::Fd fd(*opened);
     if (st.st_size > 0) {

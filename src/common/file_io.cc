@@ -36,6 +36,16 @@ int Fd::Close() {
   return r;
 }
 
+absl::StatusOr<int> OpenRegularFile(const std::string& path, struct stat* st) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  if (fd.get() < 0) return OsError(errno, "cannot open", path);
+  if (::fstat(fd.get(), st) != 0) return OsError(errno, "cannot stat", path);
+  if (!S_ISREG(st->st_mode)) {
+    return absl::InvalidArgumentError(absl::StrCat(path, " is not a regular file"));
+  }
+  return fd.Release();
+}
+
 absl::Status SyncDirectory(const std::string& dir) {
   Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (fd.get() < 0) return OsError(errno, "cannot open directory", dir);

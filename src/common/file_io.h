@@ -1,16 +1,20 @@
 // POSIX file plumbing shared by the core's .bbf files (variants/filter_file.cc)
 // and FilteredDB's index file (plugin/filtered_db/index_file.cc): errno to
-// absl::Status, a descriptor closed on scope exit, and the directory fsync
-// that makes a rename or an unlink durable.
+// absl::Status, a descriptor closed on scope exit, opening only regular files
+// for reading, and the directory fsync that makes a rename or an unlink
+// durable.
 //
 // Thread-safety: free functions with no shared state; an Fd is owned by one
 // thread at a time.
 #ifndef BLOCKBLOOM_COMMON_FILE_IO_H_
 #define BLOCKBLOOM_COMMON_FILE_IO_H_
 
+#include <sys/stat.h>
+
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 namespace blockbloom {
 namespace internal {
@@ -40,6 +44,15 @@ class Fd {
  private:
   int fd_;
 };
+
+// Opens `path` read-only if it is a regular file and fills *st from
+// fstat(2); returns the descriptor, which the caller owns (wrap it in an Fd).
+// O_NONBLOCK: a FIFO or device put where a file belongs reaches the
+// regular-file check instead of blocking open(2) until a writer comes (a
+// FIFO waits forever); it changes nothing for reads or mappings of a regular
+// file. Errors: OsError's ("cannot open", "cannot stat"; NotFound for a
+// missing file), InvalidArgument "<path> is not a regular file".
+absl::StatusOr<int> OpenRegularFile(const std::string& path, struct stat* st);
 
 // fsync(2) of the directory `dir`: what makes a rename into it, or an unlink
 // from it, survive a power loss.

@@ -252,16 +252,10 @@ absl::Status WriteFileAtomically(const std::string& path, const std::string& tmp
 }
 
 absl::StatusOr<LoadedFilter> LoadFilterFile(const std::string& path, const LoadOptions& options) {
-  // O_NONBLOCK: a FIFO or device must reach the regular-file check below
-  // instead of blocking open(2) (a FIFO waits for a writer forever). It does
-  // not change reads or mappings of a regular file.
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
-  if (fd.get() < 0) return OsError(errno, "cannot open", path);
   struct stat st;
-  if (::fstat(fd.get(), &st) != 0) return OsError(errno, "cannot stat", path);
-  if (!S_ISREG(st.st_mode)) {
-    return absl::InvalidArgumentError(absl::StrCat(path, " is not a regular file"));
-  }
+  absl::StatusOr<int> opened = internal::OpenRegularFile(path, &st);
+  if (!opened.ok()) return opened.status();
+  const Fd fd(*opened);
   const uint64_t size = static_cast<uint64_t>(st.st_size);
   if (size > SIZE_MAX / 2) return absl::ResourceExhaustedError(path + " is too large");
   if (options.allow_mmap && size >= options.mmap_threshold && size > 0) {
