@@ -6,9 +6,10 @@
 // Sizes: 16 KiB and 1 MiB (in cache), 128 MiB (out of cache); 1 GiB with
 // --big (needs ~1.5 GiB of memory). Names are "<what>/<variant>/<keys>/<bytes>":
 //   hash/best|scalar-target|scalar-inline   single probe from a precomputed
-//        hash: the dispatched in-register probe (the class's and the policy's
-//        path), the portable target's kernel through the same pointer, and the
-//        scalar reference kernel inlined into the loop
+//        hash: BlockedBloomFilter::MayContainHash (one call through the
+//        pointer the filter chose: the best target's in-register probe), the
+//        portable target's kernel through a pointer, and the scalar reference
+//        kernel inlined into the loop
 //   hash/fastlocal-avx2   a clean-room AVX2 implementation of RocksDB's
 //        FastLocalBloom probe (util/bloom_impl.h, from its published algorithm)
 //        over the SAME filter bits and the same block choice: the best known
@@ -300,7 +301,7 @@ void ProbeHash(benchmark::State& state, uint64_t bytes, bool present, Single whi
     switch (which) {
       case Single::kBest:
       case Single::kBestHuge:
-        for (size_t i = 0; i < count; ++i) c += simd::MayContainHash(h[i], bits, k, data);
+        for (size_t i = 0; i < count; ++i) c += f.MayContainHash(h[i]);
         break;
       case Single::kScalarTarget:
         for (size_t i = 0; i < count; ++i) c += scalar(h[i], bits, k, data);

@@ -7,7 +7,9 @@ inside each run.
 Runs the two binaries alternately N times (default 10), each run timing, in
 one process and close together, our single-key probe inlined into a loop
 (hash/best-inlined), the clean-room FastLocalBloom probe inlined into the
-same loop over the same bits (hash/fastlocal-avx2-inlined), and our LevelDB
+same loop over the same bits (hash/fastlocal-avx2-inlined), our dispatched
+probe (hash/best, one call through the resolved pointer per probe) beside
+FastLocalBloom behind one direct call (hash/fastlocal-avx2), and our LevelDB
 policy beside LevelDB's built-in (policy/*, 16 KiB). The host's noise moves a
 whole run up or down, so each run is reduced to its ratios (ours over the
 baseline measured with it), and the medians of those ratios over the rounds
@@ -18,6 +20,11 @@ visible too.
 
 compares the builds instead: LevelDB's CreateFilter time over ours (the
 policy's and the class's) within each run, per key count.
+
+    scripts/kernel_ab.py OLD NEW --rows REGEX [--rounds N]
+
+prints the median ns/key of every row matching the benchmark filter REGEX,
+the two binaries alternated (for rows that have no baseline in the run).
 """
 import argparse
 import re
@@ -29,7 +36,7 @@ import sys
 def run(binary, sizes):
     size_alt = "|".join(sizes)
     pattern = (
-        "^(hash/(best-inlined|fastlocal-avx2-inlined)/(absent|present)/(%s)"
+        "^(hash/(best|best-inlined|fastlocal-avx2|fastlocal-avx2-inlined)/(absent|present)/(%s)"
         "|policy/(blockbloom|leveldb)/(absent|present)/16384)$" % size_alt
     )
     out = subprocess.run(
@@ -55,6 +62,29 @@ def run_build(binary, sizes):
         if m and line.startswith("build/"):
             rows[line.split()[0]] = float(m.group(1))
     return rows
+
+
+def main_rows(args):
+    """Median ns/key of every row matching --rows, each binary alternated."""
+    runs = {"old": [], "new": []}
+    for _ in range(args.rounds):
+        for side, binary in (("old", args.old), ("new", args.new)):
+            out = subprocess.run(
+                [binary, "--benchmark_filter=" + args.rows, "--benchmark_min_time=0.1"],
+                check=True, capture_output=True, text=True).stdout
+            rows = {}
+            for line in out.splitlines():
+                m = re.search(r"ns_per_key=([0-9.]+)", line)
+                if m:
+                    rows[line.split()[0]] = float(m.group(1))
+            runs[side].append(rows)
+    print("median ns/key over %d alternated rounds (old -> new)" % args.rounds)
+    for name in sorted(runs["old"][0]):
+        med = {side: statistics.median(r[name] for r in runs[side] if name in r)
+               for side in ("old", "new")}
+        print("%-44s %8.2f -> %8.2f   new/old %.3f" % (name, med["old"], med["new"],
+                                                      med["new"] / med["old"]))
+    return 0
 
 
 def main_build(args):
@@ -93,7 +123,10 @@ def main():
     ap.add_argument("--sizes", default="16384,1048576")
     ap.add_argument("--build", action="store_true")
     ap.add_argument("--build-sizes", default="20,100,10000,1000000,13421773")
+    ap.add_argument("--rows", help="a benchmark filter: print the median of each row instead")
     args = ap.parse_args()
+    if args.rows:
+        return main_rows(args)
     if args.build:
         return main_build(args)
     sizes = args.sizes.split(",")
@@ -105,6 +138,9 @@ def main():
               "hash/best-inlined/%s/%s" % (case, size),
               "hash/fastlocal-avx2-inlined/%s/%s" % (case, size))
              for size in sizes for case in ("absent", "present")]
+    pairs += [("dispatched / FastLocal call, %s, %s B" % (case, size),
+               "hash/best/%s/%s" % (case, size), "hash/fastlocal-avx2/%s/%s" % (case, size))
+              for size in sizes for case in ("absent", "present")]
     pairs += [("policy ours / LevelDB, %s, 16384 B" % case,
                "policy/blockbloom/%s/16384" % case, "policy/leveldb/%s/16384" % case)
               for case in ("absent", "present")]

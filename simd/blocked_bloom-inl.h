@@ -101,12 +101,17 @@ HWY_INLINE LineVec WordsOfLine(const LineVec* line, LineVec x) {
   return words;
 }
 
-// Probe bits of one vector of probes missing from the line (0 = all set).
-HWY_INLINE LineVec MissingBits(const LineVec* line, LineVec seeds, const uint32_t* powers) {
+// One vector of probes with values `x`: each probe's 32-bit word of the
+// line, and its bit in that word (bits 23..27 of x).
+struct ProbeWords {
+  LineVec words;
+  LineVec bits;
+};
+HWY_INLINE ProbeWords ProbesOf(const LineVec* line, LineVec seeds, const uint32_t* powers) {
   const LineTag d;
   const LineVec x = seeds * hn::Load(d, powers);
   const LineVec bit = hn::ShiftRight<32 - 5>(hn::ShiftLeft<4>(x));  // bits 23..27 of x
-  return hn::AndNot(WordsOfLine(line, x), hn::Set(d, 1u) << bit);
+  return ProbeWords{WordsOfLine(line, x), hn::Load(d, blocked::kOneLanes) << bit};
 }
 
 // Whether every bit of v is clear. x86 targets with PTEST answer in one
@@ -120,6 +125,20 @@ HWY_INLINE bool NoBitSet(LineVec v) {
 #else
   const LineTag d;
   return hn::AllTrue(d, hn::Eq(v, hn::Zero(d)));
+#endif
+}
+
+// Whether every probe's bit is set in its word: NoBitSet(AndNot(words,
+// bits)), which PTEST's carry flag answers in one instruction
+// (vptest + setc: CF = (~words & bits) == 0), the test of RocksDB's AVX2
+// FastLocalBloom probe.
+HWY_INLINE bool AllBitsSet(const ProbeWords& p) {
+#if HWY_TARGET == HWY_AVX2
+  return _mm256_testc_si256(p.words.raw, p.bits.raw) != 0;
+#elif HWY_TARGET == HWY_SSE4
+  return _mm_testc_si128(p.words.raw, p.bits.raw) != 0;
+#else
+  return NoBitSet(hn::AndNot(p.words, p.bits));
 #endif
 }
 #endif  // BLOCKBLOOM_VECTOR_PROBE
@@ -141,11 +160,12 @@ HWY_INLINE bool TestFullBlock(const uint8_t* HWY_RESTRICT block, uint32_t seed, 
   const uint32_t* powers = blocked::kPaddedProbePowers.row[num_probes];
   // One vector of positions covers every k up to the lane count (7 at 10
   // bits/key): straight-line code for it, a loop beyond.
-  LineVec missing = MissingBits(line, seeds, powers);
-  if (HWY_UNLIKELY(num_probes > static_cast<int>(kLineLanes))) {
-    for (int i = static_cast<int>(kLineLanes); i < num_probes; i += static_cast<int>(kLineLanes)) {
-      missing = hn::Or(missing, MissingBits(line, seeds, powers + i));
-    }
+  const ProbeWords first = ProbesOf(line, seeds, powers);
+  if (HWY_LIKELY(num_probes <= static_cast<int>(kLineLanes))) return AllBitsSet(first);
+  LineVec missing = hn::AndNot(first.words, first.bits);
+  for (int i = static_cast<int>(kLineLanes); i < num_probes; i += static_cast<int>(kLineLanes)) {
+    const ProbeWords more = ProbesOf(line, seeds, powers + i);
+    missing = hn::Or(missing, hn::AndNot(more.words, more.bits));
   }
   return NoBitSet(missing);
 #endif

@@ -90,6 +90,11 @@ namespace internal {
 std::atomic<MayContainHashFn> g_may_contain_hash{&ResolveAndProbe};
 }  // namespace internal
 
+MayContainHashFn ChosenMayContainHash() {
+  if (internal::g_may_contain_hash.load(std::memory_order_relaxed) == &ResolveAndProbe) Resolve();
+  return internal::g_may_contain_hash.load(std::memory_order_relaxed);
+}
+
 MayContainHashFn MayContainHashForTarget(int64_t target) {
   if (!internal::IsCompiledTarget(target)) return nullptr;
   return HWY_DISPATCH_TABLE(MayContainHashKernel)[internal::DispatchTableIndex(target)];

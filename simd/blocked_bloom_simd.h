@@ -60,6 +60,10 @@ inline bool MayContainHash(uint64_t hash, uint64_t total_bits, int num_probes,
                                                                       data);
 }
 
+// The probe MayContainHash calls now (resolved first if it was not yet), for
+// objects that keep their own pointer (BlockedBloomFilter).
+MayContainHashFn ChosenMayContainHash();
+
 // The probe compiled for `target` (a bit of SupportedTargets()), for tests
 // and benchmarks that compare targets side by side; nullptr if not compiled.
 MayContainHashFn MayContainHashForTarget(int64_t target);

@@ -108,6 +108,12 @@ struct PaddedProbePowers {
 // pointer (bench/kernel_bench.cc, hash/best/*/16384).
 BLOCKBLOOM_HIDDEN inline constexpr PaddedProbePowers kPaddedProbePowers{};
 
+// 1 in each of 16 32-bit lanes, for the vector probes' `1 << bit`. Defined
+// out of line, in simd/targets.cc, on purpose: GCC 12 turns a visible
+// constant into mov + vmovd + vpbroadcastd on every call of an out-of-line
+// probe, where this is one load.
+BLOCKBLOOM_HIDDEN alignas(64) extern const uint32_t kOneLanes[16];
+
 // Is the block of `hash` a full 512-bit block (every block but possibly the
 // last)? Only the high bits of the hash decide. REQUIRES: total_bits > 0.
 inline bool IsFullBlock(uint64_t hash, uint64_t total_bits) {

@@ -88,9 +88,17 @@ class BlockedBloomFilter {
   void AddHashes(absl::Span<const uint64_t> hashes);  // SIMD, dispatched
 
   // Single-key probes: the key's line is tested in vector registers on the
-  // CPU's best Highway target (resolved once per process), XXH3 inlined.
-  bool MayContain(std::string_view key) const;
-  bool MayContainHash(uint64_t hash) const;
+  // CPU's best Highway target, XXH3 inlined. Each is one indirect call
+  // through a pointer the filter chose when it was made (the target's
+  // kernel, the flat kernel or the empty set's answer): no per-probe
+  // dispatch, no branch on the geometry. (simd::ForceTargetForTesting
+  // affects filters made after it.)
+  bool MayContain(std::string_view key) const {
+    return probe_key_(key.data(), key.size(), num_bytes_ * 8, num_probes_, bits_.get(), flat_);
+  }
+  bool MayContainHash(uint64_t hash) const {
+    return probe_hash_(hash, num_bytes_ * 8, num_probes_, bits_.get());
+  }
   // Batch probes: out[i] answers for keys[i] / hashes[i]. Blocks are
   // prefetched `window` keys ahead (1..1024), which is what makes probes of
   // filters larger than the caches fast. REQUIRES: out.size() == input size.
@@ -118,9 +126,18 @@ class BlockedBloomFilter {
   struct AlignedFree {
     void operator()(uint8_t* p) const { std::free(p); }
   };
+  // The probes' signatures (src/blocked/key_probe.h, simd/blocked_bloom_simd.h).
+  using ProbeHashFn = bool (*)(uint64_t hash, uint64_t total_bits, int num_probes,
+                               const uint8_t* data);
+  using ProbeKeyFn = bool (*)(const char* key, size_t key_len, uint64_t total_bits, int num_probes,
+                              const uint8_t* data, bool flat);
+
   BlockedBloomFilter(std::unique_ptr<uint8_t[], AlignedFree> bits, uint64_t num_bytes,
                      int num_probes, bool huge_pages);
   void MatchEverythingIfEmpty();
+  // Points the probes at the kernels for this geometry; called whenever
+  // num_bytes_ or flat_ changes.
+  void ChooseProbes();
 
   std::unique_ptr<uint8_t[], AlignedFree> bits_;  // padded to whole blocks
   uint64_t num_bytes_ = 0;                        // unpadded
@@ -128,6 +145,8 @@ class BlockedBloomFilter {
   uint64_t num_added_ = 0;
   bool huge_pages_ = false;
   bool flat_ = false;
+  ProbeHashFn probe_hash_ = nullptr;
+  ProbeKeyFn probe_key_ = nullptr;
 };
 
 }  // namespace blockbloom

@@ -63,7 +63,24 @@ BlockedBloomFilter::BlockedBloomFilter(std::unique_ptr<uint8_t[], AlignedFree> b
     : bits_(std::move(bits)),
       num_bytes_(num_bytes),
       num_probes_(num_probes),
-      huge_pages_(huge_pages) {}
+      huge_pages_(huge_pages) {
+  ChooseProbes();
+}
+
+namespace {
+bool EmptySetProbe(uint64_t, uint64_t, int, const uint8_t*) { return false; }
+bool FlatProbe(uint64_t hash, uint64_t total_bits, int num_probes, const uint8_t* data) {
+  return blocked::flat::MayContainHash(hash, total_bits, num_probes, data);
+}
+}  // namespace
+
+void BlockedBloomFilter::ChooseProbes() {
+  probe_hash_ = num_bytes_ == 0 ? &EmptySetProbe
+                : flat_         ? &FlatProbe
+                                : simd::ChosenMayContainHash();
+  // Answers the empty set and the flat geometry itself.
+  probe_key_ = blocked::ChosenMayContainKey();
+}
 
 absl::StatusOr<BlockedBloomFilter> BlockedBloomFilter::CreateWithGeometry(
     uint64_t num_bytes, int num_probes, const BlockedBloomOptions& options) {
@@ -134,7 +151,10 @@ absl::StatusOr<BlockedBloomFilter> BlockedBloomFilter::Deserialize(std::string_v
   if (filter.ok() && view.num_bytes > 0) {
     std::memcpy(filter->bits_.get(), view.bits, static_cast<size_t>(view.num_bytes));
   }
-  if (filter.ok()) filter->flat_ = view.geometry == blocked::Geometry::kFlat;
+  if (filter.ok()) {
+    filter->flat_ = view.geometry == blocked::Geometry::kFlat;
+    filter->ChooseProbes();
+  }
   return filter;
 }
 
@@ -145,6 +165,7 @@ void BlockedBloomFilter::MatchEverythingIfEmpty() {
   // and serializes as exactly that. (The allocation is padded to 64 bytes.)
   num_bytes_ = 1;
   bits_[0] = 0xFF;
+  ChooseProbes();
 }
 
 void BlockedBloomFilter::AddHash(uint64_t hash) {
@@ -174,18 +195,6 @@ void BlockedBloomFilter::AddKeys(absl::Span<const std::string_view> keys) {
   MatchEverythingIfEmpty();
   // Hash and set in one loop on the chosen target (blocked/key_probe.h).
   blocked::AddKeys(keys.data(), keys.size(), num_bits(), num_probes_, bits_.get(), flat_);
-}
-
-bool BlockedBloomFilter::MayContainHash(uint64_t hash) const {
-  if (num_bytes_ == 0) return false;  // the empty set
-  if (flat_) return blocked::flat::MayContainHash(hash, num_bits(), num_probes_, bits_.get());
-  return simd::MayContainHash(hash, num_bits(), num_probes_, bits_.get());
-}
-
-bool BlockedBloomFilter::MayContain(std::string_view key) const {
-  // Hash and probe in one call on the chosen target (blocked/key_probe.h).
-  return blocked::MayContainKey(key.data(), key.size(), num_bits(), num_probes_, bits_.get(),
-                                flat_);
 }
 
 void BlockedBloomFilter::MayContainHashes(absl::Span<const uint64_t> hashes, absl::Span<bool> out,

@@ -95,6 +95,13 @@ void ResolveAndAddKeys(const std::string_view* keys, size_t n, uint64_t total_bi
 
 }  // namespace
 
+MayContainKeyFn ChosenMayContainKey() {
+  if (internal::g_may_contain_key.load(std::memory_order_relaxed) == &ResolveAndMayContainKey) {
+    Resolve();
+  }
+  return internal::g_may_contain_key.load(std::memory_order_relaxed);
+}
+
 }  // namespace blocked
 
 namespace internal {

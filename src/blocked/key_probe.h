@@ -66,6 +66,10 @@ inline void AddKeys(const std::string_view* keys, size_t n, uint64_t total_bits,
   internal::g_add_keys.load(std::memory_order_relaxed)(keys, n, total_bits, num_probes, data, flat);
 }
 
+// The key probe MayContainKey calls now (resolved first if it was not yet),
+// for objects that keep their own pointer (BlockedBloomFilter).
+MayContainKeyFn ChosenMayContainKey();
+
 // The entry points compiled for `target` (a bit of simd::SupportedTargets()),
 // for tests and benchmarks; nullptr if that target is not compiled.
 EncodedKeyMayMatchFn EncodedKeyMayMatchForTarget(int64_t target);
