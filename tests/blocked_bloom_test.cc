@@ -69,6 +69,16 @@ TEST(BlockedBloomTest, BitsPerKeyIsClampedAsDocumented) {
   EXPECT_EQ(ClampBitsPerKey(12.5), 12.5);
   // Model at 10 bits/key: k=6 0.95757%, k=7 0.95712%, k=8 1.01349%.
   EXPECT_EQ(BlockedBloomProbes(10), 7);
+  // Every whole value, searched then read back from the cache, and values
+  // clamped onto the table's ends.
+  for (int round = 0; round < 2; ++round) {
+    for (int b = 1; b <= 64; ++b) {
+      ASSERT_EQ(BlockedBloomProbes(b), OptimalBlockedProbes(b, 16, 512)) << b;
+    }
+  }
+  EXPECT_EQ(BlockedBloomProbes(0.25), BlockedBloomProbes(1.0));
+  EXPECT_EQ(BlockedBloomProbes(1e9), BlockedBloomProbes(64.0));
+  EXPECT_EQ(BlockedBloomProbes(std::nan("")), 7);
 }
 
 TEST(BlockedBloomTest, SizeIsWhatBitsPerKeyAsks) {
@@ -224,7 +234,9 @@ TEST(BlockedBloomTest, CreateRejectsImpossibleSizes) {
 // concurrent first uses from several threads must agree with the uncached
 // search and with each other (run under TSan by the tsan preset).
 TEST(BlockedBloomTest, KCacheAndKernelResolutionAreThreadSafe) {
-  const double kBits[] = {3.25, 7.5, 10.0, 13.0, 21.0, 40.5};
+  // Whole values take the lock-free table (both ends included), the others
+  // the locked map.
+  const double kBits[] = {1.0, 3.25, 7.5, 10.0, 13.0, 21.0, 40.5, 64.0};
   std::vector<std::thread> threads;
   std::vector<int> failures(4, 0);
   for (int t = 0; t < 4; ++t) {
