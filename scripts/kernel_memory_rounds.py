@@ -2,7 +2,7 @@
 """Issue 13's out-of-cache targets, each ratio taken inside one run, medians
 over repeated runs.
 
-    scripts/kernel_memory_rounds.py BINARY [--rounds N] [--size BYTES]
+    scripts/kernel_memory_rounds.py BINARY [NEW_BINARY] [--rounds N] [--size BYTES]
 
 kernel_bench's one-run table (scripts/kernel_targets.py) divides the best
 batch row by the best prefetched floor, each the minimum over 20 noisy rows
@@ -18,6 +18,9 @@ the issue's two targets:
       window whose floor has the lowest median, and the batch with the same
       hint and window; also the library's default (T2, window 64);
   single probe <= 1.5x one unprefetched load from a random line.
+
+With NEW_BINARY the two binaries run alternately, N runs each, and each
+figure is printed for both (an A/B of a kernel change).
 """
 import argparse
 import re
@@ -42,14 +45,8 @@ def run(binary, size):
     return rows
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("binary")
-    ap.add_argument("--rounds", type=int, default=8)
-    ap.add_argument("--size", type=int, default=128 << 20)
-    args = ap.parse_args()
-    runs = [run(args.binary, args.size) for _ in range(args.rounds)]
-    tail = "/absent/%d" % args.size
+def report(binary, runs, size):
+    tail = "/absent/%d" % size
     configs = sorted({name[len("batch/"):-len(tail)] for name in runs[0]
                       if name.startswith("batch/") and name.endswith(tail)})
 
@@ -58,8 +55,8 @@ def main():
         vals = [v for v in vals if v is not None]
         return statistics.median(vals) if vals else None
 
-    print("%d runs of %s, %d MiB; medians over the runs" % (args.rounds, args.binary,
-                                                             args.size >> 20))
+    out = {}
+    print("%d runs of %s, %d MiB; medians over the runs" % (len(runs), binary, size >> 20))
     print("%-22s %10s %10s %16s" % ("hint/window", "floor ns", "batch ns", "batch / floor"))
     floor_med = {}
     ratio_med = {}
@@ -70,6 +67,7 @@ def main():
         floor_med[cfg] = med(lambda r: r.get(floor_name))
         ratio_med[cfg] = med(lambda r: r[batch_name] / r[floor_name]
                              if batch_name in r and floor_name in r else None)
+        out["batch/floor " + cfg] = ratio_med[cfg]
         print("%-22s %10.2f %10.2f %16.3f" % (cfg, floor_med[cfg],
                                               med(lambda r: r.get(batch_name)), ratio_med[cfg]))
     plain = [c for c in configs if "hugepages" not in c and floor_med[c] is not None]
@@ -88,8 +86,30 @@ def main():
         base = "floor/%s%s" % (floor, tail)
         ratio = med(lambda r: r[ours] / r[base] if ours in r and base in r else None)
         if ratio is not None:
+            out["single/floor " + variant] = ratio
             print("  hash/%-24s / floor/%-15s %.3f  (%.2f / %.2f ns)" %
                   (variant, floor, ratio, med(lambda r: r.get(ours)), med(lambda r: r.get(base))))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("binary")
+    ap.add_argument("new_binary", nargs="?")
+    ap.add_argument("--rounds", type=int, default=8)
+    ap.add_argument("--size", type=int, default=128 << 20)
+    args = ap.parse_args()
+    binaries = [args.binary] + ([args.new_binary] if args.new_binary else [])
+    runs = {b: [] for b in binaries}
+    for _ in range(args.rounds):
+        for b in binaries:
+            runs[b].append(run(b, args.size))
+    results = [report(b, runs[b], args.size) for b in binaries]
+    if len(results) == 2:
+        print("A/B, medians of per-run ratios (old -> new)")
+        for key in results[0]:
+            if key in results[1]:
+                print("  %-34s %.3f -> %.3f" % (key, results[0][key], results[1][key]))
     return 0
 
 
