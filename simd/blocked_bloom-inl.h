@@ -78,35 +78,24 @@ HWY_INLINE auto LanesOf(LineVec word) {
 #endif
 }
 
-// Vector j of the line at `block` (64 readable bytes, any alignment).
-HWY_INLINE LineVec LineVector(const uint8_t* HWY_RESTRICT block, size_t j) {
-  return hn::BitCast(
-      LineTag(), hn::LoadU(hn::FixedTag<uint8_t, kLineLanes * 4>(), block + j * kLineLanes * 4));
-}
-
-// The 32-bit words that the probes with values `x` address in the line at
-// `block`. Each vector of the line is loaded where it is looked up, so that
-// the compiler can fold the load into the permute (vpermd ymm, ymm, m256):
-// GCC 12's AVX2 probe loop is 29 instructions per key, against 32 with the
-// line loaded into registers first (the shape of FastLocalBloom's loop; no
-// time difference measurable on the Zen 3 VM of bench/RESULTS.md).
-HWY_INLINE LineVec WordsOfLine(const uint8_t* HWY_RESTRICT block, LineVec x) {
+// The 32-bit words that the probes with values `x` address in the line.
+HWY_INLINE LineVec WordsOfLine(const LineVec* line, LineVec x) {
   const LineTag d;
   const LineVec word = hn::ShiftRight<32 - 4>(x);
   const auto lane = LanesOf(word);
-  LineVec words = hn::TableLookupLanes(LineVector(block, 0), lane);
+  LineVec words = hn::TableLookupLanes(line[0], lane);
   if (kLineVectors == 2) {
     // Words 8..15 live in the second vector: x's sign bit picks it (a blend).
     const hn::RebindToSigned<LineTag> di;
-    words = hn::BitCast(
-        d, hn::IfNegativeThenElse(hn::BitCast(di, x),
-                                  hn::BitCast(di, hn::TableLookupLanes(LineVector(block, 1), lane)),
-                                  hn::BitCast(di, words)));
+    words =
+        hn::BitCast(d, hn::IfNegativeThenElse(hn::BitCast(di, x),
+                                              hn::BitCast(di, hn::TableLookupLanes(line[1], lane)),
+                                              hn::BitCast(di, words)));
   } else if (kLineVectors > 2) {
     const LineVec which = hn::ShiftRight<kLogLineLanes>(word);
     for (size_t j = 1; j < kLineVectors; ++j) {
       words = hn::IfThenElse(hn::Eq(which, hn::Set(d, static_cast<uint32_t>(j))),
-                             hn::TableLookupLanes(LineVector(block, j), lane), words);
+                             hn::TableLookupLanes(line[j], lane), words);
     }
   }
   return words;
@@ -118,12 +107,11 @@ struct ProbeWords {
   LineVec words;
   LineVec bits;
 };
-HWY_INLINE ProbeWords ProbesOf(const uint8_t* HWY_RESTRICT block, LineVec seeds,
-                               const uint32_t* powers) {
+HWY_INLINE ProbeWords ProbesOf(const LineVec* line, LineVec seeds, const uint32_t* powers) {
   const LineTag d;
   const LineVec x = seeds * hn::Load(d, powers);
   const LineVec bit = hn::ShiftRight<32 - 5>(hn::ShiftLeft<4>(x));  // bits 23..27 of x
-  return ProbeWords{WordsOfLine(block, x), hn::Load(d, blocked::kOneLanes) << bit};
+  return ProbeWords{WordsOfLine(line, x), hn::Load(d, blocked::kOneLanes) << bit};
 }
 
 // Whether every bit of v is clear. x86 targets with PTEST answer in one
@@ -163,19 +151,26 @@ HWY_INLINE bool TestFullBlock(const uint8_t* HWY_RESTRICT block, uint32_t seed, 
   return blocked::detail::TestProbes<true>(seed, blocked::kBlockBits, num_probes, block);
 #else
   const LineTag d;
+  // The line is loaded into registers first. (Loading each vector where its
+  // permute reads it lets GCC fold the loads into vpermd, three instructions
+  // fewer per probe, but it measured slower in cache on Zen 3: ours over
+  // FastLocalBloom inlined 0.91 -> 1.08, scripts/kernel_ab.py, 14 rounds;
+  // bench/RESULTS.md, "Session 8".)
+  LineVec line[kLineVectors];
+  for (size_t j = 0; j < kLineVectors; ++j) {
+    line[j] = hn::BitCast(
+        d, hn::LoadU(hn::FixedTag<uint8_t, kLineLanes * 4>(), block + j * kLineLanes * 4));
+  }
   const LineVec seeds = hn::Set(d, seed);
   const uint32_t* powers = blocked::kPaddedProbePowers.row[num_probes];
   // One vector of positions covers every k up to the lane count (7 at 10
   // bits/key): straight-line code for it, a loop beyond.
-  // (The two paths share nothing, not even the line's loads: shared, the
-  // compiler hoists the loads out of the permutes for both.)
-  if (HWY_LIKELY(num_probes <= static_cast<int>(kLineLanes))) {
-    return AllBitsSet(ProbesOf(block, seeds, powers));
-  }
-  LineVec missing = hn::Zero(d);
-  for (int i = 0; i < num_probes; i += static_cast<int>(kLineLanes)) {
-    const ProbeWords some = ProbesOf(block, seeds, powers + i);
-    missing = hn::Or(missing, hn::AndNot(some.words, some.bits));
+  const ProbeWords first = ProbesOf(line, seeds, powers);
+  if (HWY_LIKELY(num_probes <= static_cast<int>(kLineLanes))) return AllBitsSet(first);
+  LineVec missing = hn::AndNot(first.words, first.bits);
+  for (int i = static_cast<int>(kLineLanes); i < num_probes; i += static_cast<int>(kLineLanes)) {
+    const ProbeWords more = ProbesOf(line, seeds, powers + i);
+    missing = hn::Or(missing, hn::AndNot(more.words, more.bits));
   }
   return NoBitSet(missing);
 #endif
