@@ -33,35 +33,31 @@ import subprocess
 import sys
 
 
+def run_rows(binary, pattern, *flags):
+    """One run of `binary` over the rows matching `pattern`: {row name: ns/key}."""
+    out = subprocess.run(
+        [binary, "--benchmark_filter=" + pattern, "--benchmark_min_time=0.1", *flags],
+        check=True, capture_output=True, text=True).stdout
+    rows = {}
+    for line in out.splitlines():
+        m = re.search(r"ns_per_key=([0-9.]+)", line)
+        if m:
+            rows[line.split()[0]] = float(m.group(1))
+    return rows
+
+
 def run(binary, sizes):
     size_alt = "|".join(sizes)
     pattern = (
         "^(hash/(best|best-inlined|fastlocal-avx2|fastlocal-avx2-inlined)/(absent|present)/(%s)"
         "|policy/(blockbloom|leveldb)/(absent|present)/16384)$" % size_alt
     )
-    out = subprocess.run(
-        [binary, "--benchmark_filter=" + pattern, "--benchmark_min_time=0.1", "--quick"],
-        check=True, capture_output=True, text=True).stdout
-    rows = {}
-    for line in out.splitlines():
-        m = re.search(r"ns_per_key=([0-9.]+)", line)
-        if m and line.startswith(("hash/", "policy/")):
-            rows[line.split()[0]] = float(m.group(1))
-    return rows
+    return run_rows(binary, pattern, "--quick")
 
 
 def run_build(binary, sizes):
-    pattern = "^build/(leveldb|bbpolicy-best|class-best)/(%s)$" % "|".join(sizes)
     # Not --quick: it leaves out the 16 MiB build (13421773 keys).
-    out = subprocess.run(
-        [binary, "--benchmark_filter=" + pattern, "--benchmark_min_time=0.1"],
-        check=True, capture_output=True, text=True).stdout
-    rows = {}
-    for line in out.splitlines():
-        m = re.search(r"ns_per_key=([0-9.]+)", line)
-        if m and line.startswith("build/"):
-            rows[line.split()[0]] = float(m.group(1))
-    return rows
+    return run_rows(binary, "^build/(leveldb|bbpolicy-best|class-best)/(%s)$" % "|".join(sizes))
 
 
 def main_rows(args):
@@ -69,15 +65,7 @@ def main_rows(args):
     runs = {"old": [], "new": []}
     for _ in range(args.rounds):
         for side, binary in (("old", args.old), ("new", args.new)):
-            out = subprocess.run(
-                [binary, "--benchmark_filter=" + args.rows, "--benchmark_min_time=0.1"],
-                check=True, capture_output=True, text=True).stdout
-            rows = {}
-            for line in out.splitlines():
-                m = re.search(r"ns_per_key=([0-9.]+)", line)
-                if m:
-                    rows[line.split()[0]] = float(m.group(1))
-            runs[side].append(rows)
+            runs[side].append(run_rows(binary, args.rows))
     print("median ns/key over %d alternated rounds (old -> new)" % args.rounds)
     for name in sorted(runs["old"][0]):
         med = {side: statistics.median(r[name] for r in runs[side] if name in r)

@@ -23,10 +23,10 @@ With NEW_BINARY the two binaries run alternately, N runs each, and each
 figure is printed for both (an A/B of a kernel change).
 """
 import argparse
-import re
 import statistics
-import subprocess
 import sys
+
+from kernel_ab import run_rows
 
 
 def run(binary, size):
@@ -35,14 +35,7 @@ def run(binary, size):
                r"|floor/line(-hugepages)?/"
                r"|hash/(best|best-inlined|best-hugepages|fastlocal-avx2-inlined)/absent/)"
                r".*%d$" % size)
-    out = subprocess.run([binary, "--benchmark_filter=" + pattern, "--benchmark_min_time=0.1"],
-                         check=True, capture_output=True, text=True).stdout
-    rows = {}
-    for line in out.splitlines():
-        m = re.search(r"ns_per_key=([0-9.]+)", line)
-        if m:
-            rows[line.split()[0]] = float(m.group(1))
-    return rows
+    return run_rows(binary, pattern)
 
 
 def report(binary, runs, size):
