@@ -24,7 +24,9 @@ std::string TargetName(int64_t target);
 // The target the next dispatched call will use.
 std::string ActiveTargetName();
 // Restrict dispatch to `target` (0 restores the CPU's best). Every kernel
-// pointer resolved once per process (the single-key probes) follows.
+// pointer resolved once per process (the single-key probes) follows; a
+// BlockedBloomFilter keeps the probes chosen when it was made, so only
+// filters made afterwards use `target`.
 void ForceTargetForTesting(int64_t target);
 
 namespace internal {
