@@ -6,17 +6,10 @@
 
 #include <atomic>
 
-#include "blocked_kernel.h"
 #include "hwy/highway.h"
 #include "hwy/targets.h"
 
 namespace blockbloom {
-namespace blocked {
-// In this file, away from the kernels' translation units, so that GCC cannot
-// fold it back into an immediate (blocked_kernel.h).
-alignas(64) const uint32_t kOneLanes[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
-}  // namespace blocked
-
 namespace simd {
 
 std::vector<int64_t> SupportedTargets() {
