@@ -58,7 +58,8 @@ bool RegisterRetargetHook(void (*hook)()) {
 
 void ForceTargetForTesting(int64_t target) {
   hwy::SetSupportedTargetsForTest(target);
-  // Kernels resolved once per process (the single-key probes) follow too.
+  // Kernels resolved once per process (the single-key probes) follow too;
+  // existing BlockedBloomFilters keep the probes they chose (targets.h).
   for (auto& slot : internal::g_retarget_hooks) {
     if (void (*hook)() = slot.load()) hook();
   }
