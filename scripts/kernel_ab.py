@@ -79,9 +79,19 @@ def main_rows(args):
                     rows[line.split()[0]] = float(m.group(1))
             runs[side].append(rows)
     print("median ns/key over %d alternated rounds (old -> new)" % args.rounds)
-    for name in sorted(runs["old"][0]):
-        med = {side: statistics.median(r[name] for r in runs[side] if name in r)
-               for side in ("old", "new")}
+    # Rows of either binary: one that only one binary has (a renamed or new
+    # benchmark) is printed for that side alone.
+    names = sorted({name for side in runs.values() for rows in side for name in rows})
+    for name in names:
+        med = {}
+        for side in ("old", "new"):
+            vals = [r[name] for r in runs[side] if name in r]
+            med[side] = statistics.median(vals) if vals else None
+        if med["old"] is None or med["new"] is None:
+            print("%-44s %8s -> %8s   (only in one binary)" %
+                  (name, "-" if med["old"] is None else "%.2f" % med["old"],
+                   "-" if med["new"] is None else "%.2f" % med["new"]))
+            continue
         print("%-44s %8.2f -> %8.2f   new/old %.3f" % (name, med["old"], med["new"],
                                                       med["new"] / med["old"]))
     return 0
