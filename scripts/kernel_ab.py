@@ -32,6 +32,19 @@ import statistics
 import subprocess
 import sys
 
+# kernel_bench's ns_per_key is a Google Benchmark rate counter, printed with
+# an SI prefix and "s": "6.12s" is 6.12 ns/key, "950.1ms" is 0.9501 and
+# "1.2ks" is 1200.
+_NS_PER_KEY = re.compile(r"ns_per_key=([0-9.]+)([kMGTmunp]?)s?(?![0-9A-Za-z.])")
+_SI = {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "m": 1e-3, "u": 1e-6, "n": 1e-9,
+       "p": 1e-12}
+
+
+def ns_per_key(line):
+    """The ns_per_key counter of one benchmark output line, or None."""
+    m = _NS_PER_KEY.search(line)
+    return float(m.group(1)) * _SI[m.group(2)] if m else None
+
 
 def run(binary, sizes):
     size_alt = "|".join(sizes)
@@ -44,9 +57,9 @@ def run(binary, sizes):
         check=True, capture_output=True, text=True).stdout
     rows = {}
     for line in out.splitlines():
-        m = re.search(r"ns_per_key=([0-9.]+)", line)
-        if m and line.startswith(("hash/", "policy/")):
-            rows[line.split()[0]] = float(m.group(1))
+        v = ns_per_key(line)
+        if v is not None and line.startswith(("hash/", "policy/")):
+            rows[line.split()[0]] = v
     return rows
 
 
@@ -58,9 +71,9 @@ def run_build(binary, sizes):
         check=True, capture_output=True, text=True).stdout
     rows = {}
     for line in out.splitlines():
-        m = re.search(r"ns_per_key=([0-9.]+)", line)
-        if m and line.startswith("build/"):
-            rows[line.split()[0]] = float(m.group(1))
+        v = ns_per_key(line)
+        if v is not None and line.startswith("build/"):
+            rows[line.split()[0]] = v
     return rows
 
 
@@ -74,9 +87,9 @@ def main_rows(args):
                 check=True, capture_output=True, text=True).stdout
             rows = {}
             for line in out.splitlines():
-                m = re.search(r"ns_per_key=([0-9.]+)", line)
-                if m:
-                    rows[line.split()[0]] = float(m.group(1))
+                v = ns_per_key(line)
+                if v is not None:
+                    rows[line.split()[0]] = v
             runs[side].append(rows)
     print("median ns/key over %d alternated rounds (old -> new)" % args.rounds)
     # Rows of either binary: one that only one binary has (a renamed or new
