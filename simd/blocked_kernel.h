@@ -116,9 +116,10 @@ BLOCKBLOOM_HIDDEN inline constexpr PaddedProbePowers kPaddedProbePowers{};
 // LevelDB plugin's policies and code including the public
 // blockbloom/blocked_bloom_inline.h could not link to a hidden one defined in
 // libblockbloom_core when it is a shared library
-// (tests/check_hidden_imports.cmake).
-BLOCKBLOOM_HIDDEN alignas(64) inline uint32_t kOneLanes[16] = {1, 1, 1, 1, 1, 1, 1, 1,
-                                                               1, 1, 1, 1, 1, 1, 1, 1};
+// (tests/check_hidden_imports.cmake). alignas first: clang rejects it after
+// a GNU attribute (tests/public_headers_check.cc).
+alignas(64) BLOCKBLOOM_HIDDEN
+    inline uint32_t kOneLanes[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
 
 // Is the block of `hash` a full 512-bit block (every block but possibly the
 // last)? Only the high bits of the hash decide. REQUIRES: total_bits > 0.
