@@ -82,6 +82,15 @@ TEST(BlockedBloomTest, BitsPerKeyIsClampedAsDocumented) {
   EXPECT_EQ(BlockedBloomProbes(0.25), BlockedBloomProbes(1.0));
   EXPECT_EQ(BlockedBloomProbes(1e9), BlockedBloomProbes(64.0));
   EXPECT_EQ(BlockedBloomProbes(std::nan("")), 7);
+  // Doubles that are whole or near it, at and past both ends of the
+  // lock-free table: each reads the k of its clamped value.
+  EXPECT_EQ(BlockedBloomProbes(-0.0), BlockedBloomProbes(1.0));
+  EXPECT_EQ(BlockedBloomProbes(5e-324), BlockedBloomProbes(1.0));  // subnormal
+  EXPECT_EQ(BlockedBloomProbes(-INFINITY), BlockedBloomProbes(1.0));
+  EXPECT_EQ(BlockedBloomProbes(INFINITY), BlockedBloomProbes(64.0));
+  EXPECT_EQ(BlockedBloomProbes(-std::nan("")), 7);
+  EXPECT_EQ(BlockedBloomProbes(10.0000000001), OptimalBlockedProbes(10.0000000001, 16, 512));
+  EXPECT_EQ(BlockedBloomProbes(63.9999999999), OptimalBlockedProbes(63.9999999999, 16, 512));
 }
 
 TEST(BlockedBloomTest, SizeIsWhatBitsPerKeyAsks) {
