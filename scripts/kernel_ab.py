@@ -32,6 +32,19 @@ import statistics
 import subprocess
 import sys
 
+# kernel_bench's ns_per_key is a Google Benchmark rate counter, printed with
+# an SI prefix and "s": "6.12s" is 6.12 ns/key, "950.1ms" is 0.9501 and
+# "1.2ks" is 1200.
+_NS_PER_KEY = re.compile(r"ns_per_key=([0-9.]+)([kMGTmunp]?)s?(?![0-9A-Za-z.])")
+_SI = {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "m": 1e-3, "u": 1e-6, "n": 1e-9,
+       "p": 1e-12}
+
+
+def ns_per_key(line):
+    """The ns_per_key counter of one benchmark output line, or None."""
+    m = _NS_PER_KEY.search(line)
+    return float(m.group(1)) * _SI[m.group(2)] if m else None
+
 
 def run_rows(binary, pattern, *flags):
     """One run of `binary` over the rows matching `pattern`: {row name: ns/key}."""
@@ -40,9 +53,9 @@ def run_rows(binary, pattern, *flags):
         check=True, capture_output=True, text=True).stdout
     rows = {}
     for line in out.splitlines():
-        m = re.search(r"ns_per_key=([0-9.]+)", line)
-        if m:
-            rows[line.split()[0]] = float(m.group(1))
+        v = ns_per_key(line)
+        if v is not None:
+            rows[line.split()[0]] = v
     return rows
 
 
@@ -67,9 +80,19 @@ def main_rows(args):
         for side, binary in (("old", args.old), ("new", args.new)):
             runs[side].append(run_rows(binary, args.rows))
     print("median ns/key over %d alternated rounds (old -> new)" % args.rounds)
-    for name in sorted(runs["old"][0]):
-        med = {side: statistics.median(r[name] for r in runs[side] if name in r)
-               for side in ("old", "new")}
+    # Rows of either binary: one that only one binary has (a renamed or new
+    # benchmark) is printed for that side alone.
+    names = sorted({name for side in runs.values() for rows in side for name in rows})
+    for name in names:
+        med = {}
+        for side in ("old", "new"):
+            vals = [r[name] for r in runs[side] if name in r]
+            med[side] = statistics.median(vals) if vals else None
+        if med["old"] is None or med["new"] is None:
+            print("%-44s %8s -> %8s   (only in one binary)" %
+                  (name, "-" if med["old"] is None else "%.2f" % med["old"],
+                   "-" if med["new"] is None else "%.2f" % med["new"]))
+            continue
         print("%-44s %8.2f -> %8.2f   new/old %.3f" % (name, med["old"], med["new"],
                                                       med["new"] / med["old"]))
     return 0

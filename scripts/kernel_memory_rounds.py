@@ -60,18 +60,26 @@ def report(binary, runs, size):
         floor_med[cfg] = med(lambda r: r.get(floor_name))
         ratio_med[cfg] = med(lambda r: r[batch_name] / r[floor_name]
                              if batch_name in r and floor_name in r else None)
+        if floor_med[cfg] is None or ratio_med[cfg] is None:
+            # kernel_bench has prefetched floors only out of cache (over 1 MiB).
+            print("%-22s %10s %10.2f %16s" % (cfg, "-", med(lambda r: r.get(batch_name)), "-"))
+            continue
         out["batch/floor " + cfg] = ratio_med[cfg]
         print("%-22s %10.2f %10.2f %16.3f" % (cfg, floor_med[cfg],
                                               med(lambda r: r.get(batch_name)), ratio_med[cfg]))
-    plain = [c for c in configs if "hugepages" not in c and floor_med[c] is not None]
-    best = min(plain, key=lambda c: floor_med[c])
+    plain = [c for c in configs
+             if "hugepages" not in c and floor_med[c] is not None and ratio_med[c] is not None]
     print("target: batch <= 1.15x the prefetched floor with the best hint")
-    print("  best floor %s (median %.2f ns): batch / floor %.3f" % (best, floor_med[best],
-                                                                    ratio_med[best]))
-    if "T2/w64" in ratio_med:
-        print("  the default, T2/w64: batch / floor %.3f" % ratio_med["T2/w64"])
-    print("  lowest over every hint and window: %.3f (%s)" %
-          min((ratio_med[c], c) for c in plain))
+    if not plain:
+        print("  no prefetched floor at this size (kernel_bench has them out of cache only)")
+    else:
+        best = min(plain, key=lambda c: floor_med[c])
+        print("  best floor %s (median %.2f ns): batch / floor %.3f" % (best, floor_med[best],
+                                                                        ratio_med[best]))
+        if ratio_med.get("T2/w64") is not None:
+            print("  the default, T2/w64: batch / floor %.3f" % ratio_med["T2/w64"])
+        print("  lowest over every hint and window: %.3f (%s)" %
+              min((ratio_med[c], c) for c in plain))
     print("target: single probe <= 1.5x one unprefetched load from a random line")
     for variant, floor in (("best", "line"), ("best-inlined", "line"),
                            ("fastlocal-avx2-inlined", "line"), ("best-hugepages", "line-hugepages")):

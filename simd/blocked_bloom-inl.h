@@ -9,12 +9,13 @@
 //
 // The single-key probe keeps the key's 64-byte line in registers: one vector
 // on AVX-512, two on AVX2, four on SSE4/NEON/EMU128. One vector multiply of
-// the seed by the tabulated powers (kPaddedProbePowers) gives up to a vector's
-// worth of probe positions; each position's 32-bit word is selected from the
-// line by a lane permute (TableLookupLanes, plus a blend per extra vector),
-// its bit by a variable shift, and all are tested at once. The shape of
-// RocksDB's FastLocalBloomImpl::HashMayMatchPrepared (util/bloom_impl.h),
-// written here with Highway ops so that every target gets it.
+// the seed by the tabulated powers (kPaddedProbePowers) gives up to a
+// vector's worth of probe positions; each position's 32-bit word is selected
+// from the line by a lane permute (TableLookupLanes, plus a blend per extra
+// vector), its bit by a variable shift, and all are tested at once
+// (AllBitsSet). The shape of RocksDB's
+// FastLocalBloomImpl::HashMayMatchPrepared (util/bloom_impl.h), written here
+// with Highway ops so that every target gets it.
 //
 // Only full 512-bit blocks take the vector path (64 bytes are then readable);
 // a filter's short last block uses the scalar kernel, which is the reference.

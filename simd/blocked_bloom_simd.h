@@ -53,7 +53,7 @@ extern std::atomic<MayContainHashFn> g_may_contain_hash;
 }  // namespace internal
 
 // The single-key probe on the chosen target: the same answer as
-// blocked::MayContainHash, with the line held in vector registers.
+// blocked::MayContainHash, the line tested as vectors (blocked_bloom-inl.h).
 inline bool MayContainHash(uint64_t hash, uint64_t total_bits, int num_probes,
                            const uint8_t* data) {
   return internal::g_may_contain_hash.load(std::memory_order_relaxed)(hash, total_bits, num_probes,

@@ -108,11 +108,18 @@ struct PaddedProbePowers {
 // pointer (bench/kernel_bench.cc, hash/best/*/16384).
 BLOCKBLOOM_HIDDEN inline constexpr PaddedProbePowers kPaddedProbePowers{};
 
-// 1 in each of 16 32-bit lanes, for the vector probes' `1 << bit`. Defined
-// out of line, in simd/targets.cc, on purpose: GCC 12 turns a visible
-// constant into mov + vmovd + vpbroadcastd on every call of an out-of-line
-// probe, where this is one load.
-BLOCKBLOOM_HIDDEN alignas(64) extern const uint32_t kOneLanes[16];
+// 1 in each of 16 32-bit lanes, for the vector probes' `1 << bit`: one load.
+// Not const on purpose (and never written): GCC 12 turns a constant whose
+// value it sees into mov + vmovd + vpbroadcastd on every call of an
+// out-of-line probe. Inline and hidden, like the tables above, so that every
+// shared object or program compiling the kernels has its own copy: the
+// LevelDB plugin's policies and code including the public
+// blockbloom/blocked_bloom_inline.h could not link to a hidden one defined in
+// libblockbloom_core when it is a shared library
+// (tests/check_hidden_imports.cmake). alignas first: clang rejects it after
+// a GNU attribute (tests/public_headers_check.cc).
+alignas(64) BLOCKBLOOM_HIDDEN
+    inline uint32_t kOneLanes[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
 
 // Is the block of `hash` a full 512-bit block (every block but possibly the
 // last)? Only the high bits of the hash decide. REQUIRES: total_bits > 0.

@@ -6,17 +6,10 @@
 
 #include <atomic>
 
-#include "blocked_kernel.h"
 #include "hwy/highway.h"
 #include "hwy/targets.h"
 
 namespace blockbloom {
-namespace blocked {
-// In this file, away from the kernels' translation units, so that GCC cannot
-// fold it back into an immediate (blocked_kernel.h).
-alignas(64) const uint32_t kOneLanes[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
-}  // namespace blocked
-
 namespace simd {
 
 std::vector<int64_t> SupportedTargets() {
@@ -65,7 +58,8 @@ bool RegisterRetargetHook(void (*hook)()) {
 
 void ForceTargetForTesting(int64_t target) {
   hwy::SetSupportedTargetsForTest(target);
-  // Kernels resolved once per process (the single-key probes) follow too.
+  // Kernels resolved once per process (the single-key probes) follow too;
+  // existing BlockedBloomFilters keep the probes they chose (targets.h).
   for (auto& slot : internal::g_retarget_hooks) {
     if (void (*hook)() = slot.load()) hook();
   }

@@ -25,8 +25,9 @@ std::string TargetName(int64_t target);
 std::string ActiveTargetName();
 // Restrict dispatch to `target` (0 restores the CPU's best). Every kernel
 // pointer resolved once per process (the single-key probes) follows; a
-// BlockedBloomFilter keeps the probes chosen when it was made, so only
-// filters made afterwards use `target`.
+// BlockedBloomFilter keeps the probe it chose when it was made, so only
+// filters made after the call use the forced target for MayContain and
+// MayContainHash.
 void ForceTargetForTesting(int64_t target);
 
 namespace internal {

@@ -9,11 +9,14 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "blockbloom/hash.h"
 #include "blockbloom/math.h"
+#include "blocked_kernel.h"
 #include "sanitizers.h"
+#include "targets.h"
 #include "test_keys.h"
 
 namespace blockbloom {
@@ -79,6 +82,15 @@ TEST(BlockedBloomTest, BitsPerKeyIsClampedAsDocumented) {
   EXPECT_EQ(BlockedBloomProbes(0.25), BlockedBloomProbes(1.0));
   EXPECT_EQ(BlockedBloomProbes(1e9), BlockedBloomProbes(64.0));
   EXPECT_EQ(BlockedBloomProbes(std::nan("")), 7);
+  // Doubles that are whole or near it, at and past both ends of the
+  // lock-free table: each reads the k of its clamped value.
+  EXPECT_EQ(BlockedBloomProbes(-0.0), BlockedBloomProbes(1.0));
+  EXPECT_EQ(BlockedBloomProbes(5e-324), BlockedBloomProbes(1.0));  // subnormal
+  EXPECT_EQ(BlockedBloomProbes(-INFINITY), BlockedBloomProbes(1.0));
+  EXPECT_EQ(BlockedBloomProbes(INFINITY), BlockedBloomProbes(64.0));
+  EXPECT_EQ(BlockedBloomProbes(-std::nan("")), 7);
+  EXPECT_EQ(BlockedBloomProbes(10.0000000001), OptimalBlockedProbes(10.0000000001, 16, 512));
+  EXPECT_EQ(BlockedBloomProbes(63.9999999999), OptimalBlockedProbes(63.9999999999, 16, 512));
 }
 
 TEST(BlockedBloomTest, SizeIsWhatBitsPerKeyAsks) {
@@ -212,6 +224,74 @@ TEST(BlockedBloomTest, SerializeRoundTripAnswersIdentically) {
       const uint64_t h = rng.Next();
       ASSERT_EQ(filter->MayContainHash(h), reloaded->MayContainHash(h));
     }
+  }
+}
+
+// The class's single-key probes are pointers chosen when a filter is made,
+// on the target then in force: on every compiled target they answer as the
+// scalar reference (blocked_kernel.h) for every k, with full blocks and a
+// short last block, one byte included; and a filter made before the target
+// is forced keeps answering correctly after it.
+TEST(BlockedBloomTest, ClassProbesMatchScalarReferenceOnEveryTarget) {
+  struct RestoreTarget {
+    ~RestoreTarget() { simd::ForceTargetForTesting(0); }
+  } restore;
+  auto made_before = BlockedBloomFilter::CreateWithGeometry(1000, 9);
+  ASSERT_TRUE(made_before.ok());
+  SplitMix64 rng(5);
+  for (int i = 0; i < 700; ++i) made_before->AddHash(rng.Next());
+  for (int64_t target : simd::SupportedTargets()) {
+    simd::ForceTargetForTesting(target);
+    for (uint64_t bytes : {1, 63, 64, 65, 130, 1000}) {
+      for (int k = blocked::kMinProbes; k <= blocked::kMaxProbes; ++k) {
+        auto filter = BlockedBloomFilter::CreateWithGeometry(bytes, k);
+        ASSERT_TRUE(filter.ok());
+        std::vector<std::string> keys;
+        for (uint64_t i = 0; i < bytes * 8 / 12 + 1; ++i) {
+          keys.push_back(Key(i));
+          filter->AddKey(keys.back());
+        }
+        for (int q = 0; q < 300; ++q) keys.push_back(Key(1000000 + q));
+        for (const std::string& key : keys) {
+          const uint64_t h = HashKey(key);
+          const bool want = blocked::MayContainHash(h, bytes * 8, k, filter->data());
+          ASSERT_EQ(filter->MayContainHash(h), want)
+              << simd::TargetName(target) << " bytes=" << bytes << " k=" << k;
+          ASSERT_EQ(filter->MayContain(key), want)
+              << simd::TargetName(target) << " bytes=" << bytes << " k=" << k;
+        }
+      }
+    }
+    for (int q = 0; q < 2000; ++q) {
+      const uint64_t h = rng.Next();
+      ASSERT_EQ(made_before->MayContainHash(h),
+                blocked::MayContainHash(h, made_before->num_bits(), 9, made_before->data()))
+          << simd::TargetName(target);
+    }
+  }
+}
+
+// Moves carry the probes with the geometry: an empty filter moved over a
+// full one answers as the empty set, and the other way round.
+TEST(BlockedBloomTest, MovedFiltersProbeTheirOwnGeometry) {
+  const std::vector<std::string> keys = RandomLengthKeys(300, 3);
+  auto full = BlockedBloomFilter::BuildFromKeys(Views(keys), 10.0);
+  auto empty = BlockedBloomFilter::Create(0, 10.0);
+  ASSERT_TRUE(full.ok() && empty.ok());
+  BlockedBloomFilter a = std::move(*full);
+  BlockedBloomFilter b = std::move(*empty);
+  std::swap(a, b);
+  EXPECT_EQ(a.num_bytes(), 0u);
+  for (const std::string& key : keys) {
+    ASSERT_FALSE(a.MayContain(key));
+    ASSERT_FALSE(a.MayContainHash(HashKey(key)));
+    ASSERT_TRUE(b.MayContain(key));
+    ASSERT_TRUE(b.MayContainHash(HashKey(key)));
+  }
+  a = std::move(b);
+  for (const std::string& key : keys) {
+    ASSERT_TRUE(a.MayContain(key));
+    ASSERT_TRUE(a.MayContainHash(HashKey(key)));
   }
 }
 

@@ -1,9 +1,11 @@
 // Key-level probes and builds of the blocked filter on the CPU's best Highway target:
 // hash, trailer parse and in-register probe in one function per target
 // (src/blocked/key_probe-inl.h), reached through one pointer fetched once per
-// process and re-fetched by simd::ForceTargetForTesting. These are the hot
-// paths of BlockedBloomFilter::MayContain and AddKeys and of the compact
-// policies' KeyMayMatch (PolicyBase); the blocked policies inline
+// process and re-fetched by simd::ForceTargetForTesting (a BlockedBloomFilter
+// keeps the MayContainKey pointer it took when it was made, from
+// ChosenMayContainKey). These are the hot paths of
+// BlockedBloomFilter::MayContain and AddKeys and of the compact policies'
+// KeyMayMatch (PolicyBase); the blocked policies inline
 // key_probe-inl.h into a KeyMayMatch and a CreateFilter compiled per target
 // instead (plugin/policy/blocked_policy.h).
 //
