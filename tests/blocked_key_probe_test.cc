@@ -18,6 +18,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #undef HWY_TARGET_INCLUDE
@@ -186,9 +187,21 @@ HWY_NOINLINE void TestRawMatchesScalar() {
 // ASan flags a write past it.
 HWY_NOINLINE void TestAddKeysMatchesScalarComposition() {
   const std::vector<std::string> all = testing_keys::RandomLengthKeys(700, 11);
-  for (const uint64_t bytes : {uint64_t{1}, uint64_t{100}, uint64_t{512}, uint64_t{513},
-                               uint64_t{4000}, simd::kPrefetchMinBytes + 65}) {
-    const bool flat = bytes <= blocked::kFlatMaxBytes;
+  // (bytes, flat): the writers' geometry for each size, and the blocked
+  // geometry of one block (1-64 bytes: the class's small filters, whose
+  // keys all land in the one block, built in registers on AVX2/AVX-512).
+  const std::pair<uint64_t, bool> kSizes[] = {{1, true},
+                                              {100, true},
+                                              {512, true},
+                                              {513, false},
+                                              {4000, false},
+                                              {1, false},
+                                              {25, false},
+                                              {63, false},
+                                              {64, false},
+                                              {65, false},
+                                              {simd::kPrefetchMinBytes + 65, false}};
+  for (const auto& [bytes, flat] : kSizes) {
     for (const size_t n : {size_t{0}, size_t{1}, simd::kDefaultWindow - 1, simd::kDefaultWindow,
                            simd::kDefaultWindow + 1, all.size()}) {
       for (const int k : {1, 7, 8, 9, 16}) {

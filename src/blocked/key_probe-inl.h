@@ -98,6 +98,10 @@ HWY_INLINE void AddKeys(size_t n, KeyAt&& key_at, uint64_t total_bits, int num_p
     }
     return;
   }
+  if (total_bits <= blocked::kBlockBits) {  // one block: every key lands in it
+    AddHashesToOneBlock(n, hash_of, static_cast<uint32_t>(total_bits), num_probes, data);
+    return;
+  }
   if (total_bits / 8 <= simd::kPrefetchMinBytes) {  // in cache: nothing to prefetch
     for (size_t i = 0; i < n; ++i) AddHashOne(hash_of(i), total_bits, num_probes, data);
     return;
