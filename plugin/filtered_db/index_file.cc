@@ -38,13 +38,11 @@ bool Hashed(const std::string& name) {
 // FIFO or device where a database file or the index belongs is refused at
 // once instead of hanging FilteredDB::Open and Close; for the index, that
 // means no index, rebuilt from the database).
-absl::StatusOr<std::string> ReadWhole(const std::string& path) {
-  struct stat st;
-  absl::StatusOr<int> opened = internal::OpenRegularFile(path, &st);
-  if (!opened.ok()) return opened.status();
-  const internal::Fd fd(*opened);
-  // Read straight into a string sized from fstat, growing only if the file
-  // grew meanwhile.
+// The rest of the open regular file `fd` (`st` its fstat, `path` for
+// errors): read straight into a string sized from fstat, growing only if the
+// file grew meanwhile.
+absl::StatusOr<std::string> ReadAll(const internal::Fd& fd, const struct stat& st,
+                                    const std::string& path) {
   std::string data;
   data.resize(st.st_size > 0 ? static_cast<size_t>(st.st_size) + 1 : size_t{1} << 16);
   size_t used = 0;
@@ -58,6 +56,13 @@ absl::StatusOr<std::string> ReadWhole(const std::string& path) {
   }
   data.resize(used);
   return data;
+}
+
+absl::StatusOr<std::string> ReadWhole(const std::string& path) {
+  struct stat st;
+  absl::StatusOr<int> opened = internal::OpenRegularFile(path, &st);
+  if (!opened.ok()) return opened.status();
+  return ReadAll(internal::Fd(*opened), st, path);
 }
 
 void PutU32(std::string* out, uint32_t v) {
@@ -161,23 +166,21 @@ absl::Status WriteIndexFile(const std::string& dir, const IndexFileContents& con
 
 absl::StatusOr<std::unique_ptr<FileBytes>> FileBytes::Load(const std::string& path) {
   std::unique_ptr<FileBytes> f(new FileBytes());
-  {
-    struct stat st;
-    absl::StatusOr<int> opened = internal::OpenRegularFile(path, &st);
-    if (!opened.ok()) return opened.status();
-    const internal::Fd fd(*opened);
-    if (st.st_size > 0) {
-      const size_t len = static_cast<size_t>(st.st_size);
-      void* p = ::mmap(nullptr, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd.get(), 0);
-      if (p != MAP_FAILED) {
-        f->map_ = p;
-        f->map_len_ = len;
-        f->bytes_ = std::string_view(static_cast<const char*>(p), len);
-        return f;
-      }
+  struct stat st;
+  absl::StatusOr<int> opened = internal::OpenRegularFile(path, &st);
+  if (!opened.ok()) return opened.status();
+  const internal::Fd fd(*opened);
+  if (st.st_size > 0) {
+    const size_t len = static_cast<size_t>(st.st_size);
+    void* p = ::mmap(nullptr, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd.get(), 0);
+    if (p != MAP_FAILED) {
+      f->map_ = p;
+      f->map_len_ = len;
+      f->bytes_ = std::string_view(static_cast<const char*>(p), len);
+      return f;
     }
   }
-  auto data = ReadWhole(path);  // empty or unmappable: read it
+  auto data = ReadAll(fd, st, path);  // empty or unmappable: read it, from the same open
   if (!data.ok()) return data.status();
   f->copy_ = std::move(data).value();
   f->bytes_ = f->copy_;
