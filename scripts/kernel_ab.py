@@ -21,6 +21,13 @@ visible too.
 compares the builds instead: LevelDB's CreateFilter time over ours (the
 policy's and the class's) within each run, per key count.
 
+    scripts/kernel_ab.py OLD NEW --policy [--rounds N] [--sizes 16384,1048576]
+
+times only the LevelDB policy rows (policy/blockbloom, policy/leveldb and
+floor/policy-hash-line at each size, and policy-small/*: LevelDB's own
+filter sizes, 20 and 100 keys) and compares ours / LevelDB's and the floor /
+LevelDB's, medians of per-run ratios.
+
     scripts/kernel_ab.py OLD NEW --rows REGEX [--rounds N]
 
 prints the median ns/key of every row matching the benchmark filter REGEX,
@@ -98,6 +105,53 @@ def main_rows(args):
     return 0
 
 
+def main_policy(args):
+    """The policy rows only: ours / LevelDB's and the floor / LevelDB's."""
+    sizes = args.sizes.split(",")
+    pattern = ("^((policy/(blockbloom|leveldb)|floor/policy-hash-line)/(absent|present)/(%s)"
+               "|policy-small/.*)$" % "|".join(sizes))
+    runs = {"old": [], "new": []}
+    for _ in range(args.rounds):
+        for side, binary in (("old", args.old), ("new", args.new)):
+            runs[side].append(run_rows(binary, pattern))
+    print("median of per-run ratios over %d rounds (old -> new), then each run's ratio"
+          % args.rounds)
+    for size in sizes:
+        for case in ("absent", "present"):
+            base = "policy/leveldb/%s/%s" % (case, size)
+            for ours in ("policy/blockbloom", "floor/policy-hash-line"):
+                row = "%s/%s/%s" % (ours, case, size)
+                med = {}
+                spread = {}
+                for side in ("old", "new"):
+                    ratios = [r[row] / r[base] for r in runs[side] if row in r and base in r]
+                    if not ratios:
+                        print("%s: rows missing" % row, file=sys.stderr)
+                        return 1
+                    med[side] = statistics.median(ratios)
+                    spread[side] = " ".join("%.2f" % x for x in ratios)
+                print("%-44s %.3f -> %.3f   old [%s]  new [%s]"
+                      % ("%s / LevelDB, %s, %s B" % (ours, case, size), med["old"], med["new"],
+                         spread["old"], spread["new"]))
+    for keys in ("20", "100"):
+        for case in ("absent", "present"):
+            row = "policy-small/blockbloom/%s/%s" % (case, keys)
+            base = "policy-small/leveldb/%s/%s" % (case, keys)
+            med = {}
+            spread = {}
+            for side in ("old", "new"):
+                ratios = [r[row] / r[base] for r in runs[side] if row in r and base in r]
+                if not ratios:
+                    print("%s: rows missing" % row, file=sys.stderr)
+                    return 1
+                med[side] = statistics.median(ratios)
+                spread[side] = " ".join("%.2f" % x for x in ratios)
+            print("%-44s %.3f -> %.3f   old [%s]  new [%s]"
+                  % ("small filters / LevelDB, %s, %s keys" % (case, keys), med["old"],
+                     med["new"], spread["old"], spread["new"]))
+    return 0
+
+
 def main_build(args):
     sizes = args.build_sizes.split(",")
     runs = {"old": [], "new": []}
@@ -134,12 +188,15 @@ def main():
     ap.add_argument("--sizes", default="16384,1048576")
     ap.add_argument("--build", action="store_true")
     ap.add_argument("--build-sizes", default="20,100,10000,1000000,13421773")
+    ap.add_argument("--policy", action="store_true")
     ap.add_argument("--rows", help="a benchmark filter: print the median of each row instead")
     args = ap.parse_args()
     if args.rows:
         return main_rows(args)
     if args.build:
         return main_build(args)
+    if args.policy:
+        return main_policy(args)
     sizes = args.sizes.split(",")
     runs = {"old": [], "new": []}
     for _ in range(args.rounds):
