@@ -105,6 +105,24 @@ def main_rows(args):
     return 0
 
 
+def print_ratios(runs, pairs, width):
+    """For each (label, row, base): the medians of row / base over each
+    side's runs, old -> new, then every run's ratio. 1 if a row is missing."""
+    for label, row, base in pairs:
+        med = {}
+        spread = {}
+        for side in ("old", "new"):
+            ratios = [r[row] / r[base] for r in runs[side] if row in r and base in r]
+            if not ratios:
+                print("%s: rows missing" % label, file=sys.stderr)
+                return 1
+            med[side] = statistics.median(ratios)
+            spread[side] = " ".join("%.2f" % x for x in ratios)
+        print("%-*s %.3f -> %.3f   old [%s]  new [%s]"
+              % (width, label, med["old"], med["new"], spread["old"], spread["new"]))
+    return 0
+
+
 def main_policy(args):
     """The policy rows only: ours / LevelDB's and the floor / LevelDB's."""
     sizes = args.sizes.split(",")
@@ -116,40 +134,15 @@ def main_policy(args):
             runs[side].append(run_rows(binary, pattern))
     print("median of per-run ratios over %d rounds (old -> new), then each run's ratio"
           % args.rounds)
-    for size in sizes:
-        for case in ("absent", "present"):
-            base = "policy/leveldb/%s/%s" % (case, size)
-            for ours in ("policy/blockbloom", "floor/policy-hash-line"):
-                row = "%s/%s/%s" % (ours, case, size)
-                med = {}
-                spread = {}
-                for side in ("old", "new"):
-                    ratios = [r[row] / r[base] for r in runs[side] if row in r and base in r]
-                    if not ratios:
-                        print("%s: rows missing" % row, file=sys.stderr)
-                        return 1
-                    med[side] = statistics.median(ratios)
-                    spread[side] = " ".join("%.2f" % x for x in ratios)
-                print("%-44s %.3f -> %.3f   old [%s]  new [%s]"
-                      % ("%s / LevelDB, %s, %s B" % (ours, case, size), med["old"], med["new"],
-                         spread["old"], spread["new"]))
-    for keys in ("20", "100"):
-        for case in ("absent", "present"):
-            row = "policy-small/blockbloom/%s/%s" % (case, keys)
-            base = "policy-small/leveldb/%s/%s" % (case, keys)
-            med = {}
-            spread = {}
-            for side in ("old", "new"):
-                ratios = [r[row] / r[base] for r in runs[side] if row in r and base in r]
-                if not ratios:
-                    print("%s: rows missing" % row, file=sys.stderr)
-                    return 1
-                med[side] = statistics.median(ratios)
-                spread[side] = " ".join("%.2f" % x for x in ratios)
-            print("%-44s %.3f -> %.3f   old [%s]  new [%s]"
-                  % ("small filters / LevelDB, %s, %s keys" % (case, keys), med["old"],
-                     med["new"], spread["old"], spread["new"]))
-    return 0
+    pairs = [("%s / LevelDB, %s, %s B" % (ours, case, size), "%s/%s/%s" % (ours, case, size),
+              "policy/leveldb/%s/%s" % (case, size))
+             for size in sizes for case in ("absent", "present")
+             for ours in ("policy/blockbloom", "floor/policy-hash-line")]
+    pairs += [("small filters / LevelDB, %s, %s keys" % (case, keys),
+               "policy-small/blockbloom/%s/%s" % (case, keys),
+               "policy-small/leveldb/%s/%s" % (case, keys))
+              for keys in ("20", "100") for case in ("absent", "present")]
+    return print_ratios(runs, pairs, 44)
 
 
 def main_build(args):
@@ -214,18 +207,8 @@ def main():
               for case in ("absent", "present")]
     print("median of per-run ratios over %d rounds (old -> new), then each run's ratio"
           % args.rounds)
-    for name, ours, base in pairs:
-        med = {}
-        spread = {}
-        for side in ("old", "new"):
-            ratios = [r[ours] / r[base] for r in runs[side] if ours in r and base in r]
-            if not ratios:
-                print("%s: rows missing" % name, file=sys.stderr)
-                return 1
-            med[side] = statistics.median(ratios)
-            spread[side] = " ".join("%.2f" % x for x in ratios)
-        print("%-40s %.3f -> %.3f   old [%s]  new [%s]"
-              % (name, med["old"], med["new"], spread["old"], spread["new"]))
+    if print_ratios(runs, pairs, 40):
+        return 1
     for side in ("old", "new"):
         for key in ("hash/best-inlined/absent/16384", "hash/best-inlined/present/16384"):
             vals = [r[key] for r in runs[side] if key in r]
