@@ -156,6 +156,23 @@ TEST(CliTest, BuildFromStdinShowsProgressWhenAsked) {
   EXPECT_FALSE(Has(quiet.err, "building")) << quiet.err;
 }
 
+// An empty stdin is an empty key set, as an empty KEYS file is: the same
+// (empty) filter, and no buffer file left beside OUT.
+TEST(CliTest, BuildFromAnEmptyStdinBuildsAnEmptyFilter) {
+  const std::string empty = Dir() + "/empty.txt";
+  std::ofstream(empty, std::ios::binary | std::ios::trunc).close();
+  const ToolRun from_file = Tool("build " + empty + " -o " + Dir() + "/empty_file.bbf");
+  ASSERT_EQ(from_file.code, 0) << from_file.err;
+  const std::string out = Dir() + "/empty_stdin.bbf";
+  const ToolRun from_stdin = Tool("build - -o " + out, "/dev/null");
+  EXPECT_EQ(from_stdin.code, 0) << from_stdin.err;
+  EXPECT_TRUE(Has(from_stdin.out, "0 keys")) << from_stdin.out;
+  EXPECT_EQ(Slurp(out), Slurp(Dir() + "/empty_file.bbf"));
+  EXPECT_NE(::access((out + ".keys.tmp").c_str(), F_OK), 0) << "buffer file left behind";
+  std::remove(out.c_str());
+  std::remove((out + ".keys.tmp").c_str());
+}
+
 TEST(CliTest, BuildAndQueryRejectBadInput) {
   const std::string keys = Dir() + "/keys3.txt";
   WriteLines(keys, 0, 10);

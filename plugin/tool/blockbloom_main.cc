@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cinttypes>
 #include <cmath>
@@ -358,6 +359,26 @@ absl::StatusOr<uint64_t> CountLines(const std::string& path) {
   return n;
 }
 
+// Copies all of stdin (possibly nothing) into a new file at `path`.
+absl::Status CopyStdinTo(const std::string& path) {
+  FILE* out = std::fopen(path.c_str(), "wb");
+  if (out == nullptr) {
+    return absl::UnavailableError(
+        absl::StrFormat("cannot buffer stdin into %s: %s", path, std::strerror(errno)));
+  }
+  std::vector<char> buf(1 << 16);
+  size_t n;
+  bool write_ok = true;
+  while (write_ok && (n = std::fread(buf.data(), 1, buf.size(), stdin)) > 0) {
+    write_ok = std::fwrite(buf.data(), 1, n, out) == n;
+  }
+  const bool read_ok = std::ferror(stdin) == 0;
+  write_ok = std::fclose(out) == 0 && write_ok;
+  if (!read_ok) return absl::DataLossError("error reading stdin");
+  if (!write_ok) return absl::UnavailableError("cannot buffer stdin into " + path);
+  return absl::OkStatus();
+}
+
 int Build(const std::vector<char*>& args) {
   const char* usage = Commands()[1].usage;
   if (args.size() != 2) return UsageError("build takes exactly one KEYS file ('-' = stdin)", usage);
@@ -375,21 +396,22 @@ int Build(const std::vector<char*>& args) {
   const std::string structure = absl::GetFlag(FLAGS_structure);
 
   // Stdin can be read once only: buffer it; files are read twice (count, add).
+  // An empty stdin is an empty key set, as an empty file is. The buffer file
+  // is removed on every path out, a failed copy included.
   std::string buffered_path = input;
-  std::string tmp;
-  if (input == "-") {
-    tmp = output + ".keys.tmp";
-    std::ofstream out(tmp, std::ios::binary);
-    out << std::cin.rdbuf();
-    if (!out) return UsageError("cannot buffer stdin into " + tmp, usage);
-    buffered_path = tmp;
-  }
   struct Cleanup {
     std::string path;
     ~Cleanup() {
       if (!path.empty()) std::remove(path.c_str());
     }
-  } cleanup{tmp};
+  } cleanup;
+  if (input == "-") {
+    buffered_path = cleanup.path = output + ".keys.tmp";
+    if (absl::Status s = CopyStdinTo(buffered_path); !s.ok()) {
+      std::fprintf(stderr, "blockbloom build: %s\n", std::string(s.message()).c_str());
+      return kExitIo;
+    }
+  }
 
   absl::StatusOr<uint64_t> n = CountLines(buffered_path);
   if (!n.ok()) {
