@@ -3,6 +3,7 @@
 // LevelDB's built-in Bloom filter, and checks outputs and exit codes.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -43,13 +44,15 @@ std::string Slurp(const std::string& path) {
 
 std::string Dir() { return TestDir("cli"); }
 
-// Runs `blockbloom <args>` through the shell; stdin from `stdin_path` if set.
-ToolRun Tool(const std::string& args, const std::string& stdin_path = "/dev/null") {
+// Runs `blockbloom <args>` through the shell; stdin from `stdin_path` if set;
+// `prefix` (e.g. "timeout 10") before the command.
+ToolRun Tool(const std::string& args, const std::string& stdin_path = "/dev/null",
+             const std::string& prefix = "") {
   // Per process: ctest runs the TESTs of this file in parallel processes.
   const std::string stem = Dir() + "/cli." + std::to_string(::getpid());
   const std::string out = stem + ".out", err = stem + ".err";
   const std::string cmd =
-      std::string(BLOCKBLOOM_CLI) + " " + args + " < " + stdin_path + " > " + out + " 2> " + err;
+      prefix + " " + BLOCKBLOOM_CLI + " " + args + " < " + stdin_path + " > " + out + " 2> " + err;
   const int status = std::system(cmd.c_str());
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(out), Slurp(err)};
 }
@@ -507,6 +510,31 @@ TEST(CliTest, InspectBoundsTheModelWorkOfATableOfOverfullFilters) {
   std::remove(table.c_str());
   std::remove((db + "/CURRENT").c_str());
   std::remove(db.c_str());
+}
+
+// A table name that is not a regular file: a FIFO (once: inspect blocked
+// forever opening it), a character device (once: read until memory ran out,
+// then std::bad_alloc terminated the tool) and a directory (once: "file
+// shorter than a table footer"). Each is reported, the others still read.
+TEST(CliTest, InspectReportsTableNamesThatAreNotRegularFiles) {
+  std::unique_ptr<const leveldb::FilterPolicy> blocked(NewBlockedBloomFilterPolicy(10));
+  const std::string db = Dir() + "/db_odd_files";
+  ASSERT_NO_FATAL_FAILURE(MakeDb(db, blocked.get(), 1000));
+  const std::string fifo = db + "/999991.ldb", device = db + "/999992.ldb",
+                    dir = db + "/999993.ldb";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  ASSERT_EQ(::symlink("/dev/zero", device.c_str()), 0);
+  ASSERT_EQ(::mkdir(dir.c_str(), 0700), 0);
+  const ToolRun r = Tool("inspect " + db, "/dev/null", "timeout 10");
+  EXPECT_EQ(r.code, 3) << r.out << r.err;
+  for (const std::string name : {"999991.ldb", "999992.ldb", "999993.ldb"}) {
+    EXPECT_TRUE(Has(r.out, name + "   DAMAGED: not a regular file")) << r.out;
+  }
+  EXPECT_TRUE(Has(r.out, "1000 keys")) << r.out;  // the real table
+  std::remove(fifo.c_str());
+  std::remove(device.c_str());
+  ::rmdir(dir.c_str());
+  leveldb::DestroyDB(db, leveldb::Options());
 }
 
 TEST(CliTest, InspectReportsDamagedTablesAndBadDirectories) {

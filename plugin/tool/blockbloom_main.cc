@@ -9,6 +9,7 @@
 // or filter-file error; 3 (inspect) some tables could not be read (each is
 // reported, the others are still inspected).
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,11 +20,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -586,6 +585,38 @@ std::string FormatOf(const TableReport& r) {
   return out;
 }
 
+// Reads the table file at `path` into *contents; the reason it cannot, or
+// "". Only a regular file is read, and only as many bytes as fstat gave
+// when it was opened: a FIFO (whose open would block until a writer
+// came), a device such as /dev/zero (endless) or a directory is refused
+// without reading.
+std::string ReadTableFile(const std::string& path, std::string* contents) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return std::string("cannot open the file: ") + std::strerror(errno);
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { ::close(fd); }
+  } closer{fd};
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return std::string("cannot stat the file: ") + std::strerror(errno);
+  if (!S_ISREG(st.st_mode)) return "not a regular file";
+  try {
+    contents->resize(static_cast<size_t>(st.st_size));
+  } catch (const std::exception&) {
+    return "file too large to read into memory";
+  }
+  size_t done = 0;
+  while (done < contents->size()) {
+    const ssize_t n = ::read(fd, &(*contents)[done], contents->size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return std::string("cannot read the file: ") + std::strerror(errno);
+    if (n == 0) break;  // shrank since fstat: parse what is there
+    done += static_cast<size_t>(n);
+  }
+  contents->resize(done);
+  return "";
+}
+
 int Inspect(const std::vector<char*>& args) {
   const char* usage = Commands()[3].usage;
   if (args.size() != 2) return UsageError("inspect takes exactly one DBDIR", usage);
@@ -616,15 +647,12 @@ int Inspect(const std::vector<char*>& args) {
   double weighted_fpr = 0;
   bool fpr_known = true;
   for (const std::string& name : tables) {
-    std::ifstream in(dir + "/" + name, std::ios::binary);
-    std::stringstream buf;
-    buf << in.rdbuf();
-    if (!in) {
-      std::printf("%-12s DAMAGED: cannot read the file\n", name.c_str());
+    std::string contents;
+    if (const std::string error = ReadTableFile(dir + "/" + name, &contents); !error.empty()) {
+      std::printf("%-12s DAMAGED: %s\n", name.c_str(), error.c_str());
       ++damaged;
       continue;
     }
-    const std::string contents = buf.str();
     const TableReport r = InspectTable(contents);
     if (!r.error.empty()) {
       std::printf("%-12s DAMAGED: %s\n", name.c_str(), r.error.c_str());
