@@ -177,6 +177,21 @@ TEST(CliTest, BuildFromAnEmptyStdinBuildsAnEmptyFilter) {
   std::remove((out + ".keys.tmp").c_str());
 }
 
+// KEYS may be a stream that can be read once only, as bash's <(zcat ...)
+// is: it is buffered as stdin is (it once failed with "changed while being
+// read", or blocked forever reopening a named FIFO for the second pass).
+TEST(CliTest, BuildFromAFifoReadsItOnce) {
+  const std::string fifo = Dir() + "/keys.fifo", out = Dir() + "/fifo.bbf";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const ToolRun r = Tool("build " + fifo + " -o " + out, "/dev/null",
+                         "printf 'k1\\nk2\\nk3\\n' > " + fifo + " & timeout 10");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(Has(r.out, "3 keys")) << r.out;
+  EXPECT_NE(::access((out + ".keys.tmp").c_str(), F_OK), 0) << "buffer file left behind";
+  std::remove(fifo.c_str());
+  std::remove(out.c_str());
+}
+
 TEST(CliTest, BuildAndQueryRejectBadInput) {
   const std::string keys = Dir() + "/keys3.txt";
   WriteLines(keys, 0, 10);

@@ -95,7 +95,8 @@ const std::vector<Command>& Commands() {
       {"build",
        "usage: blockbloom build [--fpr P | --bits_per_key B] [--structure S] KEYS -o OUT\n"
        "\n"
-       "Builds a filter of every line of KEYS ('-' = stdin) and saves it to OUT (.bbf).\n"
+       "Builds a filter of every line of KEYS ('-' = stdin; a pipe works) and saves it\n"
+       "to OUT (.bbf).\n"
        "One key per line: the line's bytes without its '\\n' (and a trailing '\\r');\n"
        "empty lines are skipped. S: blocked (default) | standard (enhanced double\n"
        "hashing) | standard-double (double hashing) | partitioned | scalable.\n"
@@ -358,23 +359,24 @@ absl::StatusOr<uint64_t> CountLines(const std::string& path) {
   return n;
 }
 
-// Copies all of stdin (possibly nothing) into a new file at `path`.
-absl::Status CopyStdinTo(const std::string& path) {
+// Copies all of `in` (possibly nothing; `name` in messages) into a new file
+// at `path`.
+absl::Status CopyToFile(FILE* in, const std::string& name, const std::string& path) {
   FILE* out = std::fopen(path.c_str(), "wb");
   if (out == nullptr) {
     return absl::UnavailableError(
-        absl::StrFormat("cannot buffer stdin into %s: %s", path, std::strerror(errno)));
+        absl::StrFormat("cannot buffer %s into %s: %s", name, path, std::strerror(errno)));
   }
   std::vector<char> buf(1 << 16);
   size_t n;
   bool write_ok = true;
-  while (write_ok && (n = std::fread(buf.data(), 1, buf.size(), stdin)) > 0) {
+  while (write_ok && (n = std::fread(buf.data(), 1, buf.size(), in)) > 0) {
     write_ok = std::fwrite(buf.data(), 1, n, out) == n;
   }
-  const bool read_ok = std::ferror(stdin) == 0;
+  const bool read_ok = std::ferror(in) == 0;
   write_ok = std::fclose(out) == 0 && write_ok;
-  if (!read_ok) return absl::DataLossError("error reading stdin");
-  if (!write_ok) return absl::UnavailableError("cannot buffer stdin into " + path);
+  if (!read_ok) return absl::DataLossError("error reading " + name);
+  if (!write_ok) return absl::UnavailableError("cannot buffer " + name + " into " + path);
   return absl::OkStatus();
 }
 
@@ -394,9 +396,10 @@ int Build(const std::vector<char*>& args) {
   }
   const std::string structure = absl::GetFlag(FLAGS_structure);
 
-  // Stdin can be read once only: buffer it; files are read twice (count, add).
-  // An empty stdin is an empty key set, as an empty file is. The buffer file
-  // is removed on every path out, a failed copy included.
+  // Regular files are read twice (count, add). Stdin and other streams (a
+  // pipe, a FIFO, bash's <(...)) can be read once only: they are buffered in
+  // a file first. An empty stream is an empty key set, as an empty file is.
+  // The buffer file is removed on every path out, a failed copy included.
   std::string buffered_path = input;
   struct Cleanup {
     std::string path;
@@ -404,9 +407,21 @@ int Build(const std::vector<char*>& args) {
       if (!path.empty()) std::remove(path.c_str());
     }
   } cleanup;
-  if (input == "-") {
+  struct stat input_stat;
+  const bool stream =
+      input == "-" || (::stat(input.c_str(), &input_stat) == 0 && !S_ISREG(input_stat.st_mode) &&
+                       !S_ISDIR(input_stat.st_mode));
+  if (stream) {
     buffered_path = cleanup.path = output + ".keys.tmp";
-    if (absl::Status s = CopyStdinTo(buffered_path); !s.ok()) {
+    FILE* in = input == "-" ? stdin : std::fopen(input.c_str(), "rb");
+    if (in == nullptr) {
+      std::fprintf(stderr, "blockbloom build: cannot open %s: %s\n", input.c_str(),
+                   std::strerror(errno));
+      return kExitIo;
+    }
+    const absl::Status s = CopyToFile(in, input == "-" ? "stdin" : input, buffered_path);
+    if (in != stdin) std::fclose(in);
+    if (!s.ok()) {
       std::fprintf(stderr, "blockbloom build: %s\n", std::string(s.message()).c_str());
       return kExitIo;
     }
