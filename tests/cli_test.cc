@@ -2,6 +2,8 @@
 // including real LevelDB databases written with the blocked policy and with
 // LevelDB's built-in Bloom filter, and checks outputs and exit codes.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -42,13 +44,15 @@ std::string Slurp(const std::string& path) {
 
 std::string Dir() { return TestDir("cli"); }
 
-// Runs `blockbloom <args>` through the shell; stdin from `stdin_path` if set.
-ToolRun Tool(const std::string& args, const std::string& stdin_path = "/dev/null") {
+// Runs `blockbloom <args>` through the shell; stdin from `stdin_path` if set;
+// `prefix` (e.g. "timeout 10") before the command.
+ToolRun Tool(const std::string& args, const std::string& stdin_path = "/dev/null",
+             const std::string& prefix = "") {
   // Per process: ctest runs the TESTs of this file in parallel processes.
   const std::string stem = Dir() + "/cli." + std::to_string(::getpid());
   const std::string out = stem + ".out", err = stem + ".err";
   const std::string cmd =
-      std::string(BLOCKBLOOM_CLI) + " " + args + " < " + stdin_path + " > " + out + " 2> " + err;
+      prefix + " " + BLOCKBLOOM_CLI + " " + args + " < " + stdin_path + " > " + out + " 2> " + err;
   const int status = std::system(cmd.c_str());
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(out), Slurp(err)};
 }
@@ -154,6 +158,38 @@ TEST(CliTest, BuildFromStdinShowsProgressWhenAsked) {
   // Not a tty and no --progress: no bar.
   const ToolRun quiet = Tool("build " + keys + " -o " + Dir() + "/q.bbf");
   EXPECT_FALSE(Has(quiet.err, "building")) << quiet.err;
+}
+
+// An empty stdin is an empty key set, as an empty KEYS file is: the same
+// (empty) filter, and no buffer file left beside OUT.
+TEST(CliTest, BuildFromAnEmptyStdinBuildsAnEmptyFilter) {
+  const std::string empty = Dir() + "/empty.txt";
+  std::ofstream(empty, std::ios::binary | std::ios::trunc).close();
+  const ToolRun from_file = Tool("build " + empty + " -o " + Dir() + "/empty_file.bbf");
+  ASSERT_EQ(from_file.code, 0) << from_file.err;
+  const std::string out = Dir() + "/empty_stdin.bbf";
+  const ToolRun from_stdin = Tool("build - -o " + out, "/dev/null");
+  EXPECT_EQ(from_stdin.code, 0) << from_stdin.err;
+  EXPECT_TRUE(Has(from_stdin.out, "0 keys")) << from_stdin.out;
+  EXPECT_EQ(Slurp(out), Slurp(Dir() + "/empty_file.bbf"));
+  EXPECT_NE(::access((out + ".keys.tmp").c_str(), F_OK), 0) << "buffer file left behind";
+  std::remove(out.c_str());
+  std::remove((out + ".keys.tmp").c_str());
+}
+
+// KEYS may be a stream that can be read once only, as bash's <(zcat ...)
+// is: it is buffered as stdin is (it once failed with "changed while being
+// read", or blocked forever reopening a named FIFO for the second pass).
+TEST(CliTest, BuildFromAFifoReadsItOnce) {
+  const std::string fifo = Dir() + "/keys.fifo", out = Dir() + "/fifo.bbf";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const ToolRun r = Tool("build " + fifo + " -o " + out, "/dev/null",
+                         "printf 'k1\\nk2\\nk3\\n' > " + fifo + " & timeout 10");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(Has(r.out, "3 keys")) << r.out;
+  EXPECT_NE(::access((out + ".keys.tmp").c_str(), F_OK), 0) << "buffer file left behind";
+  std::remove(fifo.c_str());
+  std::remove(out.c_str());
 }
 
 TEST(CliTest, BuildAndQueryRejectBadInput) {
@@ -384,6 +420,41 @@ std::string RawBlock(std::string contents) {
   return contents;
 }
 
+// The largest resident set (KiB) of any child this process has waited for
+// (the shell std::system runs passes on its own child's).
+long MaxChildRssKib() {
+  struct rusage usage {};
+  ::getrusage(RUSAGE_CHILDREN, &usage);
+  return usage.ru_maxrss;
+}
+
+// A table whose one data block is "snappy-compressed" but holds only a
+// header claiming ~1 GiB of contents, then 8 bytes: 98 bytes of file. The
+// inspector once allocated (and zeroed) the claimed gigabyte before snappy
+// found the data short: ~1 GiB resident and ~1 s for a 98-byte file, or the
+// OOM killer on a smaller machine. It must be reported damaged at the cost
+// of the block's own size.
+TEST(CliTest, InspectDoesNotAllocateWhatAFalseSnappyHeaderClaims) {
+  std::string data;
+  PutVarint(&data, (uint64_t{1} << 30) - 1);  // kMaxBlockBytes - 1: under the cap
+  data.append(8, '\0');
+  std::string table = data;
+  table.push_back('\1');  // type: snappy
+  PutFixed32(&table, MaskedCrc(table));
+  const uint64_t meta_at = table.size();
+  table += Block({});
+  const std::string db =
+      OneTableDb("db_false_snappy", FinishTable(table, meta_at, {{"k", Handle(0, data.size())}}));
+  const ToolRun r = Tool("inspect " + db);
+  EXPECT_EQ(r.code, 3) << r.out << r.err;
+  EXPECT_TRUE(Has(r.out, "000001.ldb   DAMAGED: data block: corrupt snappy")) << r.out;
+  // Far below the claimed 1 GiB (an ASan build of the tool idles at ~30 MiB).
+  EXPECT_LT(MaxChildRssKib(), 256 * 1024);
+  std::remove((db + "/000001.ldb").c_str());
+  std::remove((db + "/CURRENT").c_str());
+  std::remove(db.c_str());
+}
+
 // A table of `filters` data blocks of `keys_per_block` entries each (empty
 // keys and values: 3 bytes an entry) whose filter block (lg(base) = 5: each
 // ~37-byte block has its own slot) gives every block a version-1 blocked
@@ -454,6 +525,31 @@ TEST(CliTest, InspectBoundsTheModelWorkOfATableOfOverfullFilters) {
   std::remove(table.c_str());
   std::remove((db + "/CURRENT").c_str());
   std::remove(db.c_str());
+}
+
+// A table name that is not a regular file: a FIFO (once: inspect blocked
+// forever opening it), a character device (once: read until memory ran out,
+// then std::bad_alloc terminated the tool) and a directory (once: "file
+// shorter than a table footer"). Each is reported, the others still read.
+TEST(CliTest, InspectReportsTableNamesThatAreNotRegularFiles) {
+  std::unique_ptr<const leveldb::FilterPolicy> blocked(NewBlockedBloomFilterPolicy(10));
+  const std::string db = Dir() + "/db_odd_files";
+  ASSERT_NO_FATAL_FAILURE(MakeDb(db, blocked.get(), 1000));
+  const std::string fifo = db + "/999991.ldb", device = db + "/999992.ldb",
+                    dir = db + "/999993.ldb";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  ASSERT_EQ(::symlink("/dev/zero", device.c_str()), 0);
+  ASSERT_EQ(::mkdir(dir.c_str(), 0700), 0);
+  const ToolRun r = Tool("inspect " + db, "/dev/null", "timeout 10");
+  EXPECT_EQ(r.code, 3) << r.out << r.err;
+  for (const std::string name : {"999991.ldb", "999992.ldb", "999993.ldb"}) {
+    EXPECT_TRUE(Has(r.out, name + "   DAMAGED: not a regular file")) << r.out;
+  }
+  EXPECT_TRUE(Has(r.out, "1000 keys")) << r.out;  // the real table
+  std::remove(fifo.c_str());
+  std::remove(device.c_str());
+  ::rmdir(dir.c_str());
+  leveldb::DestroyDB(db, leveldb::Options());
 }
 
 TEST(CliTest, InspectReportsDamagedTablesAndBadDirectories) {

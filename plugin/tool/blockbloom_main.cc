@@ -9,20 +9,20 @@
 // or filter-file error; 3 (inspect) some tables could not be read (each is
 // reported, the others are still inspected).
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -95,7 +95,8 @@ const std::vector<Command>& Commands() {
       {"build",
        "usage: blockbloom build [--fpr P | --bits_per_key B] [--structure S] KEYS -o OUT\n"
        "\n"
-       "Builds a filter of every line of KEYS ('-' = stdin) and saves it to OUT (.bbf).\n"
+       "Builds a filter of every line of KEYS ('-' = stdin; a pipe works) and saves it\n"
+       "to OUT (.bbf).\n"
        "One key per line: the line's bytes without its '\\n' (and a trailing '\\r');\n"
        "empty lines are skipped. S: blocked (default) | standard (enhanced double\n"
        "hashing) | standard-double (double hashing) | partitioned | scalable.\n"
@@ -358,6 +359,27 @@ absl::StatusOr<uint64_t> CountLines(const std::string& path) {
   return n;
 }
 
+// Copies all of `in` (possibly nothing; `name` in messages) into a new file
+// at `path`.
+absl::Status CopyToFile(FILE* in, const std::string& name, const std::string& path) {
+  FILE* out = std::fopen(path.c_str(), "wb");
+  if (out == nullptr) {
+    return absl::UnavailableError(
+        absl::StrFormat("cannot buffer %s into %s: %s", name, path, std::strerror(errno)));
+  }
+  std::vector<char> buf(1 << 16);
+  size_t n;
+  bool write_ok = true;
+  while (write_ok && (n = std::fread(buf.data(), 1, buf.size(), in)) > 0) {
+    write_ok = std::fwrite(buf.data(), 1, n, out) == n;
+  }
+  const bool read_ok = std::ferror(in) == 0;
+  write_ok = std::fclose(out) == 0 && write_ok;
+  if (!read_ok) return absl::DataLossError("error reading " + name);
+  if (!write_ok) return absl::UnavailableError("cannot buffer " + name + " into " + path);
+  return absl::OkStatus();
+}
+
 int Build(const std::vector<char*>& args) {
   const char* usage = Commands()[1].usage;
   if (args.size() != 2) return UsageError("build takes exactly one KEYS file ('-' = stdin)", usage);
@@ -374,22 +396,36 @@ int Build(const std::vector<char*>& args) {
   }
   const std::string structure = absl::GetFlag(FLAGS_structure);
 
-  // Stdin can be read once only: buffer it; files are read twice (count, add).
+  // Regular files are read twice (count, add). Stdin and other streams (a
+  // pipe, a FIFO, bash's <(...)) can be read once only: they are buffered in
+  // a file first. An empty stream is an empty key set, as an empty file is.
+  // The buffer file is removed on every path out, a failed copy included.
   std::string buffered_path = input;
-  std::string tmp;
-  if (input == "-") {
-    tmp = output + ".keys.tmp";
-    std::ofstream out(tmp, std::ios::binary);
-    out << std::cin.rdbuf();
-    if (!out) return UsageError("cannot buffer stdin into " + tmp, usage);
-    buffered_path = tmp;
-  }
   struct Cleanup {
     std::string path;
     ~Cleanup() {
       if (!path.empty()) std::remove(path.c_str());
     }
-  } cleanup{tmp};
+  } cleanup;
+  struct stat input_stat;
+  const bool stream =
+      input == "-" || (::stat(input.c_str(), &input_stat) == 0 && !S_ISREG(input_stat.st_mode) &&
+                       !S_ISDIR(input_stat.st_mode));
+  if (stream) {
+    buffered_path = cleanup.path = output + ".keys.tmp";
+    FILE* in = input == "-" ? stdin : std::fopen(input.c_str(), "rb");
+    if (in == nullptr) {
+      std::fprintf(stderr, "blockbloom build: cannot open %s: %s\n", input.c_str(),
+                   std::strerror(errno));
+      return kExitIo;
+    }
+    const absl::Status s = CopyToFile(in, input == "-" ? "stdin" : input, buffered_path);
+    if (in != stdin) std::fclose(in);
+    if (!s.ok()) {
+      std::fprintf(stderr, "blockbloom build: %s\n", std::string(s.message()).c_str());
+      return kExitIo;
+    }
+  }
 
   absl::StatusOr<uint64_t> n = CountLines(buffered_path);
   if (!n.ok()) {
@@ -564,6 +600,38 @@ std::string FormatOf(const TableReport& r) {
   return out;
 }
 
+// Reads the table file at `path` into *contents; the reason it cannot, or
+// "". Only a regular file is read, and only as many bytes as fstat gave
+// when it was opened: a FIFO (whose open would block until a writer
+// came), a device such as /dev/zero (endless) or a directory is refused
+// without reading.
+std::string ReadTableFile(const std::string& path, std::string* contents) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return std::string("cannot open the file: ") + std::strerror(errno);
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { ::close(fd); }
+  } closer{fd};
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return std::string("cannot stat the file: ") + std::strerror(errno);
+  if (!S_ISREG(st.st_mode)) return "not a regular file";
+  try {
+    contents->resize(static_cast<size_t>(st.st_size));
+  } catch (const std::exception&) {
+    return "file too large to read into memory";
+  }
+  size_t done = 0;
+  while (done < contents->size()) {
+    const ssize_t n = ::read(fd, &(*contents)[done], contents->size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return std::string("cannot read the file: ") + std::strerror(errno);
+    if (n == 0) break;  // shrank since fstat: parse what is there
+    done += static_cast<size_t>(n);
+  }
+  contents->resize(done);
+  return "";
+}
+
 int Inspect(const std::vector<char*>& args) {
   const char* usage = Commands()[3].usage;
   if (args.size() != 2) return UsageError("inspect takes exactly one DBDIR", usage);
@@ -594,15 +662,12 @@ int Inspect(const std::vector<char*>& args) {
   double weighted_fpr = 0;
   bool fpr_known = true;
   for (const std::string& name : tables) {
-    std::ifstream in(dir + "/" + name, std::ios::binary);
-    std::stringstream buf;
-    buf << in.rdbuf();
-    if (!in) {
-      std::printf("%-12s DAMAGED: cannot read the file\n", name.c_str());
+    std::string contents;
+    if (const std::string error = ReadTableFile(dir + "/" + name, &contents); !error.empty()) {
+      std::printf("%-12s DAMAGED: %s\n", name.c_str(), error.c_str());
       ++damaged;
       continue;
     }
-    const std::string contents = buf.str();
     const TableReport r = InspectTable(contents);
     if (!r.error.empty()) {
       std::printf("%-12s DAMAGED: %s\n", name.c_str(), r.error.c_str());

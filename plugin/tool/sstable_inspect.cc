@@ -126,6 +126,12 @@ absl::StatusOr<std::string> ReadBlock(std::string_view file, const BlockHandle& 
   if (!snappy::GetUncompressedLength(data, n, &length) || length > kMaxBlockBytes) {
     return Failure(std::string(what) + " block: corrupt snappy header");
   }
+  // Validate before allocating: the header alone can claim up to
+  // kMaxBlockBytes from a few bytes of file, and the validator walks the
+  // block's tags without writing, at the cost of the block's own size.
+  if (!snappy::IsValidCompressedBuffer(data, n)) {
+    return Failure(std::string(what) + " block: corrupt snappy data");
+  }
   std::string out(length, '\0');
   if (!snappy::RawUncompress(data, n, &out[0])) {
     return Failure(std::string(what) + " block: corrupt snappy data");
