@@ -20,7 +20,9 @@
 
 namespace blockbloom {
 
-// Standard Bloom filter FPR, (1 - e^(-k n / m))^k. Requires m > 0, k >= 1.
+// Standard Bloom filter FPR, (1 - e^(-k n / m))^k with m / n = bits_per_key.
+// Always in [0, 1]: bits_per_key NaN or <= 0, or k < 1, answers 1.0 (nothing
+// is filtered); bits_per_key = +inf answers 0.0.
 double StandardBloomFpr(double bits_per_key, int num_probes);
 
 // Bounds on the work of BlockedBloomFpr, whatever its arguments: at most

@@ -10,6 +10,9 @@
 namespace blockbloom {
 
 double StandardBloomFpr(double bits_per_key, int num_probes) {
+  // The same domain guards as BlockedBloomFpr: without them a negative or
+  // NaN bits_per_key, or k < 1, gave NaN, infinities or negative "rates".
+  if (!(bits_per_key > 0.0) || num_probes < 1) return 1.0;
   const double k = num_probes;
   return std::pow(1.0 - std::exp(-k / bits_per_key), k);
 }
