@@ -237,6 +237,14 @@ TEST(FilterFileTest, EachDamageHasItsOwnMessage) {
   bad = good;
   bad[60] = 1;  // reserved
   EXPECT_TRUE(has(ErrorOf(Reseal(bad)), "reserved")) << ErrorOf(Reseal(bad));
+  // The target FPR (f64 at offset 40) must be in [0, 1): 1.0, -0.5 and NaN
+  // are damage (filter_file.h lists this check).
+  for (uint64_t fpr_bits :
+       {uint64_t{0x3FF0000000000000}, uint64_t{0xBFE0000000000000}, uint64_t{0x7FF8000000000000}}) {
+    bad = good;
+    for (int i = 0; i < 8; ++i) bad[40 + i] = static_cast<char>(fpr_bits >> (8 * i));
+    EXPECT_TRUE(has(ErrorOf(Reseal(bad)), "target FPR out of range")) << ErrorOf(Reseal(bad));
+  }
 }
 
 TEST(FilterFileTest, OsErrorsAreReported) {
