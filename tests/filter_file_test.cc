@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,6 +18,7 @@
 
 #include "blockbloom/hash.h"
 #include "common/coding.h"
+#include "sanitizers.h"
 #include "test_keys.h"
 #include "test_paths.h"
 
@@ -237,6 +239,56 @@ TEST(FilterFileTest, EachDamageHasItsOwnMessage) {
   bad = good;
   bad[60] = 1;  // reserved
   EXPECT_TRUE(has(ErrorOf(Reseal(bad)), "reserved")) << ErrorOf(Reseal(bad));
+  // The target FPR (f64 at offset 40) must be in [0, 1): 1.0, -0.5 and NaN
+  // are damage (filter_file.h lists this check).
+  for (uint64_t fpr_bits :
+       {uint64_t{0x3FF0000000000000}, uint64_t{0xBFE0000000000000}, uint64_t{0x7FF8000000000000}}) {
+    bad = good;
+    for (int i = 0; i < 8; ++i) bad[40 + i] = static_cast<char>(fpr_bits >> (8 * i));
+    EXPECT_TRUE(has(ErrorOf(Reseal(bad)), "target FPR out of range")) << ErrorOf(Reseal(bad));
+  }
+}
+
+// In a death test's child: caps the address space at 16 MiB above what the
+// process uses, decodes `bytes`, prints the status and exits 0 when it is
+// ResourceExhausted (1 for another error, 2 for OK, 9 if the cap failed).
+void DecodeUnderAddressSpaceCap(const std::string& bytes) {
+  long pages = 0;
+  std::ifstream("/proc/self/statm") >> pages;
+  const rlim_t limit = static_cast<rlim_t>(pages) * ::sysconf(_SC_PAGESIZE) + (16 << 20);
+  struct rlimit rl;
+  rl.rlim_cur = limit;
+  rl.rlim_max = limit;
+  if (::setrlimit(RLIMIT_AS, &rl) != 0) std::_Exit(9);
+  const absl::StatusOr<LoadedFilter> loaded = DecodeFilterFile(bytes);
+  std::fprintf(stderr, "%s\n", loaded.status().ToString().c_str());
+  std::_Exit(loaded.status().code() == absl::StatusCode::kResourceExhausted ? 0
+             : loaded.ok()                                                  ? 2
+                                                                            : 1);
+}
+
+// A sound file that cannot be loaded for want of memory is ResourceExhausted,
+// not DataLoss: a caller that discards damaged files must not discard it.
+// The child process of a death test caps its address space a little above
+// what it uses, so the filter's 64 MiB copy cannot be allocated.
+TEST(FilterFileTest, AllocationFailureIsNotReportedAsDamage) {
+  if (testing_build::kUnderSanitizer) GTEST_SKIP() << "sanitizers reserve address space";
+  absl::StatusOr<StandardBloomFilter> standard =
+      StandardBloomFilter::CreateWithGeometry(uint64_t{1} << 29, 3);  // 64 MiB
+  ASSERT_TRUE(standard.ok()) << standard.status();
+  standard->AddKey("key");
+  const std::string file = EncodeFilterFile(*standard, 1);
+  standard = absl::UnknownError("freed");
+  ScalableBloomOptions o;
+  o.initial_capacity = uint64_t{1} << 25;  // one stage of ~57 MiB
+  absl::StatusOr<ScalableBloomFilter> scalable = ScalableBloomFilter::Create(o);
+  ASSERT_TRUE(scalable.ok()) << scalable.status();
+  const std::string scalable_file = EncodeFilterFile(*scalable, 0);
+  scalable = absl::UnknownError("freed");
+  for (const std::string* bytes : {&file, &scalable_file}) {
+    EXPECT_EXIT(DecodeUnderAddressSpaceCap(*bytes), ::testing::ExitedWithCode(0),
+                "RESOURCE_EXHAUSTED");
+  }
 }
 
 TEST(FilterFileTest, OsErrorsAreReported) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 namespace blockbloom {
 namespace {
@@ -12,6 +13,27 @@ TEST(MathTest, StandardBloomClosedForm) {
   // (1 - e^{-0.7})^7 = 0.0081936...; (1 - e^{-0.5})^5 = 0.0094309...
   EXPECT_NEAR(StandardBloomFpr(10, 7), 0.0081937, 1e-6);
   EXPECT_NEAR(StandardBloomFpr(10, 5), 0.0094309, 1e-6);
+}
+
+// Outside its domain the standard model answers like BlockedBloomFpr's guards
+// (math.h): a probability, never a negative number, an infinity or NaN.
+TEST(MathTest, StandardBloomFprIsAProbabilityForEveryArgument) {
+  const double nan = std::nan("");
+  const double inf = std::numeric_limits<double>::infinity();
+  // bits_per_key NaN or <= 0, or k < 1: nothing is filtered.
+  for (double c : {nan, 0.0, -0.0, -1.0, -1e300, -inf}) {
+    for (int k : {1, 7, 64}) EXPECT_EQ(StandardBloomFpr(c, k), 1.0) << c << " " << k;
+  }
+  for (int k : {0, -1, -7, std::numeric_limits<int>::min()}) {
+    EXPECT_EQ(StandardBloomFpr(10, k), 1.0) << k;
+  }
+  EXPECT_EQ(StandardBloomFpr(inf, 7), 0.0);
+  for (double c : {5e-324, 1e-300, 0.5, 1.0, 1e300, 1.7e308}) {
+    for (int k : {1, 7, 64, std::numeric_limits<int>::max()}) {
+      const double p = StandardBloomFpr(c, k);
+      EXPECT_TRUE(p >= 0.0 && p <= 1.0) << c << " " << k << " -> " << p;
+    }
+  }
 }
 
 // Direct evaluation of the Poisson mixture with a plain pmf recursion,

@@ -67,6 +67,26 @@ TEST(ModelBoundsTest, BlockedFprAnswersEveryArgumentQuickly) {
   EXPECT_LT(SecondsSince(start), 20.0);
 }
 
+// OptimalBlockedProbes searched every k up to max_probes: INT_MAX meant 2^31
+// model sums and then a signed overflow of its loop counter (undefined
+// behaviour). No k above block_bits * ln 2 can win (math.h), so the search
+// stops there and gives the same answer.
+TEST(ModelBoundsTest, OptimalProbesIsBoundedForAnyMaxProbes) {
+  const int kHuge = std::numeric_limits<int>::max();
+  const Clock::time_point start = Clock::now();
+  for (double c : {1.0, 10.0, 64.0, 1e6, kInf, kNaN, -1.0}) {
+    EXPECT_EQ(OptimalBlockedProbes(c, kHuge, 512), OptimalBlockedProbes(c, 1000, 512)) << c;
+    EXPECT_EQ(OptimalBlockedProbes(c, kHuge, 64), OptimalBlockedProbes(c, 1000, 64)) << c;
+  }
+  EXPECT_EQ(OptimalBlockedProbes(10.0, kHuge, 512), OptimalBlockedProbes(10.0, 16, 512));
+  // One bit per block: every k fills it; ties go to k = 1.
+  EXPECT_EQ(OptimalBlockedProbes(10.0, kHuge, 1), 1);
+  // A huge bits-per-key wants many probes, never more than 512 ln 2 = 354.9.
+  EXPECT_GT(OptimalBlockedProbes(1e9, kHuge, 512), 64);
+  EXPECT_LE(OptimalBlockedProbes(1e9, kHuge, 512), 355);
+  EXPECT_LT(SecondsSince(start), 1.0);
+}
+
 TEST(ModelBoundsTest, DomainGuardsAnswerAsDocumented) {
   EXPECT_EQ(BlockedBloomFpr(kNaN, 7), 1.0);
   EXPECT_EQ(BlockedBloomFpr(0.0, 7), 1.0);

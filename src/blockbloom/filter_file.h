@@ -12,10 +12,13 @@
 // probes, scheme, target FPR, payload size), the structure's own Serialize()
 // bytes, and XXH3-64 (seed 0) of everything before it. A load checks, in this
 // order and each with its own message: length, magic, version, declared size
-// against the real size, checksum, reserved fields, structure id, the payload
-// (the structure's Deserialize), and that header and payload agree. Any
+// against the real size, checksum, reserved fields, target FPR (in [0, 1)),
+// structure id, the payload (the structure's Deserialize), and that header
+// and payload agree. Any
 // failure is a DataLoss (or NotFound / PermissionDenied ... from the OS)
-// status; a file that loads is bit-for-bit the filter that was saved.
+// status, except that a sound file whose filter memory cannot be allocated is
+// ResourceExhausted (never DataLoss: it is not damaged); a file that loads is
+// bit-for-bit the filter that was saved.
 //
 // Loading: files of at least LoadOptions::mmap_threshold bytes are mapped
 // read-only (mmap + MADV_SEQUENTIAL) and copied into the filter's own memory,

@@ -20,7 +20,9 @@
 
 namespace blockbloom {
 
-// Standard Bloom filter FPR, (1 - e^(-k n / m))^k. Requires m > 0, k >= 1.
+// Standard Bloom filter FPR, (1 - e^(-k n / m))^k with m / n = bits_per_key.
+// Always in [0, 1]: bits_per_key NaN or <= 0, or k < 1, answers 1.0 (nothing
+// is filtered); bits_per_key = +inf answers 0.0.
 double StandardBloomFpr(double bits_per_key, int num_probes);
 
 // Bounds on the work of BlockedBloomFpr, whatever its arguments: at most
@@ -47,7 +49,9 @@ double BlockedBloomFpr(double bits_per_key, int num_probes, int block_bits = 512
 int BlockedBloomFprTerms(double bits_per_key, int num_probes, int block_bits = 512);
 
 // The k in [1, max_probes] that minimises BlockedBloomFpr for bits_per_key
-// (ties go to the smaller k: fewer probes, faster queries).
+// (ties go to the smaller k: fewer probes, faster queries). Evaluates the
+// model for k up to min(max_probes, ceil(block_bits ln 2)) only: no larger k
+// can win (math.cc), so any max_probes, INT_MAX included, is bounded work.
 int OptimalBlockedProbes(double bits_per_key, int max_probes = 16, int block_bits = 512);
 
 // ---- Classic relations between n, m, k and p (standard Bloom filter) ----

@@ -60,7 +60,8 @@ class ScalableBloomFilter {
   // of range, a stage count outside [1, kMaxStages], a stage whose capacity
   // is not the options' c_i, a stage before the newest that is not full, a
   // stage whose size is outside 1..64 bits per key of its capacity, or bytes
-  // left over. A stage's exact geometry is not re-derived from the options
+  // left over; ResourceExhausted when a stage's memory cannot be allocated.
+  // A stage's exact geometry is not re-derived from the options
   // (it decides only the stage's FPR; docs/FORMAT.md "Scalable Bloom filter").
   static absl::StatusOr<ScalableBloomFilter> Deserialize(std::string_view encoded);
 

@@ -8,8 +8,14 @@
 #include "absl/strings/str_cat.h"
 
 namespace blockbloom {
+namespace {
+constexpr double kLn2 = 0.69314718055994530942;
+}  // namespace
 
 double StandardBloomFpr(double bits_per_key, int num_probes) {
+  // The same domain guards as BlockedBloomFpr: without them a negative or
+  // NaN bits_per_key, or k < 1, gave NaN, infinities or negative "rates".
+  if (!(bits_per_key > 0.0) || num_probes < 1) return 1.0;
   const double k = num_probes;
   return std::pow(1.0 - std::exp(-k / bits_per_key), k);
 }
@@ -108,9 +114,17 @@ double BlockedBloomFpr(double bits_per_key, int num_probes, int block_bits) {
 }
 
 int OptimalBlockedProbes(double bits_per_key, int max_probes, int block_bits) {
+  // No k above B ln 2 can win: a block holding i >= 1 keys contributes
+  // (1 - q^(k i))^k, q = 1 - 1/B, which falls in k up to q^(k i) = 1/2, i.e.
+  // k = ln 2 / (i (-ln q)) < B ln 2, and rises beyond; so past B ln 2 every
+  // term, and the mixture, only rises (ties go to the smaller k anyway).
+  // Searching no further bounds the work (max_probes = INT_MAX meant 2^31
+  // model sums, then a signed overflow of k) and changes no answer.
+  const double k_cap = std::ceil(std::max(1, block_bits) * kLn2);
+  const int last_k = k_cap < max_probes ? static_cast<int>(k_cap) : max_probes;
   int best_k = 1;
   double best = BlockedBloomFpr(bits_per_key, 1, block_bits);
-  for (int k = 2; k <= max_probes; ++k) {
+  for (int k = 2; k <= last_k; ++k) {
     const double fpr = BlockedBloomFpr(bits_per_key, k, block_bits);
     if (fpr < best) {
       best = fpr;
@@ -124,7 +138,6 @@ int OptimalBlockedProbes(double bits_per_key, int max_probes, int block_bits) {
 
 namespace {
 
-constexpr double kLn2 = 0.69314718055994530942;
 // Largest double below 2^64 that converts to uint64_t exactly.
 constexpr double kMaxU64AsDouble = 18446744073709549568.0;
 

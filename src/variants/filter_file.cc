@@ -91,7 +91,14 @@ absl::Status Corrupt(absl::string_view what) {
 template <class F>
 absl::StatusOr<AnyFilter> DecodePayload(std::string_view payload, const FilterFileInfo& info) {
   absl::StatusOr<F> f = F::Deserialize(payload);
-  if (!f.ok()) return Corrupt(f.status().message());
+  if (!f.ok()) {
+    // Memory for a sound filter (the payload's own checks passed the bytes
+    // that size it) is not damage: a caller may discard a DataLoss file.
+    if (f.status().code() == absl::StatusCode::kResourceExhausted) {
+      return absl::ResourceExhaustedError(absl::StrCat("filter file: ", f.status().message()));
+    }
+    return Corrupt(f.status().message());
+  }
   const Params p = ParamsOf(*f);
   if (p.num_bits != info.num_bits || p.num_probes != info.num_probes || p.scheme != info.scheme) {
     return Corrupt("header parameters do not match the filter they describe");

@@ -233,7 +233,12 @@ absl::StatusOr<ScalableBloomFilter> ScalableBloomFilter::Deserialize(std::string
     absl::StatusOr<BlockedBloomFilter> stage =
         BlockedBloomFilter::Deserialize(encoded.substr(pos, length));
     if (!stage.ok()) {
-      return absl::DataLossError(
+      // DataLoss, except an allocation failure (the stage parsed, memory ran
+      // out): ResourceExhausted, so that the file is not taken for damaged.
+      return absl::Status(
+          stage.status().code() == absl::StatusCode::kResourceExhausted
+              ? absl::StatusCode::kResourceExhausted
+              : absl::StatusCode::kDataLoss,
           absl::StrCat("scalable filter stage ", i, ": ", stage.status().message()));
     }
     // The stage's size must be one a writer can give its capacity (bits per
