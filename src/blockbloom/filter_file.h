@@ -120,11 +120,16 @@ absl::StatusOr<LoadedFilter> DecodeFilterFile(std::string_view bytes);
 // replaced only by a complete new one; on error before the rename it is
 // untouched and the temporary is removed. An error from the directory's fsync
 // comes after the rename: the new file is in place, its durability unknown.
+// The temporary's name is unique to the call (path.tmp.<pid>.<n>, created
+// with O_EXCL), so concurrent writes of one path each publish a whole file;
+// a symbolic link at the temporary name is refused (O_NOFOLLOW).
+// Thread-safe.
 absl::Status WriteFileAtomically(const std::string& path, std::string_view bytes);
 // The same through the temporary file `tmp` (in path's directory; replaced
 // if it exists) instead of a per-process name: for files whose temporary
 // name other code knows (FilteredDB's index file: its directory listing
-// leaves the name out, its removal cleans it up).
+// leaves the name out, its removal cleans it up). A symbolic link at `tmp` is
+// refused. REQUIRES: no concurrent write through the same `tmp`.
 absl::Status WriteFileAtomically(const std::string& path, const std::string& tmp,
                                  std::string_view bytes);
 

@@ -21,6 +21,8 @@ absl::Status OsError(int err, const char* what, const std::string& path) {
       return absl::PermissionDeniedError(msg);
     case ENOSPC:
       return absl::ResourceExhaustedError(msg);
+    case EEXIST:
+      return absl::AlreadyExistsError(msg);
     default:
       return absl::UnavailableError(msg);
   }

@@ -20,8 +20,8 @@ namespace blockbloom {
 namespace internal {
 
 // "<what> <path>: <strerror(err)>", with a code by errno: NotFound (ENOENT),
-// PermissionDenied (EACCES, EPERM), ResourceExhausted (ENOSPC), else
-// Unavailable.
+// PermissionDenied (EACCES, EPERM), ResourceExhausted (ENOSPC), AlreadyExists
+// (EEXIST), else Unavailable.
 absl::Status OsError(int err, const char* what, const std::string& path);
 
 // Closes a descriptor on scope exit.

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -225,13 +226,14 @@ absl::StatusOr<LoadedFilter> DecodeFilterFile(std::string_view bytes) {
   return LoadedFilter(*std::move(filter), info);
 }
 
-absl::Status WriteFileAtomically(const std::string& path, std::string_view bytes) {
-  return WriteFileAtomically(path, absl::StrCat(path, ".tmp.", ::getpid()), bytes);
-}
+namespace {
 
-absl::Status WriteFileAtomically(const std::string& path, const std::string& tmp,
-                                 std::string_view bytes) {
-  Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+// WriteFileAtomically through `tmp`, created with O_WRONLY | O_CREAT |
+// O_CLOEXEC | O_NOFOLLOW (a symbolic link planted at the temporary name is
+// refused, never written through) | `create_flags`.
+absl::Status WriteThrough(const std::string& path, const std::string& tmp, std::string_view bytes,
+                          int create_flags) {
+  Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | create_flags, 0644));
   if (fd.get() < 0) return OsError(errno, "cannot create", tmp);
   const auto fail = [&](int err, const char* what) {
     ::unlink(tmp.c_str());
@@ -256,6 +258,29 @@ absl::Status WriteFileAtomically(const std::string& path, const std::string& tmp
   // The rename is durable only once the directory's entry is: without this
   // fsync a power loss after an OK could bring back the old file (or none).
   return internal::SyncDirectory(internal::DirectoryOf(path));
+}
+
+}  // namespace
+
+absl::Status WriteFileAtomically(const std::string& path, std::string_view bytes) {
+  // A name no other write uses: the process id and a per-process count, and
+  // O_EXCL. With the process id alone, two threads saving the same path
+  // shared one temporary: the second's O_TRUNC cut the first's bytes, and
+  // the first's rename could publish the second's unfinished file.
+  static std::atomic<uint64_t> next{0};
+  for (int attempt = 0;; ++attempt) {
+    const std::string tmp =
+        absl::StrCat(path, ".tmp.", ::getpid(), ".", next.fetch_add(1, std::memory_order_relaxed));
+    absl::Status s = WriteThrough(path, tmp, bytes, O_EXCL);
+    // EEXIST: a leftover of a crashed process that had this pid; try the
+    // next name (a few times: then the error stands).
+    if (!absl::IsAlreadyExists(s) || attempt == 8) return s;
+  }
+}
+
+absl::Status WriteFileAtomically(const std::string& path, const std::string& tmp,
+                                 std::string_view bytes) {
+  return WriteThrough(path, tmp, bytes, O_TRUNC);
 }
 
 absl::StatusOr<LoadedFilter> LoadFilterFile(const std::string& path, const LoadOptions& options) {
