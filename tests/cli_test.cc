@@ -228,6 +228,10 @@ TEST(CliTest, BuildAndQueryRejectBadInput) {
   EXPECT_TRUE(Has(q.err, "checksum mismatch")) << q.err;
   std::ofstream(Dir() + "/cut.bbf", std::ios::binary) << bytes.substr(0, 40);
   EXPECT_TRUE(Has(Tool("query " + Dir() + "/cut.bbf", keys).err, "truncated"));
+  // CANDIDATES that cannot be read: the message names them.
+  const ToolRun dir = Tool("query " + Dir() + "/ok.bbf " + Dir());
+  EXPECT_EQ(dir.code, 2);
+  EXPECT_TRUE(Has(dir.err, "cannot read " + Dir() + ": it is a directory")) << dir.err;
 }
 
 // Writes `n` keys into a fresh LevelDB database with `policy` and compacts

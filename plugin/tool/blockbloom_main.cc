@@ -551,8 +551,16 @@ int Query(const std::vector<char*>& args) {
     if ((total & 0xfff) == 0) progress.Update(total, (*in)->bytes_read(), (*in)->total_bytes());
   }
   progress.Finish(total, (*in)->total_bytes());
-  if (std::fflush(stdout) != 0 || (*in)->failed()) {
-    std::fprintf(stderr, "blockbloom query: I/O error\n");
+  if ((*in)->failed()) {
+    const bool named = args.size() == 3 && std::strcmp(args[2], "-") != 0;
+    struct stat st;
+    const bool dir = named && ::stat(args[2], &st) == 0 && S_ISDIR(st.st_mode);
+    std::fprintf(stderr, "blockbloom query: cannot read %s%s\n", named ? args[2] : "stdin",
+                 dir ? ": it is a directory" : "");
+    return kExitIo;
+  }
+  if (std::fflush(stdout) != 0) {
+    std::fprintf(stderr, "blockbloom query: cannot write the output: %s\n", std::strerror(errno));
     return kExitIo;
   }
   const FilterFileInfo& info = filter->info();
