@@ -187,20 +187,17 @@ HWY_NOINLINE void TestRawMatchesScalar() {
 // ASan flags a write past it.
 HWY_NOINLINE void TestAddKeysMatchesScalarComposition() {
   const std::vector<std::string> all = testing_keys::RandomLengthKeys(700, 11);
-  // (bytes, flat): the writers' geometry for each size, and the blocked
-  // geometry of one block (1-64 bytes: the class's small filters, whose
-  // keys all land in the one block, built in registers on AVX2/AVX-512).
-  const std::pair<uint64_t, bool> kSizes[] = {{1, true},
-                                              {100, true},
-                                              {512, true},
-                                              {513, false},
-                                              {4000, false},
-                                              {1, false},
-                                              {25, false},
-                                              {63, false},
-                                              {64, false},
-                                              {65, false},
-                                              {simd::kPrefetchMinBytes + 65, false}};
+  // (bytes, flat): the writers' geometry for each size; sizes up to 512
+  // bytes in both geometries (AddHashesByteMap), whose bits are and are not
+  // a whole number of vectors (its map is rounded up to whole vectors); and
+  // the blocked geometry of one block (1-64 bytes: the class's small
+  // filters, whose keys all land in the one block, built in registers on
+  // AVX2/AVX-512).
+  const std::pair<uint64_t, bool> kSizes[] = {
+      {1, true},   {3, true},    {33, true},   {100, true},
+      {255, true}, {512, true},  {513, false}, {4000, false},
+      {1, false},  {25, false},  {63, false},  {64, false},
+      {65, false}, {200, false}, {512, false}, {simd::kPrefetchMinBytes + 65, false}};
   for (const auto& [bytes, flat] : kSizes) {
     for (const size_t n : {size_t{0}, size_t{1}, simd::kDefaultWindow - 1, simd::kDefaultWindow,
                            simd::kDefaultWindow + 1, all.size()}) {

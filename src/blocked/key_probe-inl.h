@@ -78,7 +78,10 @@ HWY_INLINE bool MayContainKey(const char* key, size_t key_len, uint64_t total_bi
 // blocked::AddHash or, flat, blocked::flat::AddHash): the bytes of hashing
 // every key first and adding the hashes, built in one loop so that a key's
 // XXH3 (integer work) runs beside the previous key's mask and OR (vector
-// work) instead of after it. Filters over simd::kPrefetchMinBytes keep a
+// work) instead of after it. By size: flat filters and blocked ones of 2-8
+// blocks mark a byte map (AddHashesByteMap), one block is built in
+// registers (AddHashesToOneBlock), larger filters OR each key's mask into
+// its line (AddHashOne), and filters over simd::kPrefetchMinBytes keep a
 // rolling window of simd::kDefaultWindow hashes ahead, each key's line
 // prefetched for writing when its hash is computed.
 // KeyAt: size_t -> something with data() and size() (std::string_view,
@@ -93,13 +96,15 @@ HWY_INLINE void AddKeys(size_t n, KeyAt&& key_at, uint64_t total_bits, int num_p
     return internal::InlineHashBytes(key.data(), key.size());
   };
   if (flat) {
-    for (size_t i = 0; i < n; ++i) {
-      blocked::flat::AddHash(hash_of(i), total_bits, num_probes, data);
-    }
+    AddHashesByteMap<true>(n, hash_of, total_bits, num_probes, data);
     return;
   }
   if (total_bits <= blocked::kBlockBits) {  // one block: every key lands in it
     AddHashesToOneBlock(n, hash_of, static_cast<uint32_t>(total_bits), num_probes, data);
+    return;
+  }
+  if (total_bits <= kByteMapMaxBits) {
+    AddHashesByteMap<false>(n, hash_of, total_bits, num_probes, data);
     return;
   }
   if (total_bits / 8 <= simd::kPrefetchMinBytes) {  // in cache: nothing to prefetch
