@@ -310,10 +310,11 @@ static int TestCppReadsCFilters(void) {
     leveldb_options_t* options = NULL;
     leveldb_t* db = NULL;
     double reads = -1;
-    int ok;
+    int ok, made;
     snprintf(path, sizeof(path), "%s/blockbloom-c-api-test-XXXXXX",
              tmpdir != NULL && tmpdir[0] != '\0' ? tmpdir : "/tmp");
-    ok = policy != NULL && MakeDir(path);
+    made = policy != NULL && MakeDir(path);
+    ok = made;
     if (ok) db = Open(path, policy, NULL, NULL, &options);
     if (db != NULL) {
       ok = Fill(db);
@@ -321,7 +322,7 @@ static int TestCppReadsCFilters(void) {
       leveldb_options_destroy(options);
       if (ok) reads = bbtest_cpp_reads_per_absent_get(path, kind, kKeys);
     }
-    if (ok) RemoveDb(path);
+    if (made) RemoveDb(path); /* also after a failed Open or Fill */
     blockbloom_filterpolicy_destroy(policy);
     CHECK(ok && db != NULL);
     printf("%-40s %6.4f data-block reads per absent Get\n",
@@ -383,10 +384,11 @@ static int TestConcurrentGets(void) {
   leveldb_t* db = NULL;
   pthread_t threads[kThreads];
   struct GetterArgs args[kThreads];
-  int i, started = 0, failures = 0, ok;
+  int i, started = 0, failures = 0, ok, made;
   snprintf(path, sizeof(path), "%s/blockbloom-c-api-test-XXXXXX",
            tmpdir != NULL && tmpdir[0] != '\0' ? tmpdir : "/tmp");
-  ok = policy != NULL && env != NULL && MakeDir(path);
+  made = policy != NULL && env != NULL && MakeDir(path);
+  ok = made;
   if (ok) db = Open(path, policy, env, cache, &options);
   ok = ok && db != NULL && Fill(db);
   for (i = 0; ok && i < kThreads; ++i) {
@@ -404,7 +406,7 @@ static int TestConcurrentGets(void) {
     leveldb_close(db);
     leveldb_options_destroy(options);
   }
-  if (ok) RemoveDb(path);
+  if (made) RemoveDb(path); /* also after a failed Open or Fill */
   leveldb_cache_destroy(cache);
   leveldb_env_destroy(env);
   blockbloom_filterpolicy_destroy(policy);

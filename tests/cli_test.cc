@@ -106,6 +106,28 @@ TEST(CliTest, CalcPrintsEveryStructureFromTheMath) {
   EXPECT_FALSE(std::regex_search(r.out, std::regex(R"(\s\d\.\d+e-\d+\n)"))) << r.out;
 }
 
+// Past what a standard or partitioned filter may hold (2^48 bits,
+// variants::kMaxBits), their rows say so and the others still print: the tool used to print the
+// header, then a usage error, exit 1, and no row at all.
+TEST(CliTest, CalcSaysWhichStructuresCannotBeSized) {
+  const ToolRun r = Tool("calc --keys 1e17 --fpr 0.01");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(r.err.empty()) << r.err;
+  EXPECT_TRUE(std::regex_search(
+      r.out,
+      std::regex(
+          R"(standard\s+standard filter of 1e\+17 keys at fpr 0\.01 needs more than 2\^48 bits)")))
+      << r.out;
+  EXPECT_TRUE(std::regex_search(
+      r.out,
+      std::regex(R"(partitioned\s+partitioned filter of 1e\+17 keys at fpr 0\.01 needs more)")))
+      << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(blocked \(512-bit\)\s+\d+\s+\d+\s+9\.896)")))
+      << r.out;
+  EXPECT_TRUE(Has(r.out, "compact (Rice)")) << r.out;
+  EXPECT_TRUE(Has(r.out, "scalable, 1st stage")) << r.out;
+}
+
 TEST(CliTest, CalcRejectsBadInput) {
   for (const char* args :
        {"calc --keys 0", "calc --keys -5", "calc --fpr 0.01", "calc --keys 10 --fpr 0",

@@ -290,20 +290,31 @@ int Calc(const std::vector<char*>& args) {
     std::printf("%-22s %16" PRIu64 " %16" PRIu64 " %9.3f %3d  %s\n", name, bits, (bits + 7) / 8,
                 static_cast<double>(bits) / keys, k, Percent(fpr).c_str());
   };
+  // A structure that cannot be sized for these arguments (too many bits for
+  // its format) gets a row saying why; the other rows still print.
+  const auto no_row = [](const char* name, const absl::Status& why) {
+    std::printf("%-22s %s\n", name, std::string(why.message()).c_str());
+  };
   absl::StatusOr<StandardBloomFilter::Geometry> sg = StandardBloomFilter::GeometryForFpr(keys, p);
-  if (!sg.ok()) return UsageError(std::string(sg.status().message()), usage);
-  row("standard", sg->num_bits, sg->num_probes,
-      *StandardFprFor(sg->num_probes, static_cast<double>(sg->num_bits), n));
+  if (sg.ok()) {
+    row("standard", sg->num_bits, sg->num_probes,
+        *StandardFprFor(sg->num_probes, static_cast<double>(sg->num_bits), n));
+  } else {
+    no_row("standard", sg.status());
+  }
   absl::StatusOr<PartitionedBloomFilter::Geometry> pg =
       PartitionedBloomFilter::GeometryForFpr(keys, p);
-  if (!pg.ok()) return UsageError(std::string(pg.status().message()), usage);
-  const uint64_t pbits = pg->slice_bits * static_cast<uint64_t>(pg->num_probes);
-  row("partitioned", pbits, pg->num_probes,
-      *PartitionedFprFor(pg->num_probes, static_cast<double>(pbits), n));
+  if (pg.ok()) {
+    const uint64_t pbits = pg->slice_bits * static_cast<uint64_t>(pg->num_probes);
+    row("partitioned", pbits, pg->num_probes,
+        *PartitionedFprFor(pg->num_probes, static_cast<double>(pbits), n));
+  } else {
+    no_row("partitioned", pg.status());
+  }
   const auto blocked_row = [&](const char* name, double target) {
     absl::StatusOr<double> bpk = BlockedBitsPerKeyForFpr(target);
     if (!bpk.ok()) {
-      std::printf("%-22s %s\n", name, std::string(bpk.status().message()).c_str());
+      no_row(name, bpk.status());
       return;
     }
     const uint64_t bytes = BlockedBloomBytes(keys, *bpk);

@@ -5,6 +5,7 @@
 #include <new>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_cat.h"
 #include "blockbloom/blocked_bloom.h"
 #include "blockbloom/hash.h"
@@ -57,8 +58,10 @@ absl::StatusOr<PartitionedBloomFilter::Geometry> PartitionedBloomFilter::Geometr
   const double n = static_cast<double>(std::max<uint64_t>(expected_keys, 1));
   absl::StatusOr<variants::Sizing> size = variants::SizeForFpr(n, fpr);
   if (!size.ok()) return size.status();
-  if (size->num_bits > variants::kMaxBits)
-    return absl::ResourceExhaustedError("partitioned filter too large");
+  if (size->num_bits > variants::kMaxBits) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "partitioned filter of %g keys at fpr %g needs more than 2^48 bits", n, fpr));
+  }
   const int k = size->num_probes;
   // As for the standard filter, the integer k needs a little more than the
   // closed form; the partitioned model solved for m with this k gives
@@ -66,7 +69,8 @@ absl::StatusOr<PartitionedBloomFilter::Geometry> PartitionedBloomFilter::Geometr
   const double clear = -std::expm1(std::log(fpr) / k);  // 1 - p^(1/k)
   const double m_k = std::ceil(k / -std::expm1(std::log(clear) / n));
   if (!(m_k <= static_cast<double>(variants::kMaxBits))) {
-    return absl::ResourceExhaustedError("partitioned filter too large for this fpr");
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "partitioned filter of %g keys at fpr %g needs more than 2^48 bits", n, fpr));
   }
   const uint64_t m = std::max({variants::kMinBits, size->num_bits, static_cast<uint64_t>(m_k)});
   return Geometry{(m + static_cast<uint64_t>(k) - 1) / static_cast<uint64_t>(k), k};

@@ -5,6 +5,7 @@
 #include <new>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_cat.h"
 #include "blockbloom/blocked_bloom.h"
 #include "blockbloom/hash.h"
@@ -96,7 +97,8 @@ absl::StatusOr<StandardBloomFilter::Geometry> StandardBloomFilter::GeometryForFp
   // Formula (1) solved for m with this k, m = -k n / ln(1 - p^(1/k)), meets it.
   const double m_k = std::ceil(-k * n / std::log(-std::expm1(std::log(fpr) / k)));
   if (!(m_k <= static_cast<double>(variants::kMaxBits))) {
-    return absl::ResourceExhaustedError("standard filter too large for this fpr");
+    return absl::ResourceExhaustedError(
+        absl::StrFormat("standard filter of %g keys at fpr %g needs more than 2^48 bits", n, fpr));
   }
   return Geometry{std::max({variants::kMinBits, size->num_bits, static_cast<uint64_t>(m_k)}), k};
 }
