@@ -752,8 +752,17 @@ leveldb::Status FilteredDB::Impl::ApplyLocked(const leveldb::WriteOptions& write
   for (size_t i = 0; i < n; ++i) {
     const uint64_t h = ops[i].hash;
     bool live = false;
-    const leveldb::Status s = IsLiveLocked(ops[i].key, h, &live);
-    if (!s.ok()) return s;  // nothing written, nothing changed
+    if (!IsLiveLocked(ops[i].key, h, &live).ok()) {
+      // LevelDB cannot read the key (a read error, a damaged block), but its
+      // write needs no read: neither may ours, or the key could never be
+      // overwritten or deleted through FilteredDB. Take the safe side: a key
+      // present after the write is inserted (if it was live already, it is
+      // now counted twice, and stays claimed after its next delete until a
+      // rebuild: over-claiming); a key absent after it is not erased (it
+      // stays claimed). No key is erased that was not inserted.
+      if (ops[i].present_after) added[num_added++] = h;
+      continue;
+    }
     if (ops[i].present_after && !live) added[num_added++] = h;
     if (!ops[i].present_after && live) removed[num_removed++] = h;
   }
