@@ -22,7 +22,9 @@
 // limit (RLIMIT_FSIZE) that cuts the index file's write short.
 #include "blockbloom/filtered_db.h"
 
+#include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -32,6 +34,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -42,8 +45,33 @@
 #include "leveldb/env.h"
 #include "leveldb/helpers/memenv.h"
 #include "leveldb/write_batch.h"
+#include "sanitizers.h"
 #include "test_keys.h"
 #include "test_paths.h"
+
+#if !BLOCKBLOOM_UNDER_SANITIZER
+// pthread_create, interposed (the sanitizers intercept it themselves, so
+// the test that uses it runs only without them): fails the next
+// g_fail_thread_creations calls with EAGAIN, as when the process is at its
+// thread limit, and counts them in g_failed_thread_creations.
+namespace {
+std::atomic<int> g_fail_thread_creations{0};
+std::atomic<int> g_failed_thread_creations{0};
+}  // namespace
+
+extern "C" int pthread_create(pthread_t* thread, const pthread_attr_t* attr, void* (*start)(void*),
+                              void* arg) {
+  for (int pending = g_fail_thread_creations.load(); pending > 0;) {
+    if (g_fail_thread_creations.compare_exchange_weak(pending, pending - 1)) {
+      g_failed_thread_creations.fetch_add(1);
+      return EAGAIN;
+    }
+  }
+  using Real = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+  static const Real real = reinterpret_cast<Real>(::dlsym(RTLD_NEXT, "pthread_create"));
+  return real(thread, attr, start, arg);
+}
+#endif
 
 namespace blockbloom {
 namespace {
@@ -73,11 +101,22 @@ enum class Call : int {
 constexpr int kNumCalls = static_cast<int>(Call::kCount);
 
 const char* CallName(Call c) {
-  static const char* const kNames[kNumCalls] = {
-      "NewSequentialFile", "SequentialRead", "NewRandomAccessFile", "RandomRead",
-      "NewWritableFile",   "NewAppendableFile", "Append",          "Flush",
-      "Sync",              "Close",           "RemoveFile",        "RenameFile",
-      "GetChildren",       "GetFileSize",     "CreateDir",         "LockFile"};
+  static const char* const kNames[kNumCalls] = {"NewSequentialFile",
+                                                "SequentialRead",
+                                                "NewRandomAccessFile",
+                                                "RandomRead",
+                                                "NewWritableFile",
+                                                "NewAppendableFile",
+                                                "Append",
+                                                "Flush",
+                                                "Sync",
+                                                "Close",
+                                                "RemoveFile",
+                                                "RenameFile",
+                                                "GetChildren",
+                                                "GetFileSize",
+                                                "CreateDir",
+                                                "LockFile"};
   return kNames[static_cast<int>(c)];
 }
 
@@ -135,8 +174,7 @@ class FaultEnv : public leveldb::EnvWrapper {
   }
 
   leveldb::Status NewSequentialFile(const std::string& f, leveldb::SequentialFile** r) override;
-  leveldb::Status NewRandomAccessFile(const std::string& f,
-                                      leveldb::RandomAccessFile** r) override;
+  leveldb::Status NewRandomAccessFile(const std::string& f, leveldb::RandomAccessFile** r) override;
   leveldb::Status NewWritableFile(const std::string& f, leveldb::WritableFile** r) override;
   leveldb::Status NewAppendableFile(const std::string& f, leveldb::WritableFile** r) override;
   leveldb::Status RemoveFile(const std::string& f) override {
@@ -246,8 +284,7 @@ leveldb::Status FaultEnv::NewSequentialFile(const std::string& f, leveldb::Seque
   return s;
 }
 
-leveldb::Status FaultEnv::NewRandomAccessFile(const std::string& f,
-                                              leveldb::RandomAccessFile** r) {
+leveldb::Status FaultEnv::NewRandomAccessFile(const std::string& f, leveldb::RandomAccessFile** r) {
   *r = nullptr;
   if (Fail(Call::kNewRandomAccessFile)) return Injected(Call::kNewRandomAccessFile);
   leveldb::RandomAccessFile* base = nullptr;
@@ -465,7 +502,8 @@ void RunWithFault(IndexKind kind, bool paranoid, Call call, uint64_t nth, FaultE
   }
   {
     std::unique_ptr<FilteredDB> db;
-    const leveldb::Status open = FilteredDB::Open(IndexOptions(kind), DbOptions(env, paranoid), kDbName, &db);
+    const leveldb::Status open =
+        FilteredDB::Open(IndexOptions(kind), DbOptions(env, paranoid), kDbName, &db);
     if (open.ok()) {
       ASSERT_TRUE(db != nullptr);
       RunSequence(db.get(), &oracle);
@@ -502,9 +540,10 @@ void RunWithFault(IndexKind kind, bool paranoid, Call call, uint64_t nth, FaultE
   }
   // ... is FilteredDB's, key for key.
   std::unique_ptr<FilteredDB> db;
-  const leveldb::Status reopen = FilteredDB::Open(IndexOptions(kind), DbOptions(env, paranoid), kDbName, &db);
-  ASSERT_EQ(reopen.ok(), plain_open.ok()) << where << ": " << reopen.ToString() << " vs "
-                                          << plain_open.ToString();
+  const leveldb::Status reopen =
+      FilteredDB::Open(IndexOptions(kind), DbOptions(env, paranoid), kDbName, &db);
+  ASSERT_EQ(reopen.ok(), plain_open.ok())
+      << where << ": " << reopen.ToString() << " vs " << plain_open.ToString();
   if (!reopen.ok()) return;
   std::map<std::string, std::string> held;
   ASSERT_NO_FATAL_FAILURE(ExpectGetMatchesLevelDB(db.get(), where + ", reopened", &held));
@@ -523,8 +562,7 @@ struct SweepParam {
 std::string ParamName(const testing::TestParamInfo<SweepParam>& info) {
   const SweepParam& p = info.param;
   return std::string(p.kind == IndexKind::kDleft ? "Dleft" : "Counting") +
-         (p.paranoid ? "_Paranoid_" : "_") +
-         CallName(p.call) +
+         (p.paranoid ? "_Paranoid_" : "_") + CallName(p.call) +
          (p.mode == FaultEnv::Mode::kOnce         ? "_Once"
           : p.mode == FaultEnv::Mode::kFromThenOn ? "_FromThenOn"
                                                   : "_ShortWrite");
@@ -539,14 +577,16 @@ TEST_P(FaultSweepTest, EveryFaultLeavesGetExactAndNothingAcknowledgedLost) {
   constexpr uint64_t kMaxRuns = 40;
   bool fired = false;
   uint64_t clean_calls = 0, ignored = 0;
-  ASSERT_NO_FATAL_FAILURE(RunWithFault(p.kind, p.paranoid, p.call, 0, p.mode, &fired, &clean_calls));
+  ASSERT_NO_FATAL_FAILURE(
+      RunWithFault(p.kind, p.paranoid, p.call, 0, p.mode, &fired, &clean_calls));
   // Calls of the sequence (from the armed reopen to the end of the close),
   // plus a margin: background work varies a little from run to run.
   const uint64_t calls = clean_calls + 2;
   const uint64_t stride = calls > kMaxRuns ? (calls + kMaxRuns - 1) / kMaxRuns : 1;
   uint64_t runs = 0, fired_runs = 0;
   for (uint64_t nth = 1; nth <= calls; nth += stride) {
-    ASSERT_NO_FATAL_FAILURE(RunWithFault(p.kind, p.paranoid, p.call, nth, p.mode, &fired, &ignored));
+    ASSERT_NO_FATAL_FAILURE(
+        RunWithFault(p.kind, p.paranoid, p.call, nth, p.mode, &fired, &ignored));
     ++runs;
     fired_runs += fired ? 1 : 0;
   }
@@ -630,6 +670,49 @@ TEST(FaultTest, ReadErrorsDoNotFailWritesLevelDBAccepts) {
     ASSERT_NO_FATAL_FAILURE(ExpectGetMatchesLevelDB(db.get(), "after rebuild", &held));
     EXPECT_EQ(db->index_stats().keys, held.size());
   }
+}
+
+// A growth whose thread cannot be started (EAGAIN: the process is at its
+// thread limit) fails like one whose index cannot be allocated: the write
+// that triggered it returns OK (no exception escapes), WaitForGrowth()
+// returns, and a later write tries again once the index has taken as many
+// inserts again.
+TEST(FaultTest, GrowthThreadThatCannotStartIsRetriedLater) {
+#if BLOCKBLOOM_UNDER_SANITIZER
+  GTEST_SKIP() << "pthread_create is interposed only without sanitizers";
+#else
+  FaultEnv env;
+  FilteredDBOptions o = IndexOptions(IndexKind::kDleft);
+  o.expected_keys = 16;
+  std::unique_ptr<FilteredDB> db;
+  ASSERT_TRUE(FilteredDB::Open(o, DbOptions(&env, true), kDbName, &db).ok());
+  db->CompactRange(nullptr, nullptr);  // LevelDB's background thread exists before the fault
+  const uint64_t capacity = db->index_stats().capacity;
+  g_failed_thread_creations = 0;
+  g_fail_thread_creations = 1;
+  uint64_t i = 0;
+  for (; i < 100 * capacity && g_failed_thread_creations == 0; ++i) {
+    leveldb::Status s;
+    ASSERT_NO_THROW(s = db->Put(leveldb::WriteOptions(), Key(i), "v")) << i;
+    ASSERT_TRUE(s.ok()) << i << " " << s.ToString();
+  }
+  g_fail_thread_creations = 0;
+  ASSERT_EQ(g_failed_thread_creations, 1);
+  auto waited = std::async(std::launch::async, [&] { db->WaitForGrowth(); });
+  ASSERT_EQ(waited.wait_for(std::chrono::seconds(10)), std::future_status::ready)
+      << "WaitForGrowth() hangs after a growth that never started";
+  std::map<std::string, std::string> held;
+  ASSERT_NO_FATAL_FAILURE(ExpectGetMatchesLevelDB(db.get(), "after the failed start", &held));
+  for (uint64_t end = i + 8 * capacity; i < end; ++i) {
+    ASSERT_TRUE(db->Put(leveldb::WriteOptions(), Key(i), "v").ok()) << i;
+  }
+  db->WaitForGrowth();
+  const FilteredDBStats stats = db->index_stats();
+  EXPECT_TRUE(stats.index_active);
+  EXPECT_GT(stats.capacity, capacity) << "grew on a later write";
+  EXPECT_GE(stats.rebuilds, 2u);
+  ASSERT_NO_FATAL_FAILURE(ExpectGetMatchesLevelDB(db.get(), "after growth", &held));
+#endif
 }
 
 // The persisted index (Env::Default() only; written by POSIX calls, not

@@ -428,22 +428,35 @@ leveldb::Status FilteredDB::Impl::IsLiveLocked(const leveldb::Slice& key, uint64
 
 void FilteredDB::Impl::StartGrowthLocked(uint64_t min_capacity) {
   if (growth_running || stopping.load(std::memory_order_relaxed)) return;
-  growth_running = true;
   // A previous growth thread cleared growth_running (under write_mu, which we
   // hold) as its last step, so it is exiting without taking locks: join is
   // immediate.
   if (growth_thread.joinable()) growth_thread.join();
-  growth_thread = std::thread([this, min_capacity] {
-    const leveldb::Status s = Rebuild(min_capacity);  // saturation is visible in stats
-    std::lock_guard<std::mutex> lock(write_mu);
-    if (!s.ok() && current != nullptr) {
-      // Retry once the index has taken as many inserts again (a failure
-      // right after a publish: after 2): attempts double apart.
+  // growth_running is set only once the thread exists (it needs write_mu,
+  // which we hold, before it can clear it). When no thread can be started
+  // (std::system_error, EAGAIN at the process's thread limit; or out of
+  // memory) the growth fails like one that cannot allocate its index: the
+  // write goes on (no exception leaves it), and the next attempt waits for
+  // as many inserts again.
+  try {
+    growth_thread = std::thread([this, min_capacity] {
+      const leveldb::Status s = Rebuild(min_capacity);  // saturation is visible in stats
+      std::lock_guard<std::mutex> lock(write_mu);
+      if (!s.ok() && current != nullptr) {
+        // Retry once the index has taken as many inserts again (a failure
+        // right after a publish: after 2): attempts double apart.
+        growth_retry_inserts = 2 * std::max<uint64_t>(current->inserted_since_build(), 1);
+      }
+      growth_running = false;
+      growth_done.notify_all();
+    });
+  } catch (...) {
+    if (current != nullptr) {
       growth_retry_inserts = 2 * std::max<uint64_t>(current->inserted_since_build(), 1);
     }
-    growth_running = false;
-    growth_done.notify_all();
-  });
+    return;
+  }
+  growth_running = true;
 }
 
 leveldb::Status FilteredDB::Impl::RebuildAttempt(uint64_t* capacity, bool* refused) {
