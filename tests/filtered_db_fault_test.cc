@@ -672,6 +672,37 @@ TEST(FaultTest, ReadErrorsDoNotFailWritesLevelDBAccepts) {
   }
 }
 
+// DestroyFilteredDB with each of LockFile, GetChildren and RemoveFile
+// failing at every call: a Status either way, and with the disk working
+// again a second destroy removes everything.
+TEST(FaultTest, DestroyUnderFaultsReportsAndCanBeRepeated) {
+  for (Call call : {Call::kLockFile, Call::kGetChildren, Call::kRemoveFile}) {
+    for (uint64_t nth = 1; nth <= 12; ++nth) {
+      SCOPED_TRACE(std::string(CallName(call)) + " #" + std::to_string(nth));
+      FaultEnv env;
+      {
+        std::unique_ptr<FilteredDB> db;
+        ASSERT_TRUE(
+            FilteredDB::Open(IndexOptions(IndexKind::kDleft), DbOptions(&env, true), kDbName, &db)
+                .ok());
+        for (uint64_t i = 0; i < 100; ++i) {
+          ASSERT_TRUE(db->Put(leveldb::WriteOptions(), Key(i), Value(i, 0)).ok());
+        }
+      }
+      env.Arm(call, nth, FaultEnv::Mode::kOnce);
+      const leveldb::Status first = DestroyFilteredDB(kDbName, DbOptions(&env, true));
+      env.Disarm();
+      // LevelDB's DestroyDB may report OK after a failed removal of one
+      // file; whatever is left goes with the next destroy.
+      std::vector<std::string> children;
+      ASSERT_TRUE(DestroyFilteredDB(kDbName, DbOptions(&env, true)).ok());
+      (void)env.GetChildren(kDbName, &children);
+      EXPECT_TRUE(children.empty())
+          << children.size() << " files left, first: " << first.ToString();
+    }
+  }
+}
+
 // A growth whose thread cannot be started (EAGAIN: the process is at its
 // thread limit) fails like one whose index cannot be allocated: the write
 // that triggered it returns OK (no exception escapes), WaitForGrowth()
