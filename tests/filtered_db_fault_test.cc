@@ -33,6 +33,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <future>
 #include <map>
@@ -846,6 +847,33 @@ TEST_F(DiskFaultTest, FailedSaveIsReportedAndTheOlderFileIsNotTrusted) {
   ASSERT_EQ(::rmdir(tmp.c_str()), 0);
   EXPECT_TRUE(Exists(path_ + "/BLOCKBLOOM-INDEX"));  // the first save's, now stale
   ASSERT_NO_FATAL_FAILURE(ExpectReopenMatchesPlainLevelDB(path_, IndexSource::kScan));
+}
+
+// A temporary left by a save that was killed before its rename is removed
+// by the next Open, and a save with the disk working then replaces it.
+TEST_F(DiskFaultTest, TemporaryLeftByAKilledSaveIsRemovedAtOpen) {
+  {
+    std::unique_ptr<FilteredDB> db;
+    ASSERT_NO_FATAL_FAILURE(OpenDb(&db));
+    for (uint64_t i = 0; i < 100; ++i) {
+      ASSERT_TRUE(db->Put(leveldb::WriteOptions(), Key(i), Value(i, 0)).ok());
+    }
+  }
+  const std::string tmp = path_ + "/BLOCKBLOOM-INDEX.tmp";
+  {
+    std::FILE* f = std::fopen(tmp.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    std::fputs("half an index file", f);
+    ASSERT_EQ(std::fclose(f), 0);
+  }
+  {
+    std::unique_ptr<FilteredDB> db;
+    ASSERT_NO_FATAL_FAILURE(OpenDb(&db));
+    EXPECT_EQ(db->index_stats().opened_from, IndexSource::kFile);  // the tmp is not listed
+    EXPECT_FALSE(Exists(tmp));
+    EXPECT_TRUE(Leftovers(path_).empty());
+  }
+  ASSERT_NO_FATAL_FAILURE(ExpectReopenMatchesPlainLevelDB(path_, IndexSource::kFile));
 }
 
 // An index file that cannot be removed at Open (a directory in its place)
