@@ -40,13 +40,17 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
+#include "blockbloom/dleft_counting_bloom.h"
+#include "blockbloom/hash.h"
 #include "leveldb/env.h"
 #include "leveldb/helpers/memenv.h"
 #include "leveldb/write_batch.h"
 #include "sanitizers.h"
+#include "filtered_db/testing_hooks.h"
 #include "test_keys.h"
 #include "test_paths.h"
 
@@ -745,6 +749,82 @@ TEST(FaultTest, GrowthThreadThatCannotStartIsRetriedLater) {
   EXPECT_GE(stats.rebuilds, 2u);
   ASSERT_NO_FATAL_FAILURE(ExpectGetMatchesLevelDB(db.get(), "after growth", &held));
 #endif
+}
+
+// The growth thread's last rebuild has published its index; before the
+// thread finishes, writes make that index refuse a key (d-left counter
+// overflow: four new keys sharing one fingerprint at its geometry, and not
+// at twice its size) and so ask for a growth. The thread must run it:
+// before, it saw itself still running, ignored the request and stopped,
+// leaving the index saturated (every Get passed through) for the rest of
+// the session.
+FilteredDB* g_hook_db = nullptr;
+std::atomic<int> g_hook_runs{0};
+std::vector<std::string> g_hook_keys;
+
+uint64_t TopBits(const std::string& key, int bits) { return HashKey(key) >> (64 - bits); }
+
+// Four keys whose hashes share their top `bits` bits, not all the next one.
+std::vector<std::string> KeysSharingTopBits(int bits) {
+  std::unordered_map<uint64_t, std::vector<std::string>> groups;
+  for (uint64_t i = 0;; ++i) {
+    std::string key = "fp" + std::to_string(i);
+    std::vector<std::string>& group = groups[TopBits(key, bits)];
+    group.push_back(std::move(key));
+    if (group.size() < 4) continue;
+    size_t next_bit_set = 0;
+    for (const std::string& k : group) next_bit_set += TopBits(k, bits + 1) & 1;
+    if (next_bit_set != 0 && next_bit_set != 4) return group;
+    group.erase(group.begin());
+  }
+}
+
+void RefuseAfterGrowth(const std::string& /*db_name*/) {
+  if (g_hook_runs.fetch_add(1) != 0) return;  // the first growth only
+  // The published index's geometry: capacity = 6 keys * 4 subtables *
+  // 2^log2_buckets (design_capacity), fingerprint = the top log2_buckets +
+  // 14 hash bits (blockbloom/dleft_counting_bloom.h).
+  const uint64_t capacity = g_hook_db->index_stats().capacity;
+  using Filter = DleftCountingBloomFilter;
+  const uint64_t buckets = capacity / (uint64_t{Filter::kDesignKeysPerBucket} * Filter::kSubtables);
+  ASSERT_TRUE(buckets != 0 && (buckets & (buckets - 1)) == 0) << capacity;
+  g_hook_keys = KeysSharingTopBits(__builtin_ctzll(buckets) + Filter::kRemainderBits);
+  for (const std::string& key : g_hook_keys) {
+    EXPECT_TRUE(g_hook_db->Put(leveldb::WriteOptions(), key, "shared").ok());
+  }
+}
+
+TEST(FaultTest, RefusalRightAfterAGrowthPublishesGrowsAgain) {
+  FaultEnv env;
+  FilteredDBOptions o = IndexOptions(IndexKind::kDleft);
+  o.expected_keys = 16;
+  std::unique_ptr<FilteredDB> db;
+  ASSERT_TRUE(FilteredDB::Open(o, DbOptions(&env, true), kDbName, &db).ok());
+  const FilteredDBStats before = db->index_stats();
+  g_hook_db = db.get();
+  g_hook_runs = 0;
+  g_hook_keys.clear();
+  filtered_db::SetGrowthRebuiltHookForTesting(RefuseAfterGrowth);
+  uint64_t i = 0;
+  for (; g_hook_runs == 0 && i < 4 * before.capacity; ++i) {
+    ASSERT_TRUE(db->Put(leveldb::WriteOptions(), Key(i), "v").ok());
+    db->WaitForGrowth();  // the hook's writes are the last before the growth ends
+  }
+  filtered_db::SetGrowthRebuiltHookForTesting(nullptr);
+  g_hook_db = nullptr;
+  ASSERT_GE(g_hook_runs, 1) << "no growth ran";
+  ASSERT_EQ(g_hook_keys.size(), 4u);
+  const FilteredDBStats after = db->index_stats();
+  EXPECT_EQ(after.insert_refusals, before.insert_refusals + 1) << "the hook's 4th key is refused";
+  EXPECT_TRUE(after.index_active) << "saturated: the growth asked for after the publish never ran";
+  std::map<std::string, std::string> held;
+  ASSERT_NO_FATAL_FAILURE(ExpectGetMatchesLevelDB(db.get(), "after growth", &held));
+  std::string value;
+  for (const std::string& key : g_hook_keys) {
+    ASSERT_TRUE(db->Get(leveldb::ReadOptions(), key, &value).ok()) << key;
+  }
+  // The index is exact again: absent keys are ruled out from memory.
+  EXPECT_EQ(after.keys, i + 4);
 }
 
 // The persisted index (Env::Default() only; written by POSIX calls, not

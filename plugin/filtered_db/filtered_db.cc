@@ -187,7 +187,8 @@ bool HeavyBarrier() {
 inline void LightBarrier() { std::atomic_signal_fence(std::memory_order_seq_cst); }
 
 std::atomic<bool> g_force_seq_cst_readers{false};  // ForceSeqCstReadersForTesting
-std::atomic<void (*)(const std::string&)> g_close_window_hook{nullptr};  // testing_hooks.h
+std::atomic<void (*)(const std::string&)> g_close_window_hook{nullptr};    // testing_hooks.h
+std::atomic<void (*)(const std::string&)> g_growth_rebuilt_hook{nullptr};  // testing_hooks.h
 
 bool UseLightReaders() {
   return !g_force_seq_cst_readers.load(std::memory_order_relaxed) && RegisterHeavyBarrier();
@@ -339,6 +340,11 @@ struct FilteredDB::Impl {
   // failure would start another full scan. 0 when no growth has failed since
   // the index was published.
   uint64_t growth_retry_inserts = 0;
+  // A growth asked for (its min_capacity) while the growth thread was
+  // running, after that thread's last publish: the thread runs another
+  // rebuild before it stops. 0 when none. A request before the publish is
+  // met by it (cleared there): the published index is newer than the write.
+  uint64_t growth_requested = 0;
   std::condition_variable growth_done;  // signalled when growth_running drops
   std::thread growth_thread;
   std::atomic<bool> stopping{false};
@@ -427,7 +433,14 @@ leveldb::Status FilteredDB::Impl::IsLiveLocked(const leveldb::Slice& key, uint64
 }
 
 void FilteredDB::Impl::StartGrowthLocked(uint64_t min_capacity) {
-  if (growth_running || stopping.load(std::memory_order_relaxed)) return;
+  if (stopping.load(std::memory_order_relaxed)) return;
+  if (growth_running) {
+    // The running growth may have published already (it is on its way out):
+    // then a refusal that unpublished its index would otherwise leave the
+    // index saturated with no growth to come.
+    growth_requested = std::max(growth_requested, min_capacity);
+    return;
+  }
   // A previous growth thread cleared growth_running (under write_mu, which we
   // hold) as its last step, so it is exiting without taking locks: join is
   // immediate.
@@ -440,15 +453,29 @@ void FilteredDB::Impl::StartGrowthLocked(uint64_t min_capacity) {
   // as many inserts again.
   try {
     growth_thread = std::thread([this, min_capacity] {
-      const leveldb::Status s = Rebuild(min_capacity);  // saturation is visible in stats
-      std::lock_guard<std::mutex> lock(write_mu);
-      if (!s.ok() && current != nullptr) {
-        // Retry once the index has taken as many inserts again (a failure
-        // right after a publish: after 2): attempts double apart.
-        growth_retry_inserts = 2 * std::max<uint64_t>(current->inserted_since_build(), 1);
+      uint64_t capacity = min_capacity;
+      for (;;) {
+        const leveldb::Status s = Rebuild(capacity);  // saturation is visible in stats
+        if (auto* hook = g_growth_rebuilt_hook.load(std::memory_order_relaxed)) hook(name);
+        std::lock_guard<std::mutex> lock(write_mu);
+        if (!s.ok() && current != nullptr) {
+          // Retry once the index has taken as many inserts again (a failure
+          // right after a publish: after 2): attempts double apart.
+          growth_retry_inserts = 2 * std::max<uint64_t>(current->inserted_since_build(), 1);
+        }
+        // Asked again since the last publish (a refusal of the index just
+        // published): rebuild again. Ends: a request needs a published
+        // index to refuse, and a rebuild that gives up publishes none.
+        if (s.ok() && growth_requested != 0 && !stopping.load(std::memory_order_relaxed)) {
+          capacity = growth_requested;
+          growth_requested = 0;
+          continue;
+        }
+        growth_requested = 0;
+        growth_running = false;
+        growth_done.notify_all();
+        return;
       }
-      growth_running = false;
-      growth_done.notify_all();
     });
   } catch (...) {
     if (current != nullptr) {
@@ -551,6 +578,7 @@ leveldb::Status FilteredDB::Impl::RebuildAttempt(uint64_t* capacity, bool* refus
           log.clear();
           log.shrink_to_fit();
           ++rebuilds;
+          growth_requested = 0;  // met by this index
           PublishLocked(std::move(next), &garbage);
           return leveldb::Status::OK();
         }
@@ -1049,6 +1077,10 @@ void ForceSeqCstReadersForTesting(bool force) {
 
 void SetCloseWindowHookForTesting(void (*hook)(const std::string& db_name)) {
   g_close_window_hook.store(hook, std::memory_order_relaxed);
+}
+
+void SetGrowthRebuiltHookForTesting(void (*hook)(const std::string& db_name)) {
+  g_growth_rebuilt_hook.store(hook, std::memory_order_relaxed);
 }
 
 }  // namespace filtered_db
