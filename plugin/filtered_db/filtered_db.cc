@@ -187,7 +187,8 @@ bool HeavyBarrier() {
 inline void LightBarrier() { std::atomic_signal_fence(std::memory_order_seq_cst); }
 
 std::atomic<bool> g_force_seq_cst_readers{false};  // ForceSeqCstReadersForTesting
-std::atomic<void (*)(const std::string&)> g_close_window_hook{nullptr};  // testing_hooks.h
+std::atomic<void (*)(const std::string&)> g_close_window_hook{nullptr};    // testing_hooks.h
+std::atomic<void (*)(const std::string&)> g_growth_rebuilt_hook{nullptr};  // testing_hooks.h
 
 bool UseLightReaders() {
   return !g_force_seq_cst_readers.load(std::memory_order_relaxed) && RegisterHeavyBarrier();
@@ -339,6 +340,11 @@ struct FilteredDB::Impl {
   // failure would start another full scan. 0 when no growth has failed since
   // the index was published.
   uint64_t growth_retry_inserts = 0;
+  // A growth asked for (its min_capacity) while the growth thread was
+  // running, after that thread's last publish: the thread runs another
+  // rebuild before it stops. 0 when none. A request before the publish is
+  // met by it (cleared there): the published index is newer than the write.
+  uint64_t growth_requested = 0;
   std::condition_variable growth_done;  // signalled when growth_running drops
   std::thread growth_thread;
   std::atomic<bool> stopping{false};
@@ -427,23 +433,57 @@ leveldb::Status FilteredDB::Impl::IsLiveLocked(const leveldb::Slice& key, uint64
 }
 
 void FilteredDB::Impl::StartGrowthLocked(uint64_t min_capacity) {
-  if (growth_running || stopping.load(std::memory_order_relaxed)) return;
-  growth_running = true;
+  if (stopping.load(std::memory_order_relaxed)) return;
+  if (growth_running) {
+    // The running growth may have published already (it is on its way out):
+    // then a refusal that unpublished its index would otherwise leave the
+    // index saturated with no growth to come.
+    growth_requested = std::max(growth_requested, min_capacity);
+    return;
+  }
   // A previous growth thread cleared growth_running (under write_mu, which we
   // hold) as its last step, so it is exiting without taking locks: join is
   // immediate.
   if (growth_thread.joinable()) growth_thread.join();
-  growth_thread = std::thread([this, min_capacity] {
-    const leveldb::Status s = Rebuild(min_capacity);  // saturation is visible in stats
-    std::lock_guard<std::mutex> lock(write_mu);
-    if (!s.ok() && current != nullptr) {
-      // Retry once the index has taken as many inserts again (a failure
-      // right after a publish: after 2): attempts double apart.
+  // growth_running is set only once the thread exists (it needs write_mu,
+  // which we hold, before it can clear it). When no thread can be started
+  // (std::system_error, EAGAIN at the process's thread limit; or out of
+  // memory) the growth fails like one that cannot allocate its index: the
+  // write goes on (no exception leaves it), and the next attempt waits for
+  // as many inserts again.
+  try {
+    growth_thread = std::thread([this, min_capacity] {
+      uint64_t capacity = min_capacity;
+      for (;;) {
+        const leveldb::Status s = Rebuild(capacity);  // saturation is visible in stats
+        if (auto* hook = g_growth_rebuilt_hook.load(std::memory_order_relaxed)) hook(name);
+        std::lock_guard<std::mutex> lock(write_mu);
+        if (!s.ok() && current != nullptr) {
+          // Retry once the index has taken as many inserts again (a failure
+          // right after a publish: after 2): attempts double apart.
+          growth_retry_inserts = 2 * std::max<uint64_t>(current->inserted_since_build(), 1);
+        }
+        // Asked again since the last publish (a refusal of the index just
+        // published): rebuild again. Ends: a request needs a published
+        // index to refuse, and a rebuild that gives up publishes none.
+        if (s.ok() && growth_requested != 0 && !stopping.load(std::memory_order_relaxed)) {
+          capacity = growth_requested;
+          growth_requested = 0;
+          continue;
+        }
+        growth_requested = 0;
+        growth_running = false;
+        growth_done.notify_all();
+        return;
+      }
+    });
+  } catch (...) {
+    if (current != nullptr) {
       growth_retry_inserts = 2 * std::max<uint64_t>(current->inserted_since_build(), 1);
     }
-    growth_running = false;
-    growth_done.notify_all();
-  });
+    return;
+  }
+  growth_running = true;
 }
 
 leveldb::Status FilteredDB::Impl::RebuildAttempt(uint64_t* capacity, bool* refused) {
@@ -538,6 +578,7 @@ leveldb::Status FilteredDB::Impl::RebuildAttempt(uint64_t* capacity, bool* refus
           log.clear();
           log.shrink_to_fit();
           ++rebuilds;
+          growth_requested = 0;  // met by this index
           PublishLocked(std::move(next), &garbage);
           return leveldb::Status::OK();
         }
@@ -752,8 +793,17 @@ leveldb::Status FilteredDB::Impl::ApplyLocked(const leveldb::WriteOptions& write
   for (size_t i = 0; i < n; ++i) {
     const uint64_t h = ops[i].hash;
     bool live = false;
-    const leveldb::Status s = IsLiveLocked(ops[i].key, h, &live);
-    if (!s.ok()) return s;  // nothing written, nothing changed
+    if (!IsLiveLocked(ops[i].key, h, &live).ok()) {
+      // LevelDB cannot read the key (a read error, a damaged block), but its
+      // write needs no read: neither may ours, or the key could never be
+      // overwritten or deleted through FilteredDB. Take the safe side: a key
+      // present after the write is inserted (if it was live already, it is
+      // now counted twice, and stays claimed after its next delete until a
+      // rebuild: over-claiming); a key absent after it is not erased (it
+      // stays claimed). No key is erased that was not inserted.
+      if (ops[i].present_after) added[num_added++] = h;
+      continue;
+    }
     if (ops[i].present_after && !live) added[num_added++] = h;
     if (!ops[i].present_after && live) removed[num_removed++] = h;
   }
@@ -1027,6 +1077,10 @@ void ForceSeqCstReadersForTesting(bool force) {
 
 void SetCloseWindowHookForTesting(void (*hook)(const std::string& db_name)) {
   g_close_window_hook.store(hook, std::memory_order_relaxed);
+}
+
+void SetGrowthRebuiltHookForTesting(void (*hook)(const std::string& db_name)) {
+  g_growth_rebuilt_hook.store(hook, std::memory_order_relaxed);
 }
 
 }  // namespace filtered_db

@@ -1,5 +1,5 @@
 // Test-only switches of FilteredDB's internals (tests/filtered_db_tsan_test.cc,
-// tests/filtered_db_crash_test.cc).
+// tests/filtered_db_crash_test.cc, tests/filtered_db_fault_test.cc).
 // Not part of the public API.
 #ifndef BLOCKBLOOM_FILTERED_DB_TESTING_HOOKS_H_
 #define BLOCKBLOOM_FILTERED_DB_TESTING_HOOKS_H_
@@ -21,6 +21,14 @@ void ForceSeqCstReadersForTesting(bool force);
 // database (tests/filtered_db_crash_test.cc). Null removes it. Not
 // synchronized with running destructors: set it while no FilteredDB closes.
 void SetCloseWindowHookForTesting(void (*hook)(const std::string& db_name));
+
+// Runs hook(db_name) on the growth thread of every FilteredDB after each of
+// its rebuilds returns (the new index published, or the rebuild failed) and
+// before the thread takes the writer mutex to finish: the window in which a
+// write can make the growth thread stop too early
+// (tests/filtered_db_fault_test.cc). Writes may be made from the hook. Null
+// removes it. Set it while no growth runs.
+void SetGrowthRebuiltHookForTesting(void (*hook)(const std::string& db_name));
 
 }  // namespace filtered_db
 }  // namespace blockbloom
