@@ -27,6 +27,8 @@
 
 #include "blockbloom/filtered_db.h"
 #include "filtered_db/testing_hooks.h"
+#include "leveldb/env.h"
+#include "leveldb/helpers/memenv.h"
 #include "leveldb/write_batch.h"
 #include "test_keys.h"
 #include "test_paths.h"
@@ -359,6 +361,32 @@ TEST(FilteredDBPersistTest, CleanCloseReopensFromTheFileAndItIsUsedOnce) {
   }
   DestroyFilteredDB(path, leveldb::Options());
   EXPECT_FALSE(fs::exists(path));
+}
+
+// DestroyFilteredDB with another Env (here LevelDB's in-memory one) destroys
+// that Env's database and touches nothing on the real file system: a real
+// database at the same path keeps its index file. (It removed it.)
+TEST(FilteredDBPersistTest, DestroyWithAnotherEnvLeavesTheRealFileSystemAlone) {
+  const std::string path = TestPath("db");
+  ASSERT_NO_FATAL_FAILURE(CreateClosedDb(path, 100));
+  ASSERT_TRUE(fs::exists(path + "/BLOCKBLOOM-INDEX"));
+  std::unique_ptr<leveldb::Env> mem(leveldb::NewMemEnv(leveldb::Env::Default()));
+  leveldb::Options mem_options = CreateOptions();
+  mem_options.env = mem.get();
+  {
+    std::unique_ptr<FilteredDB> db;
+    ASSERT_TRUE(FilteredDB::Open(FilteredDBOptions(), mem_options, path, &db).ok());
+    ASSERT_TRUE(db->Put(leveldb::WriteOptions(), "k", "v").ok());
+  }
+  EXPECT_TRUE(DestroyFilteredDB(path, mem_options).ok());
+  EXPECT_TRUE(fs::exists(path + "/BLOCKBLOOM-INDEX"));
+  EXPECT_EQ(OpenAndCheck(path, 100, {}), IndexSource::kFile);
+  // The in-memory database is gone.
+  std::unique_ptr<FilteredDB> db;
+  leveldb::Options must_exist = mem_options;
+  must_exist.create_if_missing = false;
+  EXPECT_FALSE(FilteredDB::Open(FilteredDBOptions(), must_exist, path, &db).ok());
+  DestroyFilteredDB(path, leveldb::Options());
 }
 
 TEST(FilteredDBPersistTest, WritesByPlainLevelDBBetweenOpensForceAScan) {

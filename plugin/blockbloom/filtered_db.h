@@ -18,8 +18,12 @@
 // inserts it, an overwrite does not count it twice, a Delete of a present key
 // erases it once, a Delete of an absent key changes nothing -- so the index
 // never erases a key it did not insert, which is the precondition of both
-// filters' Erase. WriteBatches are applied the same way, by net effect. There
-// is no other write path: the wrapped leveldb::DB is never handed out.
+// filters' Erase. A key whose presence LevelDB cannot read (a read error, a
+// damaged block) neither fails the write nor is erased: it is inserted if
+// present after the write, and may then be counted twice, which only
+// over-claims it until the next rebuild. WriteBatches are applied the same
+// way, by net effect. There is no other write path: the wrapped leveldb::DB
+// is never handed out.
 //
 // Ordering (docs/FILTERED_DB.md has the argument): the index may claim a key
 // that is not in the database, never the opposite, at every instant. New keys
@@ -159,8 +163,9 @@ class FilteredDB final : public leveldb::DB {
   FilteredDB(const FilteredDB&) = delete;
   FilteredDB& operator=(const FilteredDB&) = delete;
   // Stops any background rebuild, closes LevelDB, then (persist_index) saves
-  // the index. A failed save leaves no index file (the next Open scans); call
-  // SaveIndex() first to see errors.
+  // the index. A failed save leaves no current index file: an older one from
+  // SaveIndex() may remain, but it no longer matches the directory and is
+  // never used (the next Open scans). Call SaveIndex() first to see errors.
   ~FilteredDB() override;
 
   // leveldb::DB, same arguments and results.
@@ -230,7 +235,9 @@ leveldb::Status OpenFilteredDB(const FilteredDBOptions& fdb_options,
 
 // leveldb::DestroyDB plus FilteredDB's index files, so the directory goes too.
 // IOError (and LevelDB's files untouched) if an index file exists and cannot
-// be removed; OK when there is nothing to remove.
+// be removed; OK when there is nothing to remove. With an options.env other
+// than Env::Default() (where FilteredDB saves no index), only
+// leveldb::DestroyDB: nothing on the real file system is touched.
 leveldb::Status DestroyFilteredDB(const std::string& name, const leveldb::Options& options);
 
 }  // namespace blockbloom

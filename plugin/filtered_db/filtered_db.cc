@@ -756,10 +756,15 @@ leveldb::Status OpenFilteredDB(const FilteredDBOptions& fdb_options,
 }
 
 leveldb::Status DestroyFilteredDB(const std::string& name, const leveldb::Options& options) {
-  // An index file left behind would keep the directory: report it (absent
-  // files and a missing directory are not errors).
-  const absl::Status removed = filtered_db::RemoveIndexFile(name);
-  if (!removed.ok()) return leveldb::Status::IOError(name, removed.ToString());
+  // Index files exist only beside databases in Env::Default()'s file system
+  // (Open persists nothing with another Env): with another Env, `name` is
+  // not a path of this file system, and a file there belongs to someone else.
+  if (options.env == nullptr || options.env == leveldb::Env::Default()) {
+    // An index file left behind would keep the directory: report it (absent
+    // files and a missing directory are not errors).
+    const absl::Status removed = filtered_db::RemoveIndexFile(name);
+    if (!removed.ok()) return leveldb::Status::IOError(name, removed.ToString());
+  }
   return leveldb::DestroyDB(name, options);
 }
 
