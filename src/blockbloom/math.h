@@ -127,11 +127,12 @@ absl::StatusOr<int> StandardOptimalProbes(double num_bits, double num_keys);
 //      M_r the probes i < k with i = r (mod b), and G_f(M) the integral over
 //      the offset and stride differences (alpha, beta) of the terms of degree
 //      >= 3 in a_j of prod_{j < M} (f + (1 - f) a_j), a_j = max(0, 1 - |alpha
-//      + j beta|) (the chance that probe j agrees); a midpoint rule on 48^2
-//      nodes. Measured (n = 1 to 100, k = 3, 7, 10): the real excess is 0.5
-//      to 1.2 times this. Standard filter: n / ((k - 1) m^2), the exact
-//      chance that a key agrees with the query on its first and last probe,
-//      counted as a full match.
+//      + j beta|) (the chance that probe j agrees); midpoint rules on ~4,200
+//      nodes (math.cc). Measured (n = 1 to 100, k = 3, 7, 10): the real
+//      excess is 0.5 to 1.2 times this. Standard filter: the same sum with
+//      s = m and f its fill after n - 1 keys (probe i of the key against
+//      probe i of the query; plain double hashing also aligns shifted
+//      probes, i against i + t, left to its weight below).
 //      For plain double hashing (b) and (c) are multiplied by 4/3: they leave
 //      out effects measured at 15-26% of them for k = 9, 10 (and overcount
 //      at k = 6, 7); tests/variants_fpr_test.cc checks the result.

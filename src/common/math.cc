@@ -267,55 +267,67 @@ double CollapseTimesBits(int k, double f, HashScheme scheme) {
   return std::max(0.0, sum);
 }
 
-// Effect (c) of math.h for the standard filter: n keys, probes over m bits.
-double CoincidenceTerm(int k, double r, double n) {
-  return k < 2 ? 0.0 : n / ((k - 1) * r * r);
-}
-
 // G_f(M) of math.h, effect (c) for the partitioned filter: over the plane of
 // (alpha, beta) (the key's offset and stride minus the query's, in slice
 // positions), the part of prod_j (f + (1 - f) a_j), a_j = max(0, 1 -
-// |alpha + j beta|), j < M, of degree >= 3 in the a_j. A midpoint rule on
-// kCoincidenceGrid^2 nodes over beta in (-1, 1) (three or more a_j > 0 need
-// |beta| < 1) and the alpha where some a_j > 0.
-constexpr int kCoincidenceGrid = 48;
+// |alpha + j beta|), j < M, of degree >= 3 in the a_j. Three or more a_j > 0
+// need |beta| < 1, and the integrand is even in beta (j -> M - 1 - j), so
+// beta runs over (0, 1) in two pieces with their own midpoint rules: (0,
+// 2/(M-1)), where all M probes can agree (a narrow peak for large M), and the
+// rest; alpha over where some a_j > 0. Against 128^2-node rules: within 0.3%
+// for M <= 20; at M = 64, 7% low at f = 0 and 1% at f = 0.5.
+constexpr int kPeakNodes = 64, kTailNodes = 24, kAlphaNodes = 48;
 double HigherOrderAgreement(int members, double f) {
   if (members < 3) return 0.0;
-  const int grid = kCoincidenceGrid;
   const double g = 1.0 - f;
   const double f_m = std::pow(f, members), f_m1 = std::pow(f, members - 1),
                f_m2 = std::pow(f, members - 2);
-  const double d_beta = 2.0 / grid;
+  const double edge = std::min(1.0, 2.0 / (members - 1));
+  const struct {
+    double lo, hi;
+    int nodes;
+  } pieces[2] = {{0.0, edge, kPeakNodes}, {edge, 1.0, kTailNodes}};
   double total = 0.0;
-  for (int jb = 0; jb < grid; ++jb) {
-    const double beta = -1.0 + (jb + 0.5) * d_beta;
-    const double lo = std::min(-1.0, -1.0 - (members - 1) * beta);
-    const double hi = std::max(1.0, 1.0 - (members - 1) * beta);
-    const double d_alpha = (hi - lo) / grid;
-    double row = 0.0;
-    for (int ja = 0; ja < grid; ++ja) {
-      const double alpha = lo + (ja + 0.5) * d_alpha;
-      double prod = 1.0, e1 = 0.0, sum_sq = 0.0;
-      for (int j = 0; j < members; ++j) {
-        const double a = std::max(0.0, 1.0 - std::abs(alpha + j * beta));
-        prod *= f + g * a;
-        e1 += a;
-        sum_sq += a * a;
+  for (const auto& piece : pieces) {
+    if (!(piece.hi > piece.lo)) continue;
+    const double d_beta = (piece.hi - piece.lo) / piece.nodes;
+    for (int jb = 0; jb < piece.nodes; ++jb) {
+      const double beta = piece.lo + (jb + 0.5) * d_beta;
+      const double lo = -1.0 - (members - 1) * beta;
+      const double d_alpha = (1.0 - lo) / kAlphaNodes;
+      double row = 0.0;
+      for (int ja = 0; ja < kAlphaNodes; ++ja) {
+        const double alpha = lo + (ja + 0.5) * d_alpha;
+        double prod = 1.0, e1 = 0.0, sum_sq = 0.0;
+        for (int j = 0; j < members; ++j) {
+          const double a = std::max(0.0, 1.0 - std::abs(alpha + j * beta));
+          prod *= f + g * a;
+          e1 += a;
+          sum_sq += a * a;
+        }
+        const double e2 = 0.5 * (e1 * e1 - sum_sq);
+        row += prod - f_m - f_m1 * g * e1 - f_m2 * g * g * e2;
       }
-      const double e2 = 0.5 * (e1 * e1 - sum_sq);
-      row += prod - f_m - f_m1 * g * e1 - f_m2 * g * g * e2;
+      total += row * d_alpha * d_beta;
     }
-    total += row * d_alpha;
   }
-  return std::max(0.0, total * d_beta);
+  return std::max(0.0, 2.0 * total);
 }
 
-// The partitioned filter's coincidence excess (math.h, (c)): n keys, k
-// slices of s bits, f the fill a slice gets from the other n - 1 keys.
-double PartitionedCoincidence(int k, double s, double n) {
-  const double f = -std::expm1(std::max(0.0, n - 1) * std::log1p(-1.0 / s));
+// The coincidence excess (math.h, (c)): n keys, probes over ranges of s bits
+// (a slice, or the standard filter's m), f the fill the other n - 1 keys
+// leave.
+// Returns 0 without the full sum when 4 times its b = 1 term (all k probes
+// in one class, one G evaluation) is below `negligible`: the b >= 2 terms
+// add less (computed, grid 32: the full sum is at most 1.17 times the b = 1
+// term for k <= 64 at f <= 0.7, 1.71 at f = 0.9).
+double Coincidence(int k, double s, double n, double f, double negligible) {
+  const double scale = n / (s * s);
+  const double first = scale * HigherOrderAgreement(k, f);
+  if (4.0 * first < negligible) return 0.0;
   double cache[kMaxModelProbes + 1];
   for (double& c : cache) c = -1.0;
+  cache[k] = first / scale;
   double total = 0.0;
   for (int b = 1; 2 * b < k; ++b) {  // else no class has 3 members
     const double weight = static_cast<double>(EulerPhi(b)) / b;
@@ -326,7 +338,7 @@ double PartitionedCoincidence(int k, double s, double n) {
       total += weight * std::pow(f, k - members) * cache[members];
     }
   }
-  return n * total / (s * s);
+  return scale * total;
 }
 
 }  // namespace
@@ -343,8 +355,12 @@ absl::StatusOr<double> StandardFprFor(int num_probes, double num_bits, double nu
   // Plain double hashing: the terms times 4/3, for what they leave out
   // (math.h; measured 1.15-1.26 at k = 9, 10, below 1 at k = 6, 7).
   const double weight = scheme == HashScheme::kDoubleHashing ? 4.0 / 3.0 : 1.0;
+  const double f_others =
+      -std::expm1(k * std::max(0.0, n - 1) * std::log1p(-1.0 / std::max(m, 2.0)));
+  const double collapse = CollapseTimesBits(num_probes, f, scheme) / m;
   const double correlated =
-      weight * (CollapseTimesBits(num_probes, f, scheme) / m + CoincidenceTerm(num_probes, m, n));
+      weight * (collapse + Coincidence(num_probes, m, n, f_others,
+                                        kModelCorrectionFloor * textbook));
   const double model = std::min(1.0, ExactFillFpr(k, m, n) + correlated);
   if (textbook > 0.0 && std::abs(model / textbook - 1.0) < kModelCorrectionFloor) return textbook;
   return model;
@@ -393,13 +409,10 @@ absl::StatusOr<double> PartitionedFprFor(int num_probes, double num_bits, double
   const double textbook = std::pow(slice_set, k);
   if (num_probes > kMaxModelProbes || textbook >= 1.0) return textbook;
   const double slice = num_bits / k;
-  // A cheap bound on the correction first (the sum below is ~1e4-1e6
-  // operations): n k / s^2 exceeds it.
-  if (textbook > 0.0 && num_keys * k / (slice * slice) < kModelCorrectionFloor * textbook) {
-    return textbook;
-  }
-  const double model =
-      std::min(1.0, textbook + PartitionedCoincidence(num_probes, slice, num_keys));
+  const double model = std::min(
+      1.0, textbook + Coincidence(num_probes, slice, num_keys,
+                                  -std::expm1(std::max(0.0, num_keys - 1) * std::log1p(-1.0 / slice)),
+                                  kModelCorrectionFloor * textbook));
   if (textbook > 0.0 && model / textbook - 1.0 < kModelCorrectionFloor) return textbook;
   return model;
 }
