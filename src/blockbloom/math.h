@@ -131,8 +131,10 @@ absl::StatusOr<int> StandardOptimalProbes(double num_bits, double num_keys);
 //      nodes (math.cc). Measured (n = 1 to 100, k = 3, 7, 10): the real
 //      excess is 0.5 to 1.2 times this. Standard filter: the same sum with
 //      s = m and f its fill after n - 1 keys (probe i of the key against
-//      probe i of the query; plain double hashing also aligns shifted
-//      probes, i against i + t, left to its weight below).
+//      probe i of the query). Plain double hashing also aligns shifted
+//      probes, i against i + t: for it the term is at least n / ((k - 1)
+//      m^2), the exact chance that a key agrees with the query on the first
+//      and the last probe.
 //      For plain double hashing (b) and (c) are multiplied by 4/3: they leave
 //      out effects measured at 15-26% of them for k = 9, 10 (and overcount
 //      at k = 6, 7); tests/variants_fpr_test.cc checks the result.
