@@ -329,7 +329,9 @@ TEST(PartitionedBloomTest, CreateTakesTheBetterNeighbourOfBitsPerKeyLn2) {
     EXPECT_EQ(f->num_probes(), k) << bits_per_key;
     EXPECT_EQ(f->num_probes(), *StandardOptimalProbes(bits_per_key, 1.0)) << bits_per_key;
     const int rounded = static_cast<int>(std::lround(bits_per_key * std::log(2.0)));
-    EXPECT_LE(*StandardFprFor(k, bits_per_key, 1.0), *StandardFprFor(rounded, bits_per_key, 1.0))
+    // Formula (1) per bits/key (StandardFprFor(k, bits_per_key, 1) would be
+    // the small-m model of a 9-bit filter holding one key).
+    EXPECT_LE(StandardBloomFpr(bits_per_key, k), StandardBloomFpr(bits_per_key, rounded))
         << bits_per_key;
   }
   EXPECT_EQ(std::lround(9.375 * std::log(2.0)), 6);  // the two cases where round differs

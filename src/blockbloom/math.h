@@ -20,6 +20,14 @@
 
 namespace blockbloom {
 
+// How the standard and partitioned filters derive a key's k probe positions
+// from its 64-bit hash (specified in blockbloom/standard_bloom.h). Declared
+// here because the small-m FPR model below depends on it.
+enum class HashScheme : uint8_t {
+  kDoubleHashing = 1,
+  kEnhancedDoubleHashing = 2,
+};
+
 // Standard Bloom filter FPR, (1 - e^(-k n / m))^k with m / n = bits_per_key.
 // Always in [0, 1]: bits_per_key NaN or <= 0, or k < 1, answers 1.0 (nothing
 // is filtered); bits_per_key = +inf answers 0.0.
@@ -79,16 +87,83 @@ absl::StatusOr<uint64_t> StandardBitsForFpr(double num_keys, double fpr);
 // candidate k).
 absl::StatusOr<int> StandardOptimalProbes(double num_bits, double num_keys);
 
-// (1) for k probes, m bits and n (>= 0) keys.
-absl::StatusOr<double> StandardFprFor(int num_probes, double num_bits, double num_keys);
+// ---- The small-m model (what the filters size with and predict) ----
+//
+// (1) and the partitioned formula below are limits for large m. A filter of
+// a few hundred bits exceeds them, measurably (tests/variants_fpr_measure.cc,
+// docs/FORMAT.md "Sizing for a target FPR": CreateForFpr(10, 0.01) sized by
+// (1) measured 1.13% with enhanced double hashing, 1.49% with plain double
+// hashing, 1.22% partitioned). Three effects, each O(1/m):
+//  (a) Jensen's gap. (1) is E[fill]^k, but the FPR is E[fill^k]; the fill
+//      of a standard filter is random (Bose, Guo, Kranakis, Maheshwari,
+//      Morin, Morrison, Smid and Tang, "On the false-positive rate of Bloom
+//      filters", Information Processing Letters 108(4), 2008). Computed
+//      exactly, for independent probes, by a dynamic program over the number
+//      of set bits after each of the k n bit insertions when m * k n <=
+//      kExactFillWork; beyond, to second order: E[F^k] ~ f^k (1 + C(k,2)
+//      Var F / f^2) with the exact mean f and variance of the fill fraction.
+//      The partitioned filter has no gap: each slice takes exactly one bit
+//      per key and the slices are independent, so its formula is exact in
+//      expectation for independent probes (measured: within 1 standard error).
+//  (b) Probe collapse (standard filter). Probe i of a key is
+//      floor((u + i v + T_i) mod m), u and v the hash's two halves scaled to
+//      [0, m) and T_i the enhanced scheme's integer offsets (0 for plain
+//      double hashing). When v is within about 1/b of a multiple of m / b
+//      (b < k; probability ~2 phi(b) / (b m)), the k probes fall on about b
+//      tracks and test fewer distinct bits. Integrating the fill^(distinct
+//      bits) over that window gives, for plain double hashing,
+//        sum_{b=1}^{k-1} 2 phi(b) f^b [(1 - f^(k-b)) / ((k-b) b ln(1/f)) - f^(k-b) / b] / m;
+//      the enhanced scheme's offsets 0, 0, 0, 1, 4, 10, ... leave only the
+//      first three probes to collapse (b = 1):
+//        2 f^(k-2) [(1 - f^2) / (2 ln(1/f)) - f^2] / m.
+//  (c) Key-query coincidence. Positions of one key are pairwise
+//      independent (the map (u, v) -> (u + i v, u + j v) preserves the uniform
+//      measure), so the excess comes from three or more probes of a key
+//      agreeing with the query's: a key whose (u, v) is close to the query's,
+//      up to a stride of a multiple of 1/b of the range, covers the query's
+//      probes i = r (mod b). Partitioned filter (slices of s bits, f the fill
+//      the other n - 1 keys leave in a slice): to first order in the keys,
+//        n / s^2 * sum_{b < k/2} phi(b) / b * sum_{r < b} f^(k - M_r) G_f(M_r),
+//      M_r the probes i < k with i = r (mod b), and G_f(M) the integral over
+//      the offset and stride differences (alpha, beta) of the terms of degree
+//      >= 3 in a_j of prod_{j < M} (f + (1 - f) a_j), a_j = max(0, 1 - |alpha
+//      + j beta|) (the chance that probe j agrees); midpoint rules on ~4,200
+//      nodes (math.cc). Measured (n = 1 to 100, k = 3, 7, 10): the real
+//      excess is 0.5 to 1.2 times this. Standard filter: the same sum with
+//      s = m and f its fill after n - 1 keys (probe i of the key against
+//      probe i of the query). Plain double hashing also aligns shifted
+//      probes, i against i + t: for it the term is at least n / ((k - 1)
+//      m^2), the exact chance that a key agrees with the query on the first
+//      and the last probe.
+//      For plain double hashing (b) and (c) are multiplied by 4/3: they leave
+//      out effects measured at 15-26% of them for k = 9, 10 (and overcount
+//      at k = 6, 7); tests/variants_fpr_test.cc checks the result.
+// Each model returns the closed form itself when its corrections change it
+// by less than kModelCorrectionFloor (relative): so sizes and predictions at
+// large m (n = 1e6 at 1%: every scheme) are the closed forms', and the model
+// costs O(k) there. The work is bounded for every argument: the dynamic
+// program runs only when m * k n <= kExactFillWork, the sums over k stop at
+// kMaxModelProbes (no filter has more probes).
+inline constexpr double kModelCorrectionFloor = 1e-3;
+inline constexpr double kExactFillWork = 1 << 16;
+inline constexpr int kMaxModelProbes = 64;
+
+// The FPR of a standard filter of m bits with k probes under `scheme` after
+// n (>= 0) keys: (1) at large m, the small-m model above otherwise; in
+// [0, 1]. This is what StandardBloomFilter::GeometryForFpr sizes with and
+// PredictedFpr answers.
+absl::StatusOr<double> StandardFprFor(int num_probes, double num_bits, double num_keys,
+                                      HashScheme scheme = HashScheme::kEnhancedDoubleHashing);
 
 // (3): how many keys m bits with k probes hold at FPR p, rounded down.
 absl::StatusOr<uint64_t> StandardCapacity(double num_bits, int num_probes, double fpr);
 
 // A partitioned filter (k slices of m/k bits, one probe per slice) sets a
 // slice bit with probability 1 - (1 - k/m)^n, so p = (1 - (1 - k/m)^n)^k,
-// slightly above (1) for the same m (Almeida et al. 2007, section 3).
-// REQUIRES as StandardFprFor, and m >= k.
+// slightly above (1) for the same m (Almeida et al. 2007, section 3), exact in
+// expectation for independent probes; plus the key-query coincidence term (c)
+// of the small-m model above (its probes are enhanced double hashing within
+// slices of m/k bits). In [0, 1]. REQUIRES as StandardFprFor, and m >= k.
 absl::StatusOr<double> PartitionedFprFor(int num_probes, double num_bits, double num_keys);
 
 // The smallest bits-per-key (within 1e-6, in [kMinBitsPerKey, kMaxBitsPerKey]

@@ -1,7 +1,7 @@
 // A partitioned Bloom filter: the m bits are cut into k slices of m/k bits
 // and probe i sets one bit in slice i, so a key's k bits never collide with
 // each other. For the same m its FPR, (1 - (1 - k/m)^n)^k, is a hair above
-// the standard filter's (blockbloom/math.h); its worth is that every slice
+// the standard filter's (blockbloom/math.h; plus a small-m term there); its worth is that every slice
 // fills evenly, which the scalable filter's analysis relies on (Almeida,
 // Baquero, Preguica and Hutchison, "Scalable Bloom Filters", Information
 // Processing Letters 101(6), 2007, section 3).
@@ -41,7 +41,12 @@ class PartitionedBloomFilter : public internal::BitArrayFilter {
   static absl::StatusOr<PartitionedBloomFilter> Create(uint64_t expected_keys, double bits_per_key);
   // Sized for `expected_keys` at `fpr` in (0, 1) (InvalidArgument otherwise).
   static absl::StatusOr<PartitionedBloomFilter> CreateForFpr(uint64_t expected_keys, double fpr);
-  // The (slice bits, k) CreateForFpr uses, without allocating.
+  // The (slice bits, k) CreateForFpr uses, without allocating: the fewest
+  // bits, k slices of the closed form's k or a neighbour, at which
+  // PartitionedFprFor (blockbloom/math.h: the formula above, exact in
+  // expectation for independent probes, plus the key-query coincidence of
+  // double hashing within small slices) is at most `fpr`. For large n that
+  // is the formula solved for m with the integer k: unchanged sizes.
   struct Geometry {
     uint64_t slice_bits;
     int num_probes;
@@ -58,6 +63,8 @@ class PartitionedBloomFilter : public internal::BitArrayFilter {
 
   uint64_t slice_bits() const { return range_; }
   uint64_t num_bits() const { return range_ * static_cast<uint64_t>(num_probes()); }
+  // PartitionedFprFor(k, num_bits(), num_added()): the model GeometryForFpr
+  // sizes with.
   double PredictedFpr() const;
 
  private:

@@ -37,13 +37,12 @@
 
 #include "absl/status/statusor.h"
 #include "blockbloom/hash.h"
+#include "blockbloom/math.h"  // HashScheme, the FPR model
 
 namespace blockbloom {
 
-enum class HashScheme : uint8_t {
-  kDoubleHashing = 1,
-  kEnhancedDoubleHashing = 2,
-};
+// enum class HashScheme (kDoubleHashing = 1, kEnhancedDoubleHashing = 2) is
+// declared in blockbloom/math.h, whose FPR model depends on it.
 
 // Name of a scheme ("double", "enhanced-double"), for tools and messages.
 const char* HashSchemeName(HashScheme scheme);
@@ -107,16 +106,23 @@ class StandardBloomFilter : public internal::BitArrayFilter {
       uint64_t expected_keys, double bits_per_key,
       HashScheme scheme = HashScheme::kEnhancedDoubleHashing);
   // Sized for `expected_keys` at false-positive rate `fpr` (in (0, 1), else
-  // InvalidArgument): m = -n ln p / ln^2 2, k = m/n ln 2.
+  // InvalidArgument), by GeometryForFpr(expected_keys, fpr, scheme).
   static absl::StatusOr<StandardBloomFilter> CreateForFpr(
       uint64_t expected_keys, double fpr, HashScheme scheme = HashScheme::kEnhancedDoubleHashing);
-  // The (m, k) CreateForFpr uses, without allocating: m is the larger of
-  // -n ln p / ln^2 2 and what the integer k needs, -k n / ln(1 - p^(1/k)).
+  // The (m, k) CreateForFpr uses, without allocating: the smallest m, and
+  // its k (the closed form's k or a neighbour), at which the FPR model of
+  // blockbloom/math.h for `scheme` (StandardFprFor: exact fill after Bose et
+  // al. 2008, probe collapse and key-query coincidence of double hashing at
+  // small m) is at most `fpr`. For large n the model is formula (1) and m
+  // the larger of -n ln p / ln^2 2 and what the integer k needs,
+  // -k n / ln(1 - p^(1/k)): unchanged sizes. Small n get more bits
+  // (docs/FORMAT.md "Sizing for a target FPR"). At least 64 bits.
   struct Geometry {
     uint64_t num_bits;
     int num_probes;
   };
-  static absl::StatusOr<Geometry> GeometryForFpr(uint64_t expected_keys, double fpr);
+  static absl::StatusOr<Geometry> GeometryForFpr(
+      uint64_t expected_keys, double fpr, HashScheme scheme = HashScheme::kEnhancedDoubleHashing);
   // Exactly `num_bits` (>= 1) bits and `num_probes` (1..64) probes.
   static absl::StatusOr<StandardBloomFilter> CreateWithGeometry(
       uint64_t num_bits, int num_probes, HashScheme scheme = HashScheme::kEnhancedDoubleHashing);
@@ -129,7 +135,8 @@ class StandardBloomFilter : public internal::BitArrayFilter {
 
   uint64_t num_bits() const { return range_; }
   HashScheme scheme() const { return scheme_; }
-  // Predicted FPR with num_added() keys, formula (1) of blockbloom/math.h.
+  // Predicted FPR with num_added() keys: StandardFprFor(k, m, n, scheme())
+  // of blockbloom/math.h, the model GeometryForFpr sizes with.
   double PredictedFpr() const;
 
  private:

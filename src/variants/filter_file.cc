@@ -148,7 +148,7 @@ double LoadedFilter::PredictedFpr() const {
         } else if constexpr (std::is_same_v<F, ScalableBloomFilter>) {
           return f.PredictedFpr();
         } else if constexpr (std::is_same_v<F, StandardBloomFilter>) {
-          return *StandardFprFor(f.num_probes(), static_cast<double>(f.num_bits()), n);
+          return *StandardFprFor(f.num_probes(), static_cast<double>(f.num_bits()), n, f.scheme());
         } else {
           return *PartitionedFprFor(f.num_probes(), static_cast<double>(f.num_bits()), n);
         }

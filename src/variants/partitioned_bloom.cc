@@ -62,18 +62,37 @@ absl::StatusOr<PartitionedBloomFilter::Geometry> PartitionedBloomFilter::Geometr
     return absl::ResourceExhaustedError(absl::StrFormat(
         "partitioned filter of %g keys at fpr %g needs more than 2^48 bits", n, fpr));
   }
-  const int k = size->num_probes;
-  // As for the standard filter, the integer k needs a little more than the
-  // closed form; the partitioned model solved for m with this k gives
-  //   m = k / (1 - (1 - p^(1/k))^(1/n)).
-  const double clear = -std::expm1(std::log(fpr) / k);  // 1 - p^(1/k)
-  const double m_k = std::ceil(k / -std::expm1(std::log(clear) / n));
-  if (!(m_k <= static_cast<double>(variants::kMaxBits))) {
+  const auto too_big = [&] {
     return absl::ResourceExhaustedError(absl::StrFormat(
         "partitioned filter of %g keys at fpr %g needs more than 2^48 bits", n, fpr));
+  };
+  // As for the standard filter, the integer k needs a little more than the
+  // closed form; the partitioned formula solved for m with this k gives
+  //   m = k / (1 - (1 - p^(1/k))^(1/n)),
+  // the start of the search over slice sizes under the model of
+  // blockbloom/math.h (PartitionedFprFor), and the answer whenever the model
+  // agrees with the formula there.
+  const auto start = [&](int k) -> uint64_t {
+    const double clear = -std::expm1(std::log(fpr) / k);  // 1 - p^(1/k)
+    const double m_k = std::ceil(k / -std::expm1(std::log(clear) / n));
+    if (!(m_k <= static_cast<double>(variants::kMaxBits))) return variants::kMaxBits + 1;
+    const uint64_t m = std::max({variants::kMinBits, size->num_bits, static_cast<uint64_t>(m_k)});
+    return (m + static_cast<uint64_t>(k) - 1) / static_cast<uint64_t>(k);  // slice bits
+  };
+  if (start(size->num_probes) > variants::kMaxBits / static_cast<uint64_t>(size->num_probes)) {
+    return too_big();
   }
-  const uint64_t m = std::max({variants::kMinBits, size->num_bits, static_cast<uint64_t>(m_k)});
-  return Geometry{(m + static_cast<uint64_t>(k) - 1) / static_cast<uint64_t>(k), k};
+  // Slice counts that would not fit fail the model (2.0 > any fpr).
+  const int k_min = std::max(1, size->num_probes - 1);
+  const variants::Sizing chosen = variants::SizeUnderModel(
+      size->num_probes, variants::kMaxBits / static_cast<uint64_t>(k_min), fpr, start,
+      [](uint64_t slice_bits, int k) { return slice_bits * static_cast<uint64_t>(k); },
+      [&](uint64_t slice_bits, int k) {
+        if (slice_bits > variants::kMaxBits / static_cast<uint64_t>(k)) return 2.0;
+        return *PartitionedFprFor(k, static_cast<double>(slice_bits) * k, n);
+      });
+  if (chosen.num_probes == 0) return too_big();
+  return Geometry{chosen.num_bits, chosen.num_probes};
 }
 
 absl::StatusOr<PartitionedBloomFilter> PartitionedBloomFilter::CreateForFpr(uint64_t expected_keys,

@@ -151,6 +151,52 @@ inline absl::StatusOr<Sizing> SizeForFpr(double n, double fpr) {
       *bits, std::min(kMaxStandardProbes, *StandardOptimalProbes(static_cast<double>(*bits), n))};
 }
 
+// The smallest count c >= `start` (of bits, or of slice bits) at which
+// `fpr_at(c)` <= `fpr`, for a model that falls with c (the small-m models of
+// blockbloom/math.h): `start` itself when it meets `fpr` (the closed form's
+// size, the common case at large n), else a search that grows c by doubling
+// steps, then bisects to within 1/4096 of c (the answer may exceed the
+// smallest by that much; whole bits below 4096). At most ~2 * 48 model
+// evaluations, ~20 typically; 0 when no c up to `max_count` meets `fpr`.
+template <class FprAt>
+uint64_t SmallestCountMeeting(uint64_t start, uint64_t max_count, double fpr, FprAt fpr_at) {
+  if (start > max_count) return 0;
+  if (fpr_at(start) <= fpr) return start;
+  uint64_t lo = start, step = std::max<uint64_t>(1, start / 64), hi;
+  for (;;) {  // fpr_at(lo) > fpr
+    hi = step > max_count - lo ? max_count : lo + step;
+    if (fpr_at(hi) <= fpr) break;
+    if (hi == max_count) return 0;
+    lo = hi;
+    step *= 2;
+  }
+  while (hi - lo > std::max<uint64_t>(1, lo / 4096)) {  // fpr_at(lo) > fpr >= fpr_at(hi)
+    const uint64_t mid = lo + (hi - lo) / 2;
+    (fpr_at(mid) <= fpr ? hi : lo) = mid;
+  }
+  return hi;
+}
+
+// Sizing under a small-m model: for k in {k0 - 1, k0, k0 + 1} (within
+// [1, kMaxStandardProbes]) the smallest count from SmallestCountMeeting
+// (starting at start(k)), and the (count, k) with the fewest bits(count, k)
+// (ties to the smaller k). When k0 meets `fpr` at start(k0), that is the
+// answer without a search (the closed form's geometry). {0, 0} when none fits.
+template <class Start, class Bits, class FprAt>
+Sizing SizeUnderModel(int k0, uint64_t max_count, double fpr, Start start, Bits bits,
+                      FprAt fpr_at) {
+  if (start(k0) <= max_count && fpr_at(start(k0), k0) <= fpr) return Sizing{start(k0), k0};
+  Sizing best{0, 0};
+  for (int k = std::max(1, k0 - 1); k <= std::min(kMaxStandardProbes, k0 + 1); ++k) {
+    const uint64_t c = SmallestCountMeeting(start(k), max_count, fpr,
+                                            [&](uint64_t count) { return fpr_at(count, k); });
+    if (c != 0 && (best.num_probes == 0 || bits(c, k) < bits(best.num_bits, best.num_probes))) {
+      best = Sizing{c, k};
+    }
+  }
+  return best;
+}
+
 // The 12-byte trailer of the standard and partitioned formats:
 //   [word: u64 LE][k: u8][byte9: u8][version: u8][marker: u8]
 // (word: m or slice bits; byte9: hash scheme or reserved 0).

@@ -87,33 +87,50 @@ absl::StatusOr<StandardBloomFilter> StandardBloomFilter::Create(uint64_t expecte
 }
 
 absl::StatusOr<StandardBloomFilter::Geometry> StandardBloomFilter::GeometryForFpr(
-    uint64_t expected_keys, double fpr) {
+    uint64_t expected_keys, double fpr, HashScheme scheme) {
+  if (!variants::IsKnownScheme(static_cast<uint8_t>(scheme))) {
+    return absl::InvalidArgumentError("unknown hash scheme");
+  }
   const double n = static_cast<double>(std::max<uint64_t>(expected_keys, 1));
   absl::StatusOr<variants::Sizing> size = variants::SizeForFpr(n, fpr);
   if (!size.ok()) return size.status();
-  const int k = size->num_probes;
-  // The closed form m = -n ln p / ln^2 2 assumes the real k = (m/n) ln 2; the
-  // integer k misses p slightly (1.0039% instead of 1% at n = 1e6, k = 7).
-  // Formula (1) solved for m with this k, m = -k n / ln(1 - p^(1/k)), meets it.
-  const double m_k = std::ceil(-k * n / std::log(-std::expm1(std::log(fpr) / k)));
-  if (!(m_k <= static_cast<double>(variants::kMaxBits))) {
+  const auto too_big = [&] {
     return absl::ResourceExhaustedError(
         absl::StrFormat("standard filter of %g keys at fpr %g needs more than 2^48 bits", n, fpr));
-  }
-  return Geometry{std::max({variants::kMinBits, size->num_bits, static_cast<uint64_t>(m_k)}), k};
+  };
+  // The closed form m = -n ln p / ln^2 2 assumes the real k = (m/n) ln 2; the
+  // integer k misses p slightly (1.0039% instead of 1% at n = 1e6, k = 7).
+  // Formula (1) solved for m with this k, m = -k n / ln(1 - p^(1/k)), meets
+  // it: the start of the search, and the answer whenever the small-m model
+  // of blockbloom/math.h agrees with (1) there (every n above a few
+  // thousand at 1%).
+  const auto start = [&](int k) -> uint64_t {
+    const double m_k = std::ceil(-k * n / std::log(-std::expm1(std::log(fpr) / k)));
+    if (!(m_k <= static_cast<double>(variants::kMaxBits))) return variants::kMaxBits + 1;
+    return std::max({variants::kMinBits, size->num_bits, static_cast<uint64_t>(m_k)});
+  };
+  if (start(size->num_probes) > variants::kMaxBits) return too_big();
+  const variants::Sizing chosen = variants::SizeUnderModel(
+      size->num_probes, variants::kMaxBits, fpr, start,
+      [](uint64_t bits, int) { return bits; },
+      [&](uint64_t bits, int k) {
+        return *StandardFprFor(k, static_cast<double>(bits), n, scheme);
+      });
+  if (chosen.num_probes == 0) return too_big();
+  return Geometry{chosen.num_bits, chosen.num_probes};
 }
 
 absl::StatusOr<StandardBloomFilter> StandardBloomFilter::CreateForFpr(uint64_t expected_keys,
                                                                       double fpr,
                                                                       HashScheme scheme) {
-  absl::StatusOr<Geometry> g = GeometryForFpr(expected_keys, fpr);
+  absl::StatusOr<Geometry> g = GeometryForFpr(expected_keys, fpr, scheme);
   if (!g.ok()) return g.status();
   return CreateWithGeometry(g->num_bits, g->num_probes, scheme);
 }
 
 double StandardBloomFilter::PredictedFpr() const {
   return *StandardFprFor(num_probes(), static_cast<double>(num_bits()),
-                         static_cast<double>(num_added()));
+                         static_cast<double>(num_added()), scheme());
 }
 
 std::string StandardBloomFilter::Serialize() const {
