@@ -516,7 +516,9 @@ TEST(CliTest, InspectDoesNotAllocateWhatAFalseSnappyHeaderClaims) {
 // filter of one bit byte and k = 16: 64 keys per 512-bit block for each key,
 // an overfull filter whose model sums ~24 sqrt(64 * keys) + 61 Poisson terms
 // (604 for 8 keys) from ~50 bytes of file.
-std::string TableOfOverfullFilters(int filters, int keys_per_block) {
+// With slots_missing > 0, the filter block ends that many slots early: the
+// last blocks have no filter slot (a damaged table).
+std::string TableOfOverfullFilters(int filters, int keys_per_block, int slots_missing = 0) {
   constexpr int kBaseLg = 5;
   const std::vector<std::pair<std::string, std::string>> entries(
       static_cast<size_t>(keys_per_block));
@@ -532,7 +534,8 @@ std::string TableOfOverfullFilters(int filters, int keys_per_block) {
   std::string fb;
   std::vector<uint32_t> offsets;
   size_t next = 0;
-  for (uint64_t slot = 0; slot <= (blocks.back().first >> kBaseLg); ++slot) {
+  for (uint64_t slot = 0; slot + static_cast<uint64_t>(slots_missing) <= (blocks.back().first >> kBaseLg);
+       ++slot) {
     offsets.push_back(static_cast<uint32_t>(fb.size()));
     if (next < blocks.size() && (blocks[next].first >> kBaseLg) == slot) {
       fb += filter;
@@ -577,6 +580,27 @@ TEST(CliTest, InspectBoundsTheModelWorkOfATableOfOverfullFilters) {
   EXPECT_TRUE(Has(many.out, "blockbloom blocked v1, k=16      unknown (model work capped)"))
       << many.out;
   EXPECT_TRUE(Has(many.out, "model FPR unknown")) << many.out;  // the total
+  std::remove(table.c_str());
+  std::remove((db + "/CURRENT").c_str());
+  std::remove(db.c_str());
+}
+
+// A data block whose filter slot is past the filter block's last one (the
+// filter block cut one slot short) is damage, reported as such: not a
+// table whose last block's keys silently go unmodelled.
+TEST(CliTest, InspectReportsADataBlockWithoutAFilterSlot) {
+  const std::string db = OneTableDb("db_missing_slot", TableOfOverfullFilters(3, 8));
+  const std::string table = db + "/000001.ldb";
+  const ToolRun whole = Tool("inspect " + db);
+  EXPECT_EQ(whole.code, 0) << whole.out << whole.err;
+  EXPECT_TRUE(Has(whole.out, "24 keys")) << whole.out;
+  for (const int missing : {1, 2}) {
+    std::ofstream(table, std::ios::binary | std::ios::trunc) << TableOfOverfullFilters(3, 8, missing);
+    const ToolRun cut = Tool("inspect " + db);
+    EXPECT_EQ(cut.code, 3) << missing << cut.out << cut.err;
+    EXPECT_TRUE(Has(cut.out, "000001.ldb   DAMAGED: a data block has no filter slot"))
+        << missing << cut.out;
+  }
   std::remove(table.c_str());
   std::remove((db + "/CURRENT").c_str());
   std::remove(db.c_str());
