@@ -17,6 +17,7 @@
 #include "blockbloom/hash.h"
 #include "blockbloom/leveldb_filter_policy.h"
 #include "blocked/format.h"
+#include "format/recognize.h"
 #include "leveldb/filter_policy.h"
 #include "leveldb/slice.h"
 #include "sanitizers.h"
@@ -216,6 +217,14 @@ TEST(BlockedFormatTest, EmptyKeySetRejectsEverything) {
   const std::string empty = BuildPolicyFilter(*policy, 0);
   EXPECT_EQ(empty.size(), blocked::kTrailerSize);
   for (int i = 0; i < 1000; ++i) EXPECT_FALSE(policy->KeyMayMatch(Key(i), empty));
+  // The hash-level reader (format::Recognize's, the inspector's) too: a
+  // probe of its zero bits would read the trailer as filter bits.
+  const format::Recognized r = format::Recognize(empty);
+  ASSERT_EQ(r.kind, format::FilterKind::kBlocked);
+  for (int i = 0; i < 1000; ++i) {
+    EXPECT_FALSE(blocked::EncodedMayContainHash(empty, HashKey(Key(i)))) << i;
+    EXPECT_FALSE(r.read(empty, HashKey(Key(i)))) << i;
+  }
 }
 
 }  // namespace
@@ -342,6 +351,36 @@ TEST(BlockedFormatTest, LargeFiltersBuiltAlignedAreTheSameBytes) {
   const std::string filter = dst.substr(6);
   for (size_t i = 0; i < n; i += 97) {
     ASSERT_TRUE(blocked::EncodedMayContainHash(filter, HashKey(keys[i]))) << i;
+  }
+}
+
+// A flat (version 2) filter, as the policies write, loaded into the class:
+// both of its probes read it flat. MayContainHash's probe is chosen once the
+// geometry is known (a probe chosen before, the blocked one, gave false
+// negatives here), and answers as the flat kernel for absent hashes too.
+TEST(BlockedFormatV2Test, FlatFilterLoadedIntoTheClassProbesFlat) {
+  const std::vector<std::string> keys = testing_keys::RandomLengthKeys(400, 17);
+  testing_keys::SplitMix64 rng(17);
+  for (const size_t n : {size_t{1}, size_t{20}, size_t{100}, size_t{400}}) {
+    std::string encoded;
+    const uint64_t num_bytes = BlockedBloomBytes(n, 10.0);
+    blocked::AppendFilter(
+        n, num_bytes, 7, [&](size_t i) { return std::string_view(keys[i]); }, &encoded);
+    blocked::FilterView view;
+    ASSERT_TRUE(blocked::ParseFilter(encoded, &view));
+    ASSERT_EQ(view.geometry, blocked::Geometry::kFlat) << n;
+    absl::StatusOr<BlockedBloomFilter> filter = BlockedBloomFilter::Deserialize(encoded);
+    ASSERT_TRUE(filter.ok()) << filter.status();
+    for (size_t i = 0; i < n; ++i) {
+      ASSERT_TRUE(filter->MayContain(keys[i])) << n << " " << i;
+      ASSERT_TRUE(filter->MayContainHash(HashKey(keys[i]))) << n << " " << i;
+    }
+    for (int q = 0; q < 2000; ++q) {
+      const uint64_t h = rng.Next();
+      ASSERT_EQ(filter->MayContainHash(h),
+                blocked::flat::MayContainHash(h, num_bytes * 8, 7, view.bits))
+          << n;
+    }
   }
 }
 

@@ -309,6 +309,35 @@ TEST(CliTest, InspectReadsBlockedAndBuiltinDatabases) {
   leveldb::DestroyDB(builtin_db, leveldb::Options());
 }
 
+// Entries whose value length is a two-byte varint (128-16383 bytes; here
+// 130-190, whose first byte has bit 7 set and bit 6 clear) are parsed as
+// such: every key is counted and the table is not reported damaged (the
+// three one-byte varints shortcut must test bit 7 of each byte).
+TEST(CliTest, InspectCountsEntriesWithTwoByteValueLengths) {
+  std::unique_ptr<const leveldb::FilterPolicy> blocked(NewBlockedBloomFilterPolicy(10));
+  const std::string db_path = Dir() + "/db_long_values";
+  leveldb::DestroyDB(db_path, leveldb::Options());
+  {
+    leveldb::Options options;
+    options.create_if_missing = true;
+    options.filter_policy = blocked.get();
+    leveldb::DB* raw = nullptr;
+    ASSERT_TRUE(leveldb::DB::Open(options, db_path, &raw).ok());
+    std::unique_ptr<leveldb::DB> db(raw);
+    for (int i = 0; i < 3000; ++i) {
+      ASSERT_TRUE(db->Put(leveldb::WriteOptions(), Key(i), std::string(130 + i % 61, 'v')).ok());
+    }
+    db->CompactRange(nullptr, nullptr);
+  }
+  const ToolRun r = Tool("inspect " + db_path);
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_FALSE(Has(r.out, "DAMAGED")) << r.out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.out, m, std::regex(R"((\d+) keys, )"))) << r.out;
+  EXPECT_EQ(m[1], "3000");
+  leveldb::DestroyDB(db_path, leveldb::Options());
+}
+
 TEST(CliTest, InspectReadsCompactDatabases) {
   std::unique_ptr<const leveldb::FilterPolicy> compact(NewCompactFilterPolicy(10));
   const std::string db = Dir() + "/db_compact";
@@ -487,7 +516,9 @@ TEST(CliTest, InspectDoesNotAllocateWhatAFalseSnappyHeaderClaims) {
 // filter of one bit byte and k = 16: 64 keys per 512-bit block for each key,
 // an overfull filter whose model sums ~24 sqrt(64 * keys) + 61 Poisson terms
 // (604 for 8 keys) from ~50 bytes of file.
-std::string TableOfOverfullFilters(int filters, int keys_per_block) {
+// With slots_missing > 0, the filter block ends that many slots early: the
+// last blocks have no filter slot (a damaged table).
+std::string TableOfOverfullFilters(int filters, int keys_per_block, int slots_missing = 0) {
   constexpr int kBaseLg = 5;
   const std::vector<std::pair<std::string, std::string>> entries(
       static_cast<size_t>(keys_per_block));
@@ -503,7 +534,8 @@ std::string TableOfOverfullFilters(int filters, int keys_per_block) {
   std::string fb;
   std::vector<uint32_t> offsets;
   size_t next = 0;
-  for (uint64_t slot = 0; slot <= (blocks.back().first >> kBaseLg); ++slot) {
+  for (uint64_t slot = 0; slot + static_cast<uint64_t>(slots_missing) <= (blocks.back().first >> kBaseLg);
+       ++slot) {
     offsets.push_back(static_cast<uint32_t>(fb.size()));
     if (next < blocks.size() && (blocks[next].first >> kBaseLg) == slot) {
       fb += filter;
@@ -548,6 +580,27 @@ TEST(CliTest, InspectBoundsTheModelWorkOfATableOfOverfullFilters) {
   EXPECT_TRUE(Has(many.out, "blockbloom blocked v1, k=16      unknown (model work capped)"))
       << many.out;
   EXPECT_TRUE(Has(many.out, "model FPR unknown")) << many.out;  // the total
+  std::remove(table.c_str());
+  std::remove((db + "/CURRENT").c_str());
+  std::remove(db.c_str());
+}
+
+// A data block whose filter slot is past the filter block's last one (the
+// filter block cut one slot short) is damage, reported as such: not a
+// table whose last block's keys silently go unmodelled.
+TEST(CliTest, InspectReportsADataBlockWithoutAFilterSlot) {
+  const std::string db = OneTableDb("db_missing_slot", TableOfOverfullFilters(3, 8));
+  const std::string table = db + "/000001.ldb";
+  const ToolRun whole = Tool("inspect " + db);
+  EXPECT_EQ(whole.code, 0) << whole.out << whole.err;
+  EXPECT_TRUE(Has(whole.out, "24 keys")) << whole.out;
+  for (const int missing : {1, 2}) {
+    std::ofstream(table, std::ios::binary | std::ios::trunc) << TableOfOverfullFilters(3, 8, missing);
+    const ToolRun cut = Tool("inspect " + db);
+    EXPECT_EQ(cut.code, 3) << missing << cut.out << cut.err;
+    EXPECT_TRUE(Has(cut.out, "000001.ldb   DAMAGED: a data block has no filter slot"))
+        << missing << cut.out;
+  }
   std::remove(table.c_str());
   std::remove((db + "/CURRENT").c_str());
   std::remove(db.c_str());

@@ -24,6 +24,7 @@
 #include "compact/builder.h"
 #include "compact/format.h"
 #include "leveldb/slice.h"
+#include "policy/policy_base.h"  // tls_probe_slot, kSharedSlot
 #include "test_keys.h"
 #include "sanitizers.h"
 
@@ -683,6 +684,51 @@ TEST(FilterStatsTest, ConcurrentProbesAreCountedExactly) {
   const FilterPolicyStats s = GetFilterPolicyStats(policy.get());
   EXPECT_EQ(s.probes - before.probes, uint64_t{kThreads} * kRounds * 500);
   EXPECT_EQ(s.negatives - before.negatives, uint64_t{kThreads} * kRounds * want_no);
+}
+
+// The shared slot for certain: every thread probes once, then waits until
+// all kThreads (> 63) have, so that all hold a slot at once and at least
+// kThreads - 63 of them count through the shared one. Those then probe on
+// together while the others wait, still holding their slots. Each probe is
+// counted exactly once: a shared-slot count of 2 fails here; the shared slot
+// updated as an owned one (plain load and store, which loses counts when its
+// threads run at once) fails here when counts are lost, and always under TSan.
+TEST(FilterStatsTest, ProbesThroughTheSharedSlotAreCountedOnce) {
+  const std::unique_ptr<const leveldb::FilterPolicy> policy(NewBlockedBloomFilterPolicy(10));
+  std::vector<std::string> keys;
+  for (int i = 0; i < 100; ++i) keys.push_back(Key(2 * i));
+  std::vector<leveldb::Slice> slices(keys.begin(), keys.end());
+  std::string filter;
+  policy->CreateFilter(slices.data(), static_cast<int>(slices.size()), &filter);
+  uint64_t want_no = 0;
+  for (int i = 0; i < 500; ++i) want_no += !policy->KeyMayMatch(Key(i), filter);
+  const uint64_t no_1 = !policy->KeyMayMatch(Key(1), filter);
+  const FilterPolicyStats before = GetFilterPolicyStats(policy.get());
+  constexpr int kThreads = 72, kRounds = 20;
+  std::atomic<int> arrived{0}, done{0}, shared{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      (void)policy->KeyMayMatch(Key(1), filter);  // takes this thread's slot
+      arrived.fetch_add(1);
+      while (arrived.load() < kThreads) std::this_thread::yield();
+      if (internal::tls_probe_slot == internal::kSharedSlot) {
+        shared.fetch_add(1);
+        for (int r = 0; r < kRounds; ++r) {
+          for (int i = 0; i < 500; ++i) (void)policy->KeyMayMatch(Key(i), filter);
+        }
+      }
+      done.fetch_add(1);
+      while (done.load() < kThreads) std::this_thread::yield();  // keep the slot
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  ASSERT_GE(shared.load(), kThreads - internal::kSharedSlot);
+  const uint64_t on_shared = static_cast<uint64_t>(shared.load());
+  const FilterPolicyStats s = GetFilterPolicyStats(policy.get());
+  EXPECT_EQ(s.probes - before.probes, uint64_t{kThreads} + on_shared * kRounds * 500);
+  EXPECT_EQ(s.negatives - before.negatives,
+            uint64_t{kThreads} * no_1 + on_shared * kRounds * want_no);
 }
 
 }  // namespace

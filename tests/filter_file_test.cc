@@ -378,5 +378,47 @@ TEST(FilterFileTest, SymlinkAtTheTemporaryNameIsNotFollowed) {
   ::unlink(tmp.c_str());
 }
 
+// A temporary name already taken (here a symbolic link, as a crashed
+// process with this pid or another user could leave one) is skipped for the
+// next one: the save succeeds, the link's target is untouched and the
+// leftover is left where it was. The name the next save will try is read
+// from a failed save's error message (the per-process count goes up by one
+// per save). Fails with O_TRUNC in place of O_EXCL, with EEXIST not mapped
+// to AlreadyExists, without the retry, and with a count that does not advance.
+TEST(FilterFileTest, TakenTemporaryNameIsSkippedForTheNextOne) {
+  const std::string dir = TempPath("taken-tmp");
+  ASSERT_EQ(::mkdir(dir.c_str(), 0700), 0);
+  const std::string path = dir + "/f.bbf";
+  // A save into a missing directory fails at the temporary's creation and
+  // names it: "<path>.tmp.<pid>.<count>".
+  const std::string missing = dir + "/no-such-dir/f.bbf";
+  const absl::Status failed = WriteFileAtomically(missing, "x");
+  ASSERT_FALSE(failed.ok());
+  const std::string prefix = missing + ".tmp." + std::to_string(::getpid()) + ".";
+  const std::string message(failed.message());
+  const size_t at = message.find(prefix);
+  ASSERT_NE(at, std::string::npos) << message;
+  const uint64_t count = std::stoull(message.substr(at + prefix.size()));
+  const std::string victim = TempPath("taken-tmp-victim");
+  WriteAll(victim, "precious");
+  const std::string taken = path + ".tmp." + std::to_string(::getpid()) + "." +
+                            std::to_string(count + 1);
+  ASSERT_EQ(::symlink(victim.c_str(), taken.c_str()), 0) << taken;
+  const absl::Status s = WriteFileAtomically(path, "new bytes");
+  EXPECT_TRUE(s.ok()) << s;
+  EXPECT_EQ(ReadAll(path), "new bytes");
+  EXPECT_EQ(ReadAll(victim), "precious");
+  struct stat st;
+  EXPECT_EQ(::lstat(taken.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  int entries = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    (void)e;
+    ++entries;
+  }
+  EXPECT_EQ(entries, 2);  // f.bbf and the leftover: no temporary of ours
+  ::unlink(taken.c_str());
+}
+
 }  // namespace
 }  // namespace blockbloom

@@ -12,6 +12,8 @@
 #define HWY_COMPILE_ALL_ATTAINABLE
 #endif
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -154,6 +156,38 @@ HWY_NOINLINE void TestBuildAndBatchMatchScalar() {
   }
 }
 
+// The rolling windows read no hash past the n given: the hashes end at a
+// page whose next page is inaccessible, so a read of hashes[n] (a prefetch
+// refill one key too far) crashes the test even without ASan. Bytes and
+// answers as the scalar reference, n below, at and above each window.
+HWY_NOINLINE void TestRollingWindowsReadNoHashPastTheEnd() {
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  void* map = ::mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(map, MAP_FAILED);
+  struct Unmap {
+    void* p;
+    size_t len;
+    ~Unmap() { ::munmap(p, len); }
+  } unmap{map, 2 * page};
+  uint8_t* const guard = static_cast<uint8_t*>(map) + page;
+  ASSERT_EQ(::mprotect(guard, page, PROT_NONE), 0);
+  testing_keys::SplitMix64 rng(HWY_TARGET + 9);
+  constexpr uint64_t kBytes = 20000;
+  for (const size_t n : {size_t{1}, size_t{15}, size_t{16}, size_t{17}, size_t{300}}) {
+    uint64_t* const hashes = reinterpret_cast<uint64_t*>(guard) - n;
+    for (size_t i = 0; i < n; ++i) hashes[i] = rng.Next();
+    for (const size_t window : {size_t{1}, size_t{16}, size_t{64}, size_t{1000}}) {
+      std::vector<uint8_t> expected(kBytes), got(kBytes);
+      for (size_t i = 0; i < n; ++i) blocked::AddHash(hashes[i], kBytes * 8, 7, expected.data());
+      AddHashesRolling(hashes, n, kBytes * 8, 7, got.data(), window);
+      ASSERT_EQ(got, expected) << hwy::TargetName(HWY_TARGET) << " n=" << n << " w=" << window;
+      auto out = std::make_unique<bool[]>(n);
+      MayContainHashesRolling<3>(hashes, n, kBytes * 8, 7, got.data(), window, out.get());
+      for (size_t i = 0; i < n; ++i) ASSERT_TRUE(out[i]) << hwy::TargetName(HWY_TARGET);
+    }
+  }
+}
+
 // NOLINTNEXTLINE(google-readability-namespace-comments)
 }  // namespace HWY_NAMESPACE
 }  // namespace blockbloom
@@ -166,6 +200,7 @@ HWY_EXPORT_AND_TEST_P(BlockedKernelPerTarget, TestSingleProbeMatchesScalar);
 HWY_EXPORT_AND_TEST_P(BlockedKernelPerTarget, TestFullBlockEveryBitCleared);
 HWY_EXPORT_AND_TEST_P(BlockedKernelPerTarget, TestBuildAndBatchMatchScalar);
 HWY_EXPORT_AND_TEST_P(BlockedKernelPerTarget, TestSetFullBlockMatchesScalar);
+HWY_EXPORT_AND_TEST_P(BlockedKernelPerTarget, TestRollingWindowsReadNoHashPastTheEnd);
 }  // namespace blockbloom
 
 // ---- The dispatched public API under every target ----
