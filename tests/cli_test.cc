@@ -534,8 +534,8 @@ std::string TableOfOverfullFilters(int filters, int keys_per_block, int slots_mi
   std::string fb;
   std::vector<uint32_t> offsets;
   size_t next = 0;
-  for (uint64_t slot = 0; slot + static_cast<uint64_t>(slots_missing) <= (blocks.back().first >> kBaseLg);
-       ++slot) {
+  for (uint64_t slot = 0;
+       slot + static_cast<uint64_t>(slots_missing) <= (blocks.back().first >> kBaseLg); ++slot) {
     offsets.push_back(static_cast<uint32_t>(fb.size()));
     if (next < blocks.size() && (blocks[next].first >> kBaseLg) == slot) {
       fb += filter;
@@ -595,7 +595,8 @@ TEST(CliTest, InspectReportsADataBlockWithoutAFilterSlot) {
   EXPECT_EQ(whole.code, 0) << whole.out << whole.err;
   EXPECT_TRUE(Has(whole.out, "24 keys")) << whole.out;
   for (const int missing : {1, 2}) {
-    std::ofstream(table, std::ios::binary | std::ios::trunc) << TableOfOverfullFilters(3, 8, missing);
+    std::ofstream(table, std::ios::binary | std::ios::trunc)
+        << TableOfOverfullFilters(3, 8, missing);
     const ToolRun cut = Tool("inspect " + db);
     EXPECT_EQ(cut.code, 3) << missing << cut.out << cut.err;
     EXPECT_TRUE(Has(cut.out, "000001.ldb   DAMAGED: a data block has no filter slot"))

@@ -401,8 +401,8 @@ TEST(FilterFileTest, TakenTemporaryNameIsSkippedForTheNextOne) {
   const uint64_t count = std::stoull(message.substr(at + prefix.size()));
   const std::string victim = TempPath("taken-tmp-victim");
   WriteAll(victim, "precious");
-  const std::string taken = path + ".tmp." + std::to_string(::getpid()) + "." +
-                            std::to_string(count + 1);
+  const std::string taken =
+      path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(count + 1);
   ASSERT_EQ(::symlink(victim.c_str(), taken.c_str()), 0) << taken;
   const absl::Status s = WriteFileAtomically(path, "new bytes");
   EXPECT_TRUE(s.ok()) << s;

@@ -88,10 +88,11 @@ Mean MeasureIdeal(uint64_t n, uint64_t range, int k, bool partitioned, uint64_t 
 
 void Row(const char* what, uint64_t n, double p, uint64_t m, int k, double model, const Mean& got,
          const Mean& ideal) {
-  std::printf("%-12s %6" PRIu64 " %6g %8" PRIu64 " %3d  %9.5f%%  %9.5f%% +- %.5f%%  (%5.3f)  "
+  std::printf("%-12s %6" PRIu64 " %6g %8" PRIu64
+              " %3d  %9.5f%%  %9.5f%% +- %.5f%%  (%5.3f)  "
               "%9.5f%% +- %.5f%%\n",
-              what, n, p, m, k, 100 * model, 100 * got.mean(), 100 * got.stderr_(),
-              got.mean() / p, 100 * ideal.mean(), 100 * ideal.stderr_());
+              what, n, p, m, k, 100 * model, 100 * got.mean(), 100 * got.stderr_(), got.mean() / p,
+              100 * ideal.mean(), 100 * ideal.stderr_());
   std::fflush(stdout);
 }
 

@@ -61,9 +61,9 @@ TEST(VariantsFprTest, StandardMeanFprOfSmallFiltersIsAtMostTheTarget) {
       const MeanFpr got = Measure(t.n, kFilters, kProbes, ++seed, [&] {
         return *StandardBloomFilter::CreateWithGeometry(g.num_bits, g.num_probes, scheme);
       });
-      SCOPED_TRACE(testing::Message() << HashSchemeName(scheme) << " n=" << t.n << " p=" << t.fpr
-                                      << " measured " << got.mean << " +- " << got.standard_error
-                                      << " predicted " << got.predicted);
+      SCOPED_TRACE(testing::Message()
+                   << HashSchemeName(scheme) << " n=" << t.n << " p=" << t.fpr << " measured "
+                   << got.mean << " +- " << got.standard_error << " predicted " << got.predicted);
       EXPECT_LE(got.mean, t.fpr + 3 * got.standard_error);
       EXPECT_LE(got.predicted, t.fpr);  // what the sizing promised
       // The prediction is honest: not below the measurement, and not far above.
@@ -80,9 +80,9 @@ TEST(VariantsFprTest, PartitionedMeanFprOfSmallFiltersIsAtMostTheTarget) {
     const MeanFpr got = Measure(t.n, kFilters, kProbes, ++seed, [&] {
       return *PartitionedBloomFilter::CreateWithGeometry(g.slice_bits, g.num_probes);
     });
-    SCOPED_TRACE(testing::Message() << "n=" << t.n << " p=" << t.fpr << " measured " << got.mean
-                                    << " +- " << got.standard_error << " predicted "
-                                    << got.predicted);
+    SCOPED_TRACE(testing::Message()
+                 << "n=" << t.n << " p=" << t.fpr << " measured " << got.mean << " +- "
+                 << got.standard_error << " predicted " << got.predicted);
     EXPECT_LE(got.mean, t.fpr + 3 * got.standard_error);
     EXPECT_LE(got.predicted, t.fpr);
     EXPECT_LE(got.mean, got.predicted + 3 * got.standard_error);
@@ -111,7 +111,8 @@ TEST(VariantsFprTest, SizesForLargeNAreTheClosedForms) {
         EXPECT_EQ(g->num_probes, k) << n << " " << p << " " << HashSchemeName(s);
       }
       const double clear = -std::expm1(std::log(p) / k);
-      const uint64_t m = std::max(bits, static_cast<uint64_t>(std::ceil(k / -std::expm1(std::log(clear) / n))));
+      const uint64_t m =
+          std::max(bits, static_cast<uint64_t>(std::ceil(k / -std::expm1(std::log(clear) / n))));
       auto pg = PartitionedBloomFilter::GeometryForFpr(static_cast<uint64_t>(n), p);
       ASSERT_TRUE(pg.ok()) << pg.status();
       EXPECT_EQ(pg->slice_bits, (m + k - 1) / k) << n << " " << p;
@@ -157,10 +158,10 @@ TEST(VariantsFprTest, ModelIsBoundedForEveryArgument) {
       }
       auto pg = PartitionedBloomFilter::GeometryForFpr(n, p);
       ASSERT_TRUE(pg.ok()) << pg.status();
-      EXPECT_LE(*PartitionedFprFor(pg->num_probes,
-                                   static_cast<double>(pg->slice_bits * pg->num_probes),
-                                   static_cast<double>(n)),
-                p)
+      EXPECT_LE(
+          *PartitionedFprFor(pg->num_probes, static_cast<double>(pg->slice_bits * pg->num_probes),
+                             static_cast<double>(n)),
+          p)
           << n << " " << p;
     }
   }

@@ -1,10 +1,9 @@
 // A partitioned Bloom filter: the m bits are cut into k slices of m/k bits
 // and probe i sets one bit in slice i, so a key's k bits never collide with
 // each other. For the same m its FPR, (1 - (1 - k/m)^n)^k, is a hair above
-// the standard filter's (blockbloom/math.h; plus a small-m term there); its worth is that every slice
-// fills evenly, which the scalable filter's analysis relies on (Almeida,
-// Baquero, Preguica and Hutchison, "Scalable Bloom Filters", Information
-// Processing Letters 101(6), 2007, section 3).
+// the standard filter's (blockbloom/math.h; plus a small-m term there); its worth is that every
+// slice fills evenly, which the scalable filter's analysis relies on (Almeida, Baquero, Preguica
+// and Hutchison, "Scalable Bloom Filters", Information Processing Letters 101(6), 2007, section 3).
 //
 // Hashing: the probe sequence g_0..g_{k-1} of a key is the enhanced double
 // hashing of blockbloom/standard_bloom.h over h = HashKey(key) with

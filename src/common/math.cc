@@ -230,7 +230,8 @@ double ExactFillFpr(double k, double m, double n) {
   const double q2 = std::exp(insertions * std::log1p(-2.0 / m));  // two bits clear
   const double f = 1.0 - q1;
   if (!(f > 0.0)) return 0.0;
-  const double var_fraction = std::max(0.0, (m * (m - 1) * q2 + m * q1 - m * m * q1 * q1) / (m * m));
+  const double var_fraction =
+      std::max(0.0, (m * (m - 1) * q2 + m * q1 - m * m * q1 * q1) / (m * m));
   return std::min(1.0, std::pow(f, k) * (1.0 + 0.5 * k * (k - 1) * var_fraction / (f * f)));
 }
 
@@ -255,8 +256,10 @@ double ClearOverLog(double f, double j) {
 double CollapseTimesBits(int k, double f, HashScheme scheme) {
   if (k < 2 || !(f > 0.0)) return 0.0;
   if (scheme == HashScheme::kEnhancedDoubleHashing) {
-    if (k < 3) scheme = HashScheme::kDoubleHashing;  // T_0 = T_1 = 0: as plain
-    else return std::max(0.0, 2 * std::pow(f, k - 2) * (0.5 * ClearOverLog(f, 2) - f * f));
+    if (k < 3)
+      scheme = HashScheme::kDoubleHashing;  // T_0 = T_1 = 0: as plain
+    else
+      return std::max(0.0, 2 * std::pow(f, k - 2) * (0.5 * ClearOverLog(f, 2) - f * f));
   }
   double sum = 0.0;
   for (int b = 1; b < k; ++b) {
@@ -415,9 +418,10 @@ absl::StatusOr<double> PartitionedFprFor(int num_probes, double num_bits, double
   if (num_probes > kMaxModelProbes || textbook >= 1.0) return textbook;
   const double slice = num_bits / k;
   const double model = std::min(
-      1.0, textbook + Coincidence(num_probes, slice, num_keys,
-                                  -std::expm1(std::max(0.0, num_keys - 1) * std::log1p(-1.0 / slice)),
-                                  kModelCorrectionFloor * textbook));
+      1.0,
+      textbook + Coincidence(num_probes, slice, num_keys,
+                             -std::expm1(std::max(0.0, num_keys - 1) * std::log1p(-1.0 / slice)),
+                             kModelCorrectionFloor * textbook));
   if (textbook > 0.0 && model / textbook - 1.0 < kModelCorrectionFloor) return textbook;
   return model;
 }

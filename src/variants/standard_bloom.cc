@@ -111,8 +111,7 @@ absl::StatusOr<StandardBloomFilter::Geometry> StandardBloomFilter::GeometryForFp
   };
   if (start(size->num_probes) > variants::kMaxBits) return too_big();
   const variants::Sizing chosen = variants::SizeUnderModel(
-      size->num_probes, variants::kMaxBits, fpr, start,
-      [](uint64_t bits, int) { return bits; },
+      size->num_probes, variants::kMaxBits, fpr, start, [](uint64_t bits, int) { return bits; },
       [&](uint64_t bits, int k) {
         return *StandardFprFor(k, static_cast<double>(bits), n, scheme);
       });
