@@ -10,8 +10,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -689,10 +691,12 @@ TEST(FilterStatsTest, ConcurrentProbesAreCountedExactly) {
 // The shared slot for certain: every thread probes once, then waits until
 // all kThreads (> 63) have, so that all hold a slot at once and at least
 // kThreads - 63 of them count through the shared one. Those then probe on
-// together while the others wait, still holding their slots. Each probe is
-// counted exactly once: a shared-slot count of 2 fails here; the shared slot
-// updated as an owned one (plain load and store, which loses counts when its
-// threads run at once) fails here when counts are lost, and always under TSan.
+// together while the others sleep (blocked, not spinning: the shared-slot
+// threads have the cores to themselves), still holding their slots. Each
+// probe is counted exactly once: a shared-slot count of 2 fails here, and so
+// does the shared slot updated as an owned one (a relaxed load and store,
+// which loses counts when its threads run at once; being atomics, TSan
+// cannot see that).
 TEST(FilterStatsTest, ProbesThroughTheSharedSlotAreCountedOnce) {
   const std::unique_ptr<const leveldb::FilterPolicy> policy(NewBlockedBloomFilterPolicy(10));
   std::vector<std::string> keys;
@@ -704,27 +708,35 @@ TEST(FilterStatsTest, ProbesThroughTheSharedSlotAreCountedOnce) {
   for (int i = 0; i < 500; ++i) want_no += !policy->KeyMayMatch(Key(i), filter);
   const uint64_t no_1 = !policy->KeyMayMatch(Key(1), filter);
   const FilterPolicyStats before = GetFilterPolicyStats(policy.get());
-  constexpr int kThreads = 72, kRounds = 20;
-  std::atomic<int> arrived{0}, done{0}, shared{0};
+  constexpr int kThreads = 72, kRounds = 40;
+  std::mutex mu;
+  std::condition_variable cv;
+  int arrived = 0, done = 0, shared = 0;
+  const auto wait_for_all = [&](int* count) {
+    std::unique_lock<std::mutex> lock(mu);
+    if (++*count == kThreads) cv.notify_all();
+    cv.wait(lock, [&] { return *count == kThreads; });
+  };
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&] {
       (void)policy->KeyMayMatch(Key(1), filter);  // takes this thread's slot
-      arrived.fetch_add(1);
-      while (arrived.load() < kThreads) std::this_thread::yield();
+      wait_for_all(&arrived);
       if (internal::tls_probe_slot == internal::kSharedSlot) {
-        shared.fetch_add(1);
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          ++shared;
+        }
         for (int r = 0; r < kRounds; ++r) {
           for (int i = 0; i < 500; ++i) (void)policy->KeyMayMatch(Key(i), filter);
         }
       }
-      done.fetch_add(1);
-      while (done.load() < kThreads) std::this_thread::yield();  // keep the slot
+      wait_for_all(&done);  // keeps every slot held until all are done
     });
   }
   for (std::thread& th : threads) th.join();
-  ASSERT_GE(shared.load(), kThreads - internal::kSharedSlot);
-  const uint64_t on_shared = static_cast<uint64_t>(shared.load());
+  ASSERT_GE(shared, kThreads - internal::kSharedSlot);
+  const uint64_t on_shared = static_cast<uint64_t>(shared);
   const FilterPolicyStats s = GetFilterPolicyStats(policy.get());
   EXPECT_EQ(s.probes - before.probes, uint64_t{kThreads} + on_shared * kRounds * 500);
   EXPECT_EQ(s.negatives - before.negatives,
