@@ -298,6 +298,14 @@ struct FilteredDB::Impl {
                               leveldb::WriteBatch* batch, const KeyOp* ops, size_t n,
                               std::vector<std::unique_ptr<KeyIndex>>* garbage);
   void StartGrowthLocked(uint64_t min_capacity);
+  // A growth failed (or could not start): the next may start once the
+  // current index has taken as many inserts again (a failure right after a
+  // publish: after 2), so attempts double apart. No-op without an index.
+  void DeferGrowthRetryLocked() {
+    if (current != nullptr) {
+      growth_retry_inserts = 2 * std::max<uint64_t>(current->inserted_since_build(), 1);
+    }
+  }
   // Builds a new index from a consistent scan plus the write log and publishes
   // it; writers run meanwhile. Serialized by rebuild_mu. OK when stopped.
   leveldb::Status Rebuild(uint64_t min_capacity);
@@ -458,11 +466,7 @@ void FilteredDB::Impl::StartGrowthLocked(uint64_t min_capacity) {
         const leveldb::Status s = Rebuild(capacity);  // saturation is visible in stats
         if (auto* hook = g_growth_rebuilt_hook.load(std::memory_order_relaxed)) hook(name);
         std::lock_guard<std::mutex> lock(write_mu);
-        if (!s.ok() && current != nullptr) {
-          // Retry once the index has taken as many inserts again (a failure
-          // right after a publish: after 2): attempts double apart.
-          growth_retry_inserts = 2 * std::max<uint64_t>(current->inserted_since_build(), 1);
-        }
+        if (!s.ok()) DeferGrowthRetryLocked();
         // Asked again since the last publish (a refusal of the index just
         // published): rebuild again. Ends: a request needs a published
         // index to refuse, and a rebuild that gives up publishes none.
@@ -478,9 +482,7 @@ void FilteredDB::Impl::StartGrowthLocked(uint64_t min_capacity) {
       }
     });
   } catch (...) {
-    if (current != nullptr) {
-      growth_retry_inserts = 2 * std::max<uint64_t>(current->inserted_since_build(), 1);
-    }
+    DeferGrowthRetryLocked();
     return;
   }
   growth_running = true;

@@ -58,14 +58,11 @@ absl::StatusOr<PartitionedBloomFilter::Geometry> PartitionedBloomFilter::Geometr
   const double n = static_cast<double>(std::max<uint64_t>(expected_keys, 1));
   absl::StatusOr<variants::Sizing> size = variants::SizeForFpr(n, fpr);
   if (!size.ok()) return size.status();
-  if (size->num_bits > variants::kMaxBits) {
-    return absl::ResourceExhaustedError(absl::StrFormat(
-        "partitioned filter of %g keys at fpr %g needs more than 2^48 bits", n, fpr));
-  }
   const auto too_big = [&] {
     return absl::ResourceExhaustedError(absl::StrFormat(
         "partitioned filter of %g keys at fpr %g needs more than 2^48 bits", n, fpr));
   };
+  if (size->num_bits > variants::kMaxBits) return too_big();
   // As for the standard filter, the integer k needs a little more than the
   // closed form; the partitioned formula solved for m with this k gives
   //   m = k / (1 - (1 - p^(1/k))^(1/n)),

@@ -182,14 +182,20 @@ uint64_t SmallestCountMeeting(uint64_t start, uint64_t max_count, double fpr, Fp
 // (starting at start(k)), and the (count, k) with the fewest bits(count, k)
 // (ties to the smaller k). When k0 meets `fpr` at start(k0), that is the
 // answer without a search (the closed form's geometry). {0, 0} when none fits.
+// k0's search runs first and once: its first evaluation is the model at
+// start(k0), which decides between the two.
 template <class Start, class Bits, class FprAt>
 Sizing SizeUnderModel(int k0, uint64_t max_count, double fpr, Start start, Bits bits,
                       FprAt fpr_at) {
-  if (start(k0) <= max_count && fpr_at(start(k0), k0) <= fpr) return Sizing{start(k0), k0};
+  const auto smallest = [&](int k) {
+    return SmallestCountMeeting(start(k), max_count, fpr,
+                                [&](uint64_t count) { return fpr_at(count, k); });
+  };
+  const uint64_t c0 = smallest(k0);
+  if (c0 != 0 && c0 == start(k0)) return Sizing{c0, k0};
   Sizing best{0, 0};
   for (int k = std::max(1, k0 - 1); k <= std::min(kMaxStandardProbes, k0 + 1); ++k) {
-    const uint64_t c = SmallestCountMeeting(start(k), max_count, fpr,
-                                            [&](uint64_t count) { return fpr_at(count, k); });
+    const uint64_t c = k == k0 ? c0 : smallest(k);
     if (c != 0 && (best.num_probes == 0 || bits(c, k) < bits(best.num_bits, best.num_probes))) {
       best = Sizing{c, k};
     }
