@@ -447,6 +447,13 @@ std::string OneTableDb(const std::string& name, const std::string& table_bytes) 
   return db;
 }
 
+// Removes what OneTableDb made.
+void RemoveOneTableDb(const std::string& db) {
+  std::remove((db + "/000001.ldb").c_str());
+  std::remove((db + "/CURRENT").c_str());
+  std::remove(db.c_str());
+}
+
 TEST(CliTest, InspectRejectsAnIndexThatNamesOneDataBlockManyTimes) {
   // The hand-made table is well formed: with one index entry it is read.
   const std::string db = OneTableDb("db_repeated_index", TableWithRepeatedIndex(500, 1));
@@ -463,9 +470,7 @@ TEST(CliTest, InspectRejectsAnIndexThatNamesOneDataBlockManyTimes) {
   EXPECT_EQ(many.code, 3) << many.out << many.err;
   EXPECT_TRUE(Has(many.out, "000001.ldb   DAMAGED")) << many.out;
   EXPECT_FALSE(Has(many.out, "1000000")) << many.out;
-  std::remove(table.c_str());
-  std::remove((db + "/CURRENT").c_str());
-  std::remove(db.c_str());
+  RemoveOneTableDb(db);
 }
 
 // The block's raw contents followed by its 5-byte trailer (no compression).
@@ -505,9 +510,7 @@ TEST(CliTest, InspectDoesNotAllocateWhatAFalseSnappyHeaderClaims) {
   EXPECT_TRUE(Has(r.out, "000001.ldb   DAMAGED: data block: corrupt snappy")) << r.out;
   // Far below the claimed 1 GiB (an ASan build of the tool idles at ~30 MiB).
   EXPECT_LT(MaxChildRssKib(), 256 * 1024);
-  std::remove((db + "/000001.ldb").c_str());
-  std::remove((db + "/CURRENT").c_str());
-  std::remove(db.c_str());
+  RemoveOneTableDb(db);
 }
 
 // A table of `filters` data blocks of `keys_per_block` entries each (empty
@@ -580,9 +583,7 @@ TEST(CliTest, InspectBoundsTheModelWorkOfATableOfOverfullFilters) {
   EXPECT_TRUE(Has(many.out, "blockbloom blocked v1, k=16      unknown (model work capped)"))
       << many.out;
   EXPECT_TRUE(Has(many.out, "model FPR unknown")) << many.out;  // the total
-  std::remove(table.c_str());
-  std::remove((db + "/CURRENT").c_str());
-  std::remove(db.c_str());
+  RemoveOneTableDb(db);
 }
 
 // A data block whose filter slot is past the filter block's last one (the
@@ -602,9 +603,7 @@ TEST(CliTest, InspectReportsADataBlockWithoutAFilterSlot) {
     EXPECT_TRUE(Has(cut.out, "000001.ldb   DAMAGED: a data block has no filter slot"))
         << missing << cut.out;
   }
-  std::remove(table.c_str());
-  std::remove((db + "/CURRENT").c_str());
-  std::remove(db.c_str());
+  RemoveOneTableDb(db);
 }
 
 // A table name that is not a regular file: a FIFO (once: inspect blocked

@@ -178,6 +178,18 @@ class FaultEnv : public leveldb::EnvWrapper {
     return leveldb::Status::IOError("injected fault", CallName(c));
   }
 
+  // The file-opening calls: counts `call` and fails it if armed, else opens
+  // through open(File**) and hands out the file wrapped in Wrapper.
+  template <class Wrapper, class File, class Open>
+  leveldb::Status OpenWrapped(Call call, File** r, Open&& open) {
+    *r = nullptr;
+    if (Fail(call)) return Injected(call);
+    File* base = nullptr;
+    leveldb::Status s = open(&base);
+    if (s.ok()) *r = new Wrapper(this, base);
+    return s;
+  }
+
   leveldb::Status NewSequentialFile(const std::string& f, leveldb::SequentialFile** r) override;
   leveldb::Status NewRandomAccessFile(const std::string& f, leveldb::RandomAccessFile** r) override;
   leveldb::Status NewWritableFile(const std::string& f, leveldb::WritableFile** r) override;
@@ -281,39 +293,26 @@ class FaultWritableFile : public leveldb::WritableFile {
 };
 
 leveldb::Status FaultEnv::NewSequentialFile(const std::string& f, leveldb::SequentialFile** r) {
-  *r = nullptr;
-  if (Fail(Call::kNewSequentialFile)) return Injected(Call::kNewSequentialFile);
-  leveldb::SequentialFile* base = nullptr;
-  leveldb::Status s = target()->NewSequentialFile(f, &base);
-  if (s.ok()) *r = new FaultSequentialFile(this, base);
-  return s;
+  return OpenWrapped<FaultSequentialFile>(Call::kNewSequentialFile, r, [&](auto** base) {
+    return target()->NewSequentialFile(f, base);
+  });
 }
 
 leveldb::Status FaultEnv::NewRandomAccessFile(const std::string& f, leveldb::RandomAccessFile** r) {
-  *r = nullptr;
-  if (Fail(Call::kNewRandomAccessFile)) return Injected(Call::kNewRandomAccessFile);
-  leveldb::RandomAccessFile* base = nullptr;
-  leveldb::Status s = target()->NewRandomAccessFile(f, &base);
-  if (s.ok()) *r = new FaultRandomAccessFile(this, base);
-  return s;
+  return OpenWrapped<FaultRandomAccessFile>(Call::kNewRandomAccessFile, r, [&](auto** base) {
+    return target()->NewRandomAccessFile(f, base);
+  });
 }
 
 leveldb::Status FaultEnv::NewWritableFile(const std::string& f, leveldb::WritableFile** r) {
-  *r = nullptr;
-  if (Fail(Call::kNewWritableFile)) return Injected(Call::kNewWritableFile);
-  leveldb::WritableFile* base = nullptr;
-  leveldb::Status s = target()->NewWritableFile(f, &base);
-  if (s.ok()) *r = new FaultWritableFile(this, base);
-  return s;
+  return OpenWrapped<FaultWritableFile>(
+      Call::kNewWritableFile, r, [&](auto** base) { return target()->NewWritableFile(f, base); });
 }
 
 leveldb::Status FaultEnv::NewAppendableFile(const std::string& f, leveldb::WritableFile** r) {
-  *r = nullptr;
-  if (Fail(Call::kNewAppendableFile)) return Injected(Call::kNewAppendableFile);
-  leveldb::WritableFile* base = nullptr;
-  leveldb::Status s = target()->NewAppendableFile(f, &base);
-  if (s.ok()) *r = new FaultWritableFile(this, base);
-  return s;
+  return OpenWrapped<FaultWritableFile>(Call::kNewAppendableFile, r, [&](auto** base) {
+    return target()->NewAppendableFile(f, base);
+  });
 }
 
 constexpr char kDbName[] = "/fault_db";
