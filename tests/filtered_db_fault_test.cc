@@ -898,6 +898,12 @@ class DiskFaultTest : public testing::Test {
     options.create_if_missing = true;
     ASSERT_TRUE(FilteredDB::Open(o, options, path_, db).ok());
   }
+  // Puts Key(i) = Value(i, 0) for i in [begin, end).
+  static void PutKeys(FilteredDB* db, uint64_t begin, uint64_t end) {
+    for (uint64_t i = begin; i < end; ++i) {
+      ASSERT_TRUE(db->Put(leveldb::WriteOptions(), Key(i), Value(i, 0)).ok());
+    }
+  }
   std::string path_;
 };
 
@@ -909,14 +915,10 @@ TEST_F(DiskFaultTest, FailedSaveIsReportedAndTheOlderFileIsNotTrusted) {
   {
     std::unique_ptr<FilteredDB> db;
     ASSERT_NO_FATAL_FAILURE(OpenDb(&db));
-    for (uint64_t i = 0; i < 100; ++i) {
-      ASSERT_TRUE(db->Put(leveldb::WriteOptions(), Key(i), Value(i, 0)).ok());
-    }
+    ASSERT_NO_FATAL_FAILURE(PutKeys(db.get(), 0, 100));
     ASSERT_TRUE(db->SaveIndex().ok());
     ASSERT_TRUE(Exists(path_ + "/BLOCKBLOOM-INDEX"));
-    for (uint64_t i = 100; i < 150; ++i) {
-      ASSERT_TRUE(db->Put(leveldb::WriteOptions(), Key(i), Value(i, 0)).ok());
-    }
+    ASSERT_NO_FATAL_FAILURE(PutKeys(db.get(), 100, 150));
     for (uint64_t i = 0; i < 10; ++i) ASSERT_TRUE(db->Delete(leveldb::WriteOptions(), Key(i)).ok());
     ASSERT_EQ(::mkdir(tmp.c_str(), 0700), 0);  // the temporary cannot be written
     const leveldb::Status s = db->SaveIndex();
@@ -934,9 +936,7 @@ TEST_F(DiskFaultTest, TemporaryLeftByAKilledSaveIsRemovedAtOpen) {
   {
     std::unique_ptr<FilteredDB> db;
     ASSERT_NO_FATAL_FAILURE(OpenDb(&db));
-    for (uint64_t i = 0; i < 100; ++i) {
-      ASSERT_TRUE(db->Put(leveldb::WriteOptions(), Key(i), Value(i, 0)).ok());
-    }
+    ASSERT_NO_FATAL_FAILURE(PutKeys(db.get(), 0, 100));
   }
   const std::string tmp = path_ + "/BLOCKBLOOM-INDEX.tmp";
   {
@@ -962,9 +962,7 @@ TEST_F(DiskFaultTest, IndexFileThatCannotBeRemovedIsNeverUsed) {
   {
     std::unique_ptr<FilteredDB> db;
     ASSERT_NO_FATAL_FAILURE(OpenDb(&db));
-    for (uint64_t i = 0; i < 100; ++i) {
-      ASSERT_TRUE(db->Put(leveldb::WriteOptions(), Key(i), Value(i, 0)).ok());
-    }
+    ASSERT_NO_FATAL_FAILURE(PutKeys(db.get(), 0, 100));
   }
   const std::string index = path_ + "/BLOCKBLOOM-INDEX";
   ASSERT_TRUE(Exists(index));
