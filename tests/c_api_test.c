@@ -12,6 +12,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -334,8 +335,37 @@ static int TestCppReadsCFilters(void) {
 }
 
 /* Several threads Get from one database (one policy) at once: each checks
- * its answers; TSan checks the policy's callbacks for races. */
+ * its answers; TSan checks the policy's callbacks for races. Meanwhile
+ * another thread reads the policy's counters (blockbloom_filterpolicy_stats
+ * "may run concurrently with Gets"): they never go down nor show more
+ * negatives than probes. */
 enum { kThreads = 4, kGetsPerThread = 2000 };
+
+struct StatsArgs {
+  const leveldb_filterpolicy_t* policy;
+  int* getters_done; /* read and written under done_mu */
+  pthread_mutex_t* done_mu;
+  uint64_t last_probes;
+  int failures;
+};
+
+static void* StatsReader(void* arg) {
+  struct StatsArgs* args = (struct StatsArgs*)arg;
+  int done = 0;
+  while (!done) {
+    uint64_t probes = 0, negatives = 0;
+    if (blockbloom_filterpolicy_stats(args->policy, &probes, &negatives) != 1 ||
+        probes < args->last_probes || negatives > probes) {
+      ++args->failures;
+    }
+    args->last_probes = probes;
+    pthread_mutex_lock(args->done_mu);
+    done = *args->getters_done;
+    pthread_mutex_unlock(args->done_mu);
+    sched_yield(); /* the Getters have the cores */
+  }
+  return NULL;
+}
 
 struct GetterArgs {
   leveldb_t* db;
@@ -382,15 +412,26 @@ static int TestConcurrentGets(void) {
   leveldb_cache_t* cache = leveldb_cache_create_lru(1 << 20);
   leveldb_options_t* options = NULL;
   leveldb_t* db = NULL;
-  pthread_t threads[kThreads];
+  pthread_t threads[kThreads], stats_thread;
   struct GetterArgs args[kThreads];
-  int i, started = 0, failures = 0, ok, made;
+  struct StatsArgs stats_args;
+  pthread_mutex_t done_mu = PTHREAD_MUTEX_INITIALIZER;
+  int getters_done = 0;
+  uint64_t probes_before = 0, probes_after = 0;
+  int i, started = 0, failures = 0, ok, made, stats_started = 0;
   snprintf(path, sizeof(path), "%s/blockbloom-c-api-test-XXXXXX",
            tmpdir != NULL && tmpdir[0] != '\0' ? tmpdir : "/tmp");
   made = policy != NULL && env != NULL && MakeDir(path);
   ok = made;
   if (ok) db = Open(path, policy, env, cache, &options);
   ok = ok && db != NULL && Fill(db);
+  ok = ok && blockbloom_filterpolicy_stats(policy, &probes_before, NULL) == 1;
+  stats_args.policy = policy;
+  stats_args.getters_done = &getters_done;
+  stats_args.done_mu = &done_mu;
+  stats_args.last_probes = probes_before;
+  stats_args.failures = 0;
+  if (ok) stats_started = pthread_create(&stats_thread, NULL, StatsReader, &stats_args) == 0;
   for (i = 0; ok && i < kThreads; ++i) {
     args[i].db = db;
     args[i].seed = i + 1;
@@ -402,6 +443,16 @@ static int TestConcurrentGets(void) {
     pthread_join(threads[i], NULL);
     failures += args[i].failures;
   }
+  pthread_mutex_lock(&done_mu);
+  getters_done = 1;
+  pthread_mutex_unlock(&done_mu);
+  if (stats_started) pthread_join(stats_thread, NULL);
+  failures += stats_args.failures;
+  /* Every Get of a present key (half of them) probes a table's filter. */
+  if (ok && (blockbloom_filterpolicy_stats(policy, &probes_after, NULL) != 1 ||
+             probes_after - probes_before < (uint64_t)kThreads * kGetsPerThread / 2)) {
+    ++failures;
+  }
   if (db != NULL) {
     leveldb_close(db);
     leveldb_options_destroy(options);
@@ -412,8 +463,10 @@ static int TestConcurrentGets(void) {
   blockbloom_filterpolicy_destroy(policy);
   CHECK(ok);
   CHECK(started == kThreads);
+  CHECK(stats_started);
   CHECK(failures == 0);
-  printf("%d threads x %d Gets through one policy: all answers right\n", kThreads, kGetsPerThread);
+  printf("%d threads x %d Gets through one policy, its stats read meanwhile: all answers right\n",
+         kThreads, kGetsPerThread);
   return 1;
 }
 

@@ -12,7 +12,7 @@
  * uninstrumented libleveldb as well, so a leveldb_close freeing anything but
  * the handle and rep blockbloom allocated, or leaking them, is reported
  * there. `c_api_test_filtered_db concurrent` runs only TestConcurrent
- * (writers, readers, save_index and stats at once on one handle), which
+ * (writers, readers, save_index, rebuild_index and stats at once on one handle), which
  * ctest also runs under TSan (label "tsan", with tests/tsan.supp). The full
  * run is not a TSan test: with libleveldb uninstrumented, TSan sees
  * leveldb_release_snapshot's unlock without its lock, as c_api_test's full
@@ -716,7 +716,7 @@ static int ConcurrentCycle(const char* path, leveldb_options_t* options) {
   struct WriterArgs writers[kWriters];
   struct ReaderArgs readers[kReaders];
   pthread_t threads[kWriters + kReaders];
-  int i, started = 0, failures = 0, saves = 0;
+  int i, started = 0, failures = 0, saves = 0, rebuilds = 0;
   CHECK(oracle != NULL);
   g_db = OpenFiltered(path, blockbloom_index_dleft, 1, NULL, options);
   if (g_db == NULL) free(oracle);
@@ -738,6 +738,10 @@ static int ConcurrentCycle(const char* path, leveldb_options_t* options) {
     blockbloom_filtered_db_save_index(g_db, &err);
     if (err == NULL) ++saves;
     leveldb_free(err);
+    err = NULL;
+    blockbloom_filtered_db_rebuild_index(g_db, &err);
+    if (err == NULL) ++rebuilds;
+    leveldb_free(err);
   }
   for (i = 0; i < started; ++i) pthread_join(threads[i], NULL);
   for (i = 0; i < kWriters; ++i) failures += writers[i].failures;
@@ -745,15 +749,18 @@ static int ConcurrentCycle(const char* path, leveldb_options_t* options) {
   for (i = 0; i < kWriters * kKeysPerWriter; ++i) {
     oracle->version[i] = WrittenVersion(i % kKeysPerWriter);
   }
-  i = started == kWriters + kReaders && failures == 0 && saves == 3 &&
+  i = started == kWriters + kReaders && failures == 0 && saves == 3 && rebuilds == 3 &&
       CheckAll(g_db, oracle, NULL) && CheckIteration(g_db, oracle);
   free(oracle);
   CHECK(started == kWriters + kReaders);
   CHECK(failures == 0);
   CHECK(saves == 3);
+  CHECK(rebuilds == 3);
   CHECK(i);
-  printf("%d writers, %d readers, 3 index saves on one FilteredDB handle: all answers right\n",
-         kWriters, kReaders);
+  printf(
+      "%d writers, %d readers, 3 index saves and rebuilds on one FilteredDB handle: "
+      "all answers right\n",
+      kWriters, kReaders);
   CloseDb();
   return 1;
 }

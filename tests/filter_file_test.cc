@@ -328,41 +328,6 @@ TEST(FilterFileTest, FifoIsRefusedWithoutWaitingForAWriter) {
   ::unlink(path.c_str());
 }
 
-// Concurrent saves of one path each publish a whole file: with a temporary
-// named by the process id alone, the threads shared it, a second O_TRUNC cut
-// the first's bytes and a rename found the temporary gone. Leaves no
-// temporary behind.
-TEST(FilterFileTest, ConcurrentSavesOfOnePathEachPublishAWholeFile) {
-  const std::string dir = TempPath("concurrent-saves");
-  ASSERT_EQ(::mkdir(dir.c_str(), 0700), 0);
-  const std::string path = dir + "/f.bbf";
-  constexpr int kThreads = 4, kSaves = 25;
-  std::vector<std::string> contents;
-  for (int t = 0; t < kThreads; ++t) {
-    auto f = BlockedBloomFilter::Create(1000, 10);
-    for (uint64_t i = 0; i < 1000; ++i) f->AddKey(Key(i * kThreads + t));
-    contents.push_back(EncodeFilterFile(*f, 1000, 0.01));
-  }
-  std::vector<std::future<int>> failures;
-  for (int t = 0; t < kThreads; ++t) {
-    failures.push_back(std::async(std::launch::async, [&, t] {
-      int failed = 0;
-      for (int i = 0; i < kSaves; ++i) failed += !WriteFileAtomically(path, contents[t]).ok();
-      return failed;
-    }));
-  }
-  for (auto& f : failures) EXPECT_EQ(f.get(), 0);
-  const std::string saved = ReadAll(path);
-  EXPECT_NE(std::find(contents.begin(), contents.end(), saved), contents.end());
-  EXPECT_TRUE(DecodeFilterFile(saved).ok());
-  int entries = 0;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) {
-    ++entries;
-    EXPECT_EQ(e.path().filename(), "f.bbf");
-  }
-  EXPECT_EQ(entries, 1);
-}
-
 // A symbolic link planted at the temporary name is refused, not written
 // through: the file it points to is left as it was.
 TEST(FilterFileTest, SymlinkAtTheTemporaryNameIsNotFollowed) {

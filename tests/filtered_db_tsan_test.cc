@@ -3,16 +3,24 @@
 // indexes and free retired ones while readers probe them. Each index kind
 // runs with both reader protocols: the membarrier(2) asymmetric fence (the
 // default on Linux) and the seq_cst announce (the fallback), see
-// docs/FILTERED_DB.md "Readers".
+// docs/FILTERED_DB.md "Readers". Also: concurrent SaveIndex calls, more
+// reader threads than owned reader slots, and the table filter policy's
+// counters read through GetProperty while Gets probe them.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cinttypes>
+#include <condition_variable>
+#include <cstdio>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "blockbloom/filter_stats.h"
 #include "blockbloom/filtered_db.h"
+#include "blockbloom/leveldb_filter_policy.h"
 #include "filtered_db/testing_hooks.h"
 #include "leveldb/env.h"
 #include "leveldb/write_batch.h"
@@ -156,6 +164,154 @@ TEST(FilteredDBSaveTest, ConcurrentSaveIndexCallsAllSucceed) {
   std::string value;
   for (uint64_t i = 0; i < 500; ++i)
     ASSERT_TRUE(db->Get(leveldb::ReadOptions(), Key(i), &value).ok());
+  db.reset();
+  DestroyFilteredDB(path, leveldb::Options());
+}
+
+// Readers beyond the 64 owned slots share one slot, announcing themselves
+// with read-modify-writes (filtered_db.h, "Readers"). 72 threads hold a slot
+// each at once (each Gets once, then waits for all), so at least 8 share it,
+// and all Get while another thread republishes the index (RebuildIndex frees
+// each retired index once every slot, the shared one included, was seen
+// idle). Every answer is right and every Get is counted exactly once.
+TEST(FilteredDBSharedSlotTest, ReadersBeyondTheOwnedSlotsWhileTheIndexIsRepublished) {
+  const std::string path = TestPath("db");
+  DestroyFilteredDB(path, leveldb::Options());
+  leveldb::Options options;
+  options.create_if_missing = true;
+  FilteredDBOptions index_options;
+  index_options.expected_keys = 1000;
+  std::unique_ptr<FilteredDB> db;
+  ASSERT_TRUE(FilteredDB::Open(index_options, options, path, &db).ok());
+  constexpr uint64_t kKeys = 500;
+  for (uint64_t i = 0; i < kKeys; ++i) {
+    ASSERT_TRUE(db->Put(leveldb::WriteOptions(), Key(i), "v").ok());
+  }
+  const FilteredDBStats before = db->index_stats();
+  constexpr int kThreads = 72, kGets = 40;
+  std::mutex mu;
+  std::condition_variable cv;
+  int arrived = 0, finished = 0;
+  const auto wait_for_all = [&](int* count) {
+    std::unique_lock<std::mutex> lock(mu);
+    if (++*count == kThreads) cv.notify_all();
+    cv.wait(lock, [&] { return *count == kThreads; });
+  };
+  std::atomic<int> errors{0};
+  std::atomic<bool> readers_done{false};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::string value;
+      const uint64_t first = static_cast<uint64_t>(t) * 7;
+      if (!db->Get(leveldb::ReadOptions(), Key(first % kKeys), &value).ok()) errors.fetch_add(1);
+      wait_for_all(&arrived);  // every thread holds its slot from here on
+      for (uint64_t i = 0; i < kGets; ++i) {
+        const uint64_t k = (first + i) % kKeys;
+        const bool present = i % 2 == 0;
+        const leveldb::Status s =
+            db->Get(leveldb::ReadOptions(), Key(present ? k : kKeys + 1000 * k), &value);
+        if (present ? !s.ok() : !s.IsNotFound()) errors.fetch_add(1);
+      }
+      wait_for_all(&finished);
+    });
+  }
+  std::thread rebuilder([&] {
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] { return arrived == kThreads; });
+    }
+    do {
+      if (!db->RebuildIndex().ok()) errors.fetch_add(1);
+      std::unique_lock<std::mutex> lock(mu);
+      readers_done = finished == kThreads;
+    } while (!readers_done);
+  });
+  for (std::thread& th : threads) th.join();
+  rebuilder.join();
+  EXPECT_EQ(errors.load(), 0);
+  const FilteredDBStats stats = db->index_stats();
+  EXPECT_TRUE(stats.index_active);
+  EXPECT_EQ(stats.keys, kKeys);
+  EXPECT_EQ(stats.gets_checked - before.gets_checked, uint64_t{kThreads} * (1 + kGets));
+  EXPECT_GE(stats.gets_ruled_out - before.gets_ruled_out + stats.passes_not_found -
+                before.passes_not_found,
+            uint64_t{kThreads} * kGets / 2);  // every absent Get, ruled out or not
+  EXPECT_GE(stats.rebuilds, 2u);              // Open's and at least one RebuildIndex
+  // The shared slot was left idle: the next rebuild frees every retired
+  // index, leaving one index's memory.
+  ASSERT_TRUE(db->RebuildIndex().ok());
+  const uint64_t one_index = db->index_stats().memory_bytes;
+  ASSERT_TRUE(db->RebuildIndex().ok());
+  EXPECT_EQ(db->index_stats().memory_bytes, one_index);
+  db.reset();
+  DestroyFilteredDB(path, leveldb::Options());
+}
+
+// "blockbloom.filter-policy-stats" reads the table filter policy's counters
+// (GetFilterPolicyStats) while readers' Gets probe that policy's filters:
+// the counts it shows never go down nor show more negatives than probes, and
+// once the readers are joined every present-key Get has probed at least one
+// table filter (every key is in a table).
+TEST(FilteredDBPolicyStatsTest, FilterPolicyStatsPropertyWhileGetsProbeThePolicy) {
+  const std::string path = TestPath("db");
+  DestroyFilteredDB(path, leveldb::Options());
+  const std::unique_ptr<const leveldb::FilterPolicy> policy(NewBlockedBloomFilterPolicy(10));
+  leveldb::Options options;
+  options.create_if_missing = true;
+  options.filter_policy = policy.get();
+  FilteredDBOptions index_options;
+  index_options.expected_keys = 2000;
+  std::unique_ptr<FilteredDB> db;
+  ASSERT_TRUE(FilteredDB::Open(index_options, options, path, &db).ok());
+  constexpr uint64_t kKeys = 400;
+  for (uint64_t i = 0; i < kKeys; ++i) {
+    ASSERT_TRUE(db->Put(leveldb::WriteOptions(), Key(i), "v").ok());
+  }
+  db->CompactRange(nullptr, nullptr);  // every key in a table, the memtable empty
+  const auto read_stats = [&](uint64_t* probes, uint64_t* negatives) {
+    std::string value;
+    return db->GetProperty("blockbloom.filter-policy-stats", &value) &&
+           std::sscanf(value.c_str(), "probes: %" SCNu64 "\nnegatives: %" SCNu64, probes,
+                       negatives) == 2;
+  };
+  uint64_t probes_before = 0, negatives_before = 0;
+  ASSERT_TRUE(read_stats(&probes_before, &negatives_before));
+  constexpr int kReaders = 2;
+  constexpr uint64_t kGets = 300;
+  std::atomic<int> errors{0};
+  std::atomic<int> done{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kReaders; ++t) {
+    threads.emplace_back([&, t] {
+      std::string value;
+      for (uint64_t i = 0; i < kGets; ++i) {
+        if (!db->Get(leveldb::ReadOptions(), Key((i * 3 + t) % kKeys), &value).ok()) {
+          errors.fetch_add(1);
+        }
+      }
+      done.fetch_add(1);
+    });
+  }
+  threads.emplace_back([&] {
+    uint64_t last = probes_before;
+    do {
+      uint64_t probes = 0, negatives = 0;
+      if (!read_stats(&probes, &negatives) || probes < last || negatives > probes) {
+        errors.fetch_add(1);
+      }
+      last = probes;
+      std::this_thread::yield();  // the readers have the cores
+    } while (done.load() < kReaders);
+  });
+  for (std::thread& th : threads) th.join();
+  EXPECT_EQ(errors.load(), 0);
+  uint64_t probes = 0, negatives = 0;
+  ASSERT_TRUE(read_stats(&probes, &negatives));
+  EXPECT_GE(probes - probes_before, uint64_t{kReaders} * kGets);
+  const FilterPolicyStats direct = GetFilterPolicyStats(policy.get());
+  EXPECT_EQ(direct.probes, probes);
+  EXPECT_EQ(direct.negatives, negatives);
   db.reset();
   DestroyFilteredDB(path, leveldb::Options());
 }

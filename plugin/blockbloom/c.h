@@ -210,10 +210,11 @@ void blockbloom_filtered_db_rebuild_index(leveldb_t* db, char** errptr);
 void blockbloom_filtered_db_destroy_db(const leveldb_options_t* options, const char* name,
                                        char** errptr);
 
-/* Thread-safety of a FilteredDB handle: as leveldb_t -- any leveldb_* and
- * blockbloom_filtered_db_* function on it from any number of threads,
- * except leveldb_close, which must not race with any other call on it, and
- * after which every iterator and snapshot must already be released.
+/* Thread-safety of a FilteredDB handle: as leveldb_t -- any leveldb_*,
+ * blockbloom_filtered_db_* and blockbloom_is_filtered_db function on it from
+ * any number of threads, except leveldb_close, which must not race with any
+ * other call on it, and after which every iterator and snapshot must already
+ * be released.
  *
  * No C++ exception crosses these functions: out of memory inside a
  * FilteredDB call made through leveldb_* comes back as an "IO error"

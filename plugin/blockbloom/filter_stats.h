@@ -25,7 +25,9 @@
 // bench/kernel_bench policy/blockbloom measures the probe with them.
 //
 // Thread-safety: GetFilterPolicyStats may run concurrently with any number
-// of probes on any threads (tested under TSan, tests/leveldb_policy_test.cc).
+// of probes on any threads, and with the creation and destruction of other
+// policies (tested under TSan: FilterStatsTest in tests/compact_filter_test.cc,
+// tests/concurrency_test.cc).
 // Counters are relaxed atomics: a snapshot taken during probes may miss the
 // latest probes of other threads, never shows negatives > probes, and
 // counts are monotonic; a snapshot taken after the probing threads are

@@ -32,7 +32,8 @@
 // that cannot guarantee the precondition must keep their own exact record of
 // what is present (plugin/blockbloom/filtered_db.h does).
 //
-// Thread-safety: every method may be called from any thread at any time.
+// Thread-safety: every method may be called from any thread at any time,
+// except AppendCounters (no concurrent Insert/Erase: its bytes are one state).
 // Counters live in std::atomic<uint64_t> words: queries read whole words with
 // relaxed loads (no torn counter), and Insert/Erase update a word with a
 // compare-and-swap loop, so concurrent writers cannot lose each other's

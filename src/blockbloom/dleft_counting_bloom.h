@@ -51,11 +51,13 @@
 // promise. Erase refuses (NotFound, nothing changed) only when no cell holds
 // the key's fingerprint.
 //
-// Thread-safety: any method may be called from any thread. Queries are
-// lock-free: they read buckets as std::atomic<uint64_t> words with relaxed
-// loads; a cell never moves and each update rewrites one 16-bit cell inside
-// one word, so a reader sees each cell whole (old or new value), and a key
-// whose Insert happened before the query is found (per-word coherence).
+// Thread-safety: any method may be called from any thread at any time,
+// except AppendTables (no concurrent Insert/Erase: its bytes are one state).
+// Queries are lock-free: they read buckets as std::atomic<uint64_t> words
+// with relaxed loads; a cell never moves and each update rewrites one 16-bit
+// cell inside one word, so a reader sees each cell whole (old or new value),
+// and a key whose Insert happened before the query is found (per-word
+// coherence).
 // Insert and Erase serialize among themselves on an internal mutex (Insert is
 // a read-decide-write sequence). tests/dleft_counting_bloom_tsan_test.cc
 // checks this under ThreadSanitizer.

@@ -22,7 +22,8 @@
 //
 // Thread-safety: const methods (queries, Serialize) may run concurrently with
 // each other. Add* (which may add a stage) and assignment need exclusive
-// access.
+// access. Separate filters may grow on separate threads at once (the stage
+// parameters they share are cached per process under a lock).
 #ifndef BLOCKBLOOM_SCALABLE_BLOOM_H_
 #define BLOCKBLOOM_SCALABLE_BLOOM_H_
 
