@@ -274,6 +274,37 @@ TEST(CompactPolicyTest, EverySingleBitFlipInTheTrailerReadsAsMayMatch) {
   }
 }
 
+// A version-1 trailer claiming S within 7 of 2^64 stream bits: ceil(S/8)
+// computed as (S + 7) / 8 wrapped to 0, so the trailer alone (B = 1), or
+// with B - 1 offsets of 64 bits, "accounted for every byte" and parsed. The
+// probe then walked its bucket [0, S), reading zeros past the end 57 bits
+// at a time for ~2^58 steps: one 24-byte filter hung a Get (and
+// Deserialize) for years. Such sizes cannot fit the bytes: "may match".
+TEST(CompactPolicyTest, StreamLengthNearTwoToThe64ReadsAsMayMatch) {
+  PolicyPtr compact(NewCompactFilterPolicy(10));
+  PolicyPtr migrating(NewMigratingCompactFilterPolicy(10));
+  for (uint64_t below = 0; below < 8; ++below) {
+    for (uint64_t buckets : {1, 2, 3}) {
+      compact::Params params;
+      params.num_buckets = buckets;
+      params.bucket_width = compact::kMaxRange / buckets;
+      params.stream_bits = ~uint64_t{0} - below;
+      params.rice_bits = 0;
+      const std::vector<uint64_t> offsets(buckets - 1, 1);
+      std::string bad;
+      compact::AppendIndexAndTrailer(params, offsets.data(), &bad);
+      SCOPED_TRACE("S = 2^64 - " + std::to_string(below + 1) + ", B = " + std::to_string(buckets));
+      compact::FilterView view;
+      ASSERT_FALSE(compact::ParseFilter(bad, &view));
+      EXPECT_FALSE(CompactFilter::Deserialize(bad).ok());
+      for (int i = 0; i < 20; ++i) {
+        ASSERT_TRUE(MatchOnExactCopy(*compact, Key(i), bad)) << i;
+        ASSERT_TRUE(MatchOnExactCopy(*migrating, Key(i), bad)) << i;
+      }
+    }
+  }
+}
+
 TEST(CompactPolicyTest, EveryTruncationReadsAsMayMatch) {
   PolicyPtr compact(NewCompactFilterPolicy(10));
   PolicyPtr migrating(NewMigratingCompactFilterPolicy(10));

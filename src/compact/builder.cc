@@ -19,35 +19,6 @@ namespace blockbloom {
 namespace compact {
 namespace {
 
-// Sorts hashes ascending: one most-significant-digit counting pass on the top
-// ~log2(n) bits (about one key per digit), then an insertion sort that only
-// moves keys within their digit. Linear for uniform hashes, and any input
-// (adversarial duplicates included) still ends sorted.
-void SortHashes(std::vector<uint64_t>* hashes) {
-  const size_t n = hashes->size();
-  if (n < 32 || n > (size_t{1} << 22)) {
-    std::sort(hashes->begin(), hashes->end());
-    return;
-  }
-  const int digit_bits = BitWidth(n);
-  const int shift = 64 - digit_bits;
-  std::vector<uint32_t> counts((size_t{1} << digit_bits) + 1, 0);
-  for (uint64_t h : *hashes) ++counts[(h >> shift) + 1];
-  for (size_t d = 1; d < counts.size(); ++d) counts[d] += counts[d - 1];
-  std::vector<uint64_t> out(n);
-  for (uint64_t h : *hashes) out[counts[h >> shift]++] = h;
-  for (size_t i = 1; i < n; ++i) {
-    const uint64_t h = out[i];
-    size_t k = i;
-    while (k > 0 && out[k - 1] > h) {
-      out[k] = out[k - 1];
-      --k;
-    }
-    out[k] = h;
-  }
-  hashes->swap(out);
-}
-
 // Largest U the model affords for n keys, data_bits bits of Rice stream and
 // Rice parameter r; 0 if r does not fit at all.
 double ModelRange(double n, double data_bits, int r) {
@@ -162,6 +133,44 @@ class BitWriter {
 };
 
 }  // namespace
+
+uint64_t SortHashes(std::vector<uint64_t>* hashes) {
+  const size_t n = hashes->size();
+  if (n < 32 || n > (size_t{1} << 22)) {
+    std::sort(hashes->begin(), hashes->end());
+    return 0;
+  }
+  const int digit_bits = BitWidth(n);
+  const int shift = 64 - digit_bits;
+  std::vector<uint32_t> counts((size_t{1} << digit_bits) + 1, 0);
+  for (uint64_t h : *hashes) ++counts[(h >> shift) + 1];
+  for (size_t d = 1; d < counts.size(); ++d) counts[d] += counts[d - 1];
+  std::vector<uint64_t> out(n);
+  for (uint64_t h : *hashes) out[counts[h >> shift]++] = h;
+  // counts[d] is now the end of digit d's hashes (in input order).
+  uint64_t moves = 0;
+  size_t begin = 0;
+  for (size_t d = 0; d + 1 < counts.size(); ++d) {
+    const size_t end = counts[d];
+    if (end - begin > kInsertionSortMax) {
+      std::sort(out.begin() + begin, out.begin() + end);
+    } else {
+      for (size_t i = begin + 1; i < end; ++i) {
+        const uint64_t h = out[i];
+        size_t k = i;
+        while (k > begin && out[k - 1] > h) {
+          out[k] = out[k - 1];
+          --k;
+        }
+        out[k] = h;
+        moves += i - k;
+      }
+    }
+    begin = end;
+  }
+  hashes->swap(out);
+  return moves;
+}
 
 uint64_t MaxEncodedSize(uint64_t num_keys, double bits_per_key) {
   const double bytes =

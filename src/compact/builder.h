@@ -25,6 +25,7 @@
 #ifndef BLOCKBLOOM_COMPACT_BUILDER_H_
 #define BLOCKBLOOM_COMPACT_BUILDER_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -84,6 +85,17 @@ BuildInfo AppendFilterV1Consuming(std::vector<uint64_t>* hashes, double bits_per
 // V2Slots(total_bytes - kV2TrailerSize, R) >= hashes.size().
 bool AppendFilterV2(absl::Span<const uint64_t> hashes, int fingerprint_bits, uint64_t total_bytes,
                     std::string* dst, BuildInfo* info);
+
+// The version-1 builder's sort: hashes ascending. One most-significant-digit
+// counting pass on the top ~log2(n) bits (about one hash per digit for
+// uniform hashes), then each digit sorted: by insertion up to
+// kInsertionSortMax hashes, else by std::sort. Linear for uniform hashes and
+// O(n log n) for any input: duplicates of a few keys, or keys whose hashes
+// share their top bits, fill one digit, where an insertion sort alone is
+// quadratic. Returns the number of places hashes moved by insertion (fewer
+// than kInsertionSortMax per hash; tests check it).
+inline constexpr size_t kInsertionSortMax = 16;
+uint64_t SortHashes(std::vector<uint64_t>* hashes);
 
 // Which instruction-set variant of the version-2 solver the builders use:
 // the best the CPU runs (the default; on x86-64 chosen at run time: AVX2,

@@ -49,6 +49,10 @@ uint64_t ReadBits(const uint8_t* data, size_t size, uint64_t pos, int bits) {
   return lo | (hi << 32);
 }
 
+// ceil(S / 8) without the wrap of (S + 7) / 8 for S within 7 of 2^64 (a
+// hostile trailer's claim).
+uint64_t StreamBytes(uint64_t stream_bits) { return stream_bits / 8 + (stream_bits % 8 != 0); }
+
 // Reads a reverse varint ending just before byte `*end` (exclusive) and not
 // reaching below `begin`. On success moves *end to its first byte.
 bool ReadReverseVarint(const uint8_t* data, size_t begin, size_t* end, uint64_t* v) {
@@ -166,7 +170,7 @@ int VarintLength(uint64_t v) {
 }
 
 uint64_t EncodedSize(const Params& p) {
-  const uint64_t stream_bytes = (p.stream_bits + 7) / 8;
+  const uint64_t stream_bytes = StreamBytes(p.stream_bits);
   const uint64_t index_bits = p.num_buckets > 1 ? (p.num_buckets - 1) * BitWidth(p.stream_bits) : 0;
   return stream_bytes + (index_bits + 7) / 8 + VarintLength(p.stream_bits) +
          VarintLength(p.bucket_width) + VarintLength(p.num_buckets) + kFixedTrailerSize;
@@ -233,7 +237,7 @@ bool ParseFilter(std::string_view encoded, FilterView* view) {
     const int w = BitWidth(p.stream_bits);
     const u128 index_bits = u128{p.num_buckets - 1} * static_cast<uint64_t>(w);
     if (index_bits > (u128{1} << 60)) return false;
-    const uint64_t stream_bytes = (p.stream_bits + 7) / 8;
+    const uint64_t stream_bytes = StreamBytes(p.stream_bits);
     const uint64_t index_bytes = (static_cast<uint64_t>(index_bits) + 7) / 8;
     if (stream_bytes > end || index_bytes != end - stream_bytes) return false;
     view->offset_bits = w;
