@@ -493,16 +493,21 @@ TEST(FilteredDBPersistTest, CopiedOrRestoredDirectoriesForceAScan) {
   DestroyFilteredDB(path, leveldb::Options());
 }
 
-// Another process that opens the database in the moment between LevelDB's
-// close and FilteredDB's re-lock (simulated in this process by the testing
-// hook) with reuse_logs = true leaves CURRENT as it was and appends its write
-// to the log. The close-time save must not record that directory with an
-// index that lacks the write: the next Open must find the key.
+// An opener that gets in after LevelDB's close and before the close-time save
+// (the close-window testing hook), with reuse_logs = true, leaves CURRENT as
+// it was and appends its write to the log. The close-time save must not
+// record that directory with an index that lacks the write: the next Open
+// must find the key. FilteredDB holds LevelDB's lock there, so such an opener
+// is one the lock did not stop: another process after a failed open
+// elsewhere in FilteredDB's process dropped the lock (LevelDB closes a
+// descriptor of LOCK when it refuses an in-process open). Simulated in this
+// process by naming the directory differently ("<db>/"): LevelDB's in-process
+// table goes by the name, and a process's own POSIX locks never conflict.
 void WriteThroughReusedLog(const std::string& path) {
   leveldb::Options options;
   options.reuse_logs = true;
   leveldb::DB* plain = nullptr;
-  ASSERT_TRUE(leveldb::DB::Open(options, path, &plain).ok());
+  ASSERT_TRUE(leveldb::DB::Open(options, path + "/", &plain).ok());
   ASSERT_TRUE(plain->Put(leveldb::WriteOptions(), Key(100000), "intruder").ok());
   delete plain;
 }
@@ -533,6 +538,142 @@ TEST(FilteredDBPersistTest, AWriteInTheCloseWindowIsNeverLostByTheSavedIndex) {
   EXPECT_EQ(db->index_stats().opened_from, IndexSource::kFile);
   EXPECT_TRUE(db->Get(leveldb::ReadOptions(), Key(100000), &value).ok());
   db.reset();
+  DestroyFilteredDB(path, leveldb::Options());
+}
+
+// What another process sees of <path>/LOCK: a process's own POSIX locks never
+// conflict with it, so only another process can tell whether this one still
+// holds the database. Asked from a forked child that only calls open and
+// fcntl(F_GETLK) and _exits with the answer (no gtest, no LevelDB in it).
+constexpr int kUnlocked = 0;
+constexpr int kLocked = 1;
+int LockSeenFromAnotherProcess(const std::string& path) {
+  const pid_t child = fork();
+  if (child < 0) return -1;
+  if (child == 0) {
+    const int fd = ::open((path + "/LOCK").c_str(), O_RDWR | O_CLOEXEC);
+    if (fd < 0) _exit(2);
+    struct flock f = {};
+    f.l_type = F_WRLCK;
+    f.l_whence = SEEK_SET;
+    if (::fcntl(fd, F_GETLK, &f) != 0) _exit(3);
+    _exit(f.l_type == F_UNLCK ? kUnlocked : kLocked);
+  }
+  int status = 0;
+  if (waitpid(child, &status, 0) != child || !WIFEXITED(status)) return -1;
+  return WEXITSTATUS(status);
+}
+
+// Another thread of this process opening the database with plain LevelDB in
+// one of FilteredDB's windows (testing hooks).
+leveldb::DB* g_window_db = nullptr;
+leveldb::Status g_window_open;
+void OpenPlainLevelDBInTheWindow(const std::string& name) {
+  g_window_open = leveldb::DB::Open(CreateOptions(), name, &g_window_db);
+}
+
+// Whichever LevelDB of this process holds the database at the end must hold
+// its lock: FilteredDB never closes a descriptor of <db>/LOCK (which drops
+// every POSIX lock the process has on it) while another LevelDB of the
+// process may hold it. And once that LevelDB closes, nobody holds it.
+void ExpectLockedUntilPlainCloses(const std::string& path, std::unique_ptr<leveldb::DB> plain) {
+  if (plain == nullptr) {
+    leveldb::DB* raw = nullptr;
+    ASSERT_TRUE(leveldb::DB::Open(CreateOptions(), path, &raw).ok());
+    plain.reset(raw);
+  }
+  EXPECT_EQ(LockSeenFromAnotherProcess(path), kLocked)
+      << "a LevelDB of this process is open without its lock: another process could open the "
+         "database too";
+  plain.reset();
+  EXPECT_EQ(LockSeenFromAnotherProcess(path), kUnlocked);
+}
+
+// The close window: after LevelDB's close, before the index is saved.
+// FilteredDB still holds the database there, so an open by another thread of
+// the process is refused, and the LevelDB opened afterwards keeps its lock.
+// (It was accepted, and FilteredDB's re-lock and the close of its own
+// descriptor then dropped that LevelDB's lock.)
+TEST(FilteredDBPersistTest, AnInProcessOpenInTheCloseWindowNeverLosesItsLock) {
+  const std::string path = TestPath("db");
+  DestroyFilteredDB(path, leveldb::Options());
+  g_window_db = nullptr;
+  {
+    std::unique_ptr<FilteredDB> db;
+    ASSERT_TRUE(FilteredDB::Open(FilteredDBOptions(), CreateOptions(), path, &db).ok());
+    ASSERT_NO_FATAL_FAILURE(PutRange(db.get(), 0, 100));
+    filtered_db::SetCloseWindowHookForTesting(OpenPlainLevelDBInTheWindow);
+  }
+  filtered_db::SetCloseWindowHookForTesting(nullptr);
+  std::unique_ptr<leveldb::DB> plain(g_window_db);
+  EXPECT_FALSE(g_window_open.ok()) << "opened while FilteredDB still held the database";
+  // The refused open changed nothing: the close-time save is used.
+  if (plain == nullptr) EXPECT_EQ(OpenAndCheck(path, 100, {}), IndexSource::kFile);
+  ExpectLockedUntilPlainCloses(path, std::move(plain));
+  DestroyFilteredDB(path, leveldb::Options());
+}
+
+// The open window: FilteredDB holds the lock, has validated (and removed)
+// the index file, and LevelDB's Open comes next. An open by another thread
+// of the process there is refused too. (It was accepted; FilteredDB's own
+// LevelDB::Open then failed and closing FilteredDB's descriptor dropped the
+// other LevelDB's lock.)
+TEST(FilteredDBPersistTest, AnInProcessOpenInTheOpenWindowNeverLosesItsLock) {
+  const std::string path = TestPath("db");
+  ASSERT_NO_FATAL_FAILURE(CreateClosedDb(path, 100));
+  g_window_db = nullptr;
+  filtered_db::SetOpenWindowHookForTesting(OpenPlainLevelDBInTheWindow);
+  std::unique_ptr<FilteredDB> db;
+  const leveldb::Status s = FilteredDB::Open(FilteredDBOptions(), CreateOptions(), path, &db);
+  filtered_db::SetOpenWindowHookForTesting(nullptr);
+  std::unique_ptr<leveldb::DB> plain(g_window_db);
+  EXPECT_FALSE(g_window_open.ok()) << "opened while FilteredDB held the database";
+  if (plain != nullptr) {
+    EXPECT_EQ(LockSeenFromAnotherProcess(path), kLocked) << "the plain LevelDB lost its lock";
+  }
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(db->index_stats().opened_from, IndexSource::kFile);
+  std::string value;
+  EXPECT_TRUE(db->Get(leveldb::ReadOptions(), Key(99), &value).ok());
+  db.reset();
+  ExpectLockedUntilPlainCloses(path, std::move(plain));
+  DestroyFilteredDB(path, leveldb::Options());
+}
+
+// Opening through FilteredDB a database that a LevelDB of this process (plain
+// or inside another FilteredDB) holds fails, and the holder keeps its lock,
+// with the index persisted or not. (FilteredDB's probe, and LevelDB's Open,
+// dropped it: LevelDB's Env closes the descriptor it opened when its
+// in-process table says the file is held.)
+TEST(FilteredDBPersistTest, AnOpenOfADatabaseHeldInThisProcessFailsAndLeavesItLocked) {
+  const std::string path = TestPath("db");
+  for (const bool holder_filtered : {false, true}) {
+    for (const bool persist : {true, false}) {
+      SCOPED_TRACE(std::string(holder_filtered ? "FilteredDB" : "plain LevelDB") +
+                   " holds it; persist_index " + (persist ? "true" : "false"));
+      DestroyFilteredDB(path, leveldb::Options());
+      std::unique_ptr<leveldb::DB> holder;
+      if (holder_filtered) {
+        std::unique_ptr<FilteredDB> db;
+        ASSERT_TRUE(FilteredDB::Open(FilteredDBOptions(), CreateOptions(), path, &db).ok());
+        holder = std::move(db);
+      } else {
+        leveldb::DB* raw = nullptr;
+        ASSERT_TRUE(leveldb::DB::Open(CreateOptions(), path, &raw).ok());
+        holder.reset(raw);
+      }
+      ASSERT_EQ(LockSeenFromAnotherProcess(path), kLocked);
+      FilteredDBOptions second_options;
+      second_options.persist_index = persist;
+      std::unique_ptr<FilteredDB> second;
+      const leveldb::Status s = FilteredDB::Open(second_options, CreateOptions(), path, &second);
+      EXPECT_TRUE(s.IsIOError()) << s.ToString();
+      EXPECT_EQ(LockSeenFromAnotherProcess(path), kLocked) << "the holder lost its lock";
+      ASSERT_TRUE(holder->Put(leveldb::WriteOptions(), "k", "v").ok());
+      holder.reset();
+      EXPECT_EQ(LockSeenFromAnotherProcess(path), kUnlocked);
+    }
+  }
   DestroyFilteredDB(path, leveldb::Options());
 }
 

@@ -53,12 +53,15 @@
 // otherwise rebuilds by scanning (docs/FILTERED_DB.md, "Persisted index",
 // gives the rule and its argument; docs/FORMAT.md the layout). The file is
 // removed before LevelDB opens, so it is used at most once. FilteredDB holds
-// a POSIX lock on <name>/LOCK from before reading the file until after saving
-// it, so no other process can open the database in between -- except in the
-// moment between LevelDB's close (which drops the process's lock) and its
-// re-lock, after which the save checks that nobody wrote meanwhile (CURRENT
-// and the logs unchanged; docs/FILTERED_DB.md, point 4). Only with
-// leveldb::Env::Default() (another Env always scans, and nothing is saved).
+// LevelDB's own lock on <name>/LOCK from before reading the file until after
+// saving it, lending it to LevelDB for the session (no unlocked moment at
+// LevelDB's open or close), so no other process, and no other thread's
+// LevelDB, can open the database in between; the save also checks that
+// nobody wrote since LevelDB's close (CURRENT and the logs unchanged), in
+// case someone else's failed open in this process dropped the lock
+// (docs/FILTERED_DB.md, point 4). Opening a database this process already
+// holds fails and leaves the holder locked. Only with leveldb::Env::Default()
+// (another Env always scans, and nothing is saved).
 //
 // Front filter. The counting filter sits behind an insert-only blocked Bloom
 // filter of the keys inserted since the last rebuild (a superset of the live

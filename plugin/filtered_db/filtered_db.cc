@@ -13,6 +13,7 @@
 #include <array>
 #include <atomic>
 #include <bitset>
+#include <cassert>
 #include <cinttypes>
 #include <condition_variable>
 #include <cstdio>
@@ -187,6 +188,7 @@ bool HeavyBarrier() {
 inline void LightBarrier() { std::atomic_signal_fence(std::memory_order_seq_cst); }
 
 std::atomic<bool> g_force_seq_cst_readers{false};  // ForceSeqCstReadersForTesting
+std::atomic<void (*)(const std::string&)> g_open_window_hook{nullptr};     // testing_hooks.h
 std::atomic<void (*)(const std::string&)> g_close_window_hook{nullptr};    // testing_hooks.h
 std::atomic<void (*)(const std::string&)> g_growth_rebuilt_hook{nullptr};  // testing_hooks.h
 
@@ -194,8 +196,26 @@ bool UseLightReaders() {
   return !g_force_seq_cst_readers.load(std::memory_order_relaxed) && RegisterHeavyBarrier();
 }
 
-// The process-wide set of database directories whose LOCK file this process
-// holds an fcntl lock on through a FilteredDB (see DirLock).
+// Locking <db>/LOCK. POSIX record locks belong to the process, not to a
+// descriptor: a process's own locks never conflict with each other, and
+// closing ANY descriptor of the file drops ALL of the process's locks on it.
+// So a second LevelDB of this process would open under the first one's lock,
+// and closing a descriptor of LOCK would leave another LevelDB of the process
+// open without a lock (another process could then open the database too: two
+// writers). LevelDB guards against the first with its Env's in-process table
+// of locked file names, but not against the second: PosixEnv::LockFile,
+// asked for a name its table holds, closes the descriptor it just opened
+// (LevelDB 1.23 util/env_posix.cc), which drops the holder's lock.
+//
+// Hence FilteredDB's rules: its only lock is LevelDB's own (Env::LockFile:
+// table entry and POSIX lock together), which it never lets go of while its
+// index is validated, in use or saved; it closes no descriptor of LOCK
+// itself; and it asks LevelDB for the lock only when no FilteredDB of this
+// process holds the database (LockedDirs), repairing the damage when a plain
+// LevelDB of the process does (RestoreLockAfterInProcessRefusal).
+
+// The database directories a FilteredDB of this process holds (DbLock), by
+// the name LevelDB's table has them under.
 std::mutex& LockedDirsMu() {
   static std::mutex mu;
   return mu;
@@ -205,52 +225,120 @@ std::set<std::string>& LockedDirs() {
   return *dirs;
 }
 
-// FilteredDB's own POSIX record lock on <db>/LOCK, held from before the index
-// file is validated until after it is saved, so no other process can open the
-// database in between (LevelDB's own lock is the same process's, so LevelDB
-// opens fine under it). POSIX locks belong to the process: closing this fd
-// drops LevelDB's lock too, so it is closed only when LevelDB is closed.
-class DirLock {
+// How LevelDB 1.23's PosixEnv words the in-process refusal of a lock.
+bool IsInProcessRefusal(const leveldb::Status& s) {
+  return s.IsIOError() && s.ToString().find("already held by process") != std::string::npos;
+}
+
+// `s` is a failed Env::Default()->LockFile of <dir>/LOCK (FilteredDB's, or
+// inside LevelDB's Open). If LevelDB refused it because its in-process table
+// holds the file, LevelDB's descriptor close just dropped the lock of the
+// LevelDB that holds it: take the lock again for the process, through a
+// descriptor that is never closed (closing it would drop the lock again,
+// whoever holds it by then), so no other process can open the database under
+// the holder. The holder's close releases it as before (its UnlockFile
+// unlocks the process's lock). Cost: one descriptor for the process's life
+// per such refused open (opening a database this process has open is a
+// misuse; FilteredDBs are refused before LevelDB is asked, see DbLock). If
+// another process took the lock in the moment between, nothing can be done;
+// if the holder closed in that moment, the process keeps a lock nobody
+// releases until a LevelDB of this process opens and closes the database
+// (or the process exits): other processes are refused, never let in.
+void RestoreLockAfterInProcessRefusal(const std::string& dir, const leveldb::Status& s) {
+  if (!IsInProcessRefusal(s)) return;
+  const int fd = ::open((dir + "/LOCK").c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) return;
+  struct flock f = {};
+  f.l_type = F_WRLCK;
+  f.l_whence = SEEK_SET;
+  (void)::fcntl(fd, F_SETLK, &f);                  // fails only if another process holds it now
+  static std::mutex kept_mu;                       // (callers may hold LockedDirsMu)
+  static auto* kept_fds = new std::vector<int>();  // never freed, never closed
+  std::lock_guard<std::mutex> lock(kept_mu);
+  kept_fds->push_back(fd);
+}
+
+// FilteredDB's hold on a database: LevelDB's lock on <db>/LOCK, taken before
+// the index file is validated and released after it is saved at close. In
+// between LevelDB borrows it: LevelDB is opened with env(), which hands it the
+// held lock when it asks for <db>/LOCK and takes it back, still held, when
+// LevelDB unlocks it at its close. So from Acquire to Release no other opener
+// of the database, another process or another thread of this one, gets in
+// (an in-process one is refused by LevelDB's table, which has the name all
+// along): the index cannot be validated, used or saved while anybody else
+// writes. (It once held its own POSIX lock on a raw descriptor beside
+// LevelDB's, released at LevelDB's close and re-taken after it: in that window
+// a plain LevelDB of this process could open the database, and closing the
+// raw descriptor then dropped that LevelDB's lock.)
+class DbLock {
  public:
-  // False (and nothing held) when another process, or another LevelDB
-  // instance in this process, holds the database.
-  bool Acquire(const std::string& dir) {
-    // LevelDB's Env tracks its in-process locks: probe through it first.
-    leveldb::FileLock* probe = nullptr;
-    if (!leveldb::Env::Default()->LockFile(dir + "/LOCK", &probe).ok()) return false;
-    leveldb::Env::Default()->UnlockFile(probe);
+  DbLock() = default;
+  DbLock(const DbLock&) = delete;
+  DbLock& operator=(const DbLock&) = delete;
+  ~DbLock() { Release(); }
+
+  // OK: held. Otherwise what LevelDB's Open would report, and nothing held.
+  leveldb::Status Acquire(const std::string& dir) {
+    const std::string lock_name = dir + "/LOCK";
     std::lock_guard<std::mutex> lock(LockedDirsMu());
-    if (LockedDirs().count(dir) != 0) return false;
-    fd_ = ::open((dir + "/LOCK").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) return false;
-    if (!Relock()) {
-      ::close(fd_);
-      fd_ = -1;
-      return false;
+    // Another FilteredDB of this process holds it: refused here, without
+    // asking LevelDB (whose refusal would drop the holder's lock).
+    if (LockedDirs().count(dir) != 0) {
+      return leveldb::Status::IOError("lock " + lock_name, "already held by process");
     }
+    leveldb::Status s = leveldb::Env::Default()->LockFile(lock_name, &env_.held);
+    if (!s.ok()) {
+      env_.held = nullptr;
+      RestoreLockAfterInProcessRefusal(dir, s);
+      return s;
+    }
+    env_.lock_name = lock_name;
     dir_ = dir;
     LockedDirs().insert(dir);
-    return true;
-  }
-  // Takes the lock again after LevelDB released it at close.
-  bool Relock() {
-    struct flock f = {};
-    f.l_type = F_WRLCK;
-    f.l_whence = SEEK_SET;
-    return ::fcntl(fd_, F_SETLK, &f) == 0;
+    return s;
   }
   // REQUIRES: LevelDB is closed (or never opened) on this directory.
   void Release() {
-    if (fd_ < 0) return;
-    ::close(fd_);
-    fd_ = -1;
+    if (env_.held == nullptr) return;
+    assert(!env_.lent);
+    // Under the mutex: an Acquire of this directory by another FilteredDB
+    // waits, rather than finding it in LockedDirs a moment after it is free.
     std::lock_guard<std::mutex> lock(LockedDirsMu());
+    (void)leveldb::Env::Default()->UnlockFile(env_.held);
+    env_.held = nullptr;
     LockedDirs().erase(dir_);
   }
-  bool held() const { return fd_ >= 0; }
+  // Env::Default(), lending the held lock. REQUIRES: held.
+  leveldb::Env* env() { return &env_; }
 
  private:
-  int fd_ = -1;
+  // LevelDB asks for the lock once at Open (LockFile of dbname + "/LOCK",
+  // exactly the name Acquire locked) and gives it back once at close or
+  // after a failed Open; both on the thread that opens or closes the
+  // FilteredDB. Any other lock request goes to Env::Default().
+  struct LendingEnv : public leveldb::EnvWrapper {
+    LendingEnv() : EnvWrapper(leveldb::Env::Default()) {}
+    leveldb::Status LockFile(const std::string& name, leveldb::FileLock** lock) override {
+      if (held != nullptr && !lent && name == lock_name) {
+        lent = true;
+        *lock = held;
+        return leveldb::Status::OK();
+      }
+      return target()->LockFile(name, lock);
+    }
+    leveldb::Status UnlockFile(leveldb::FileLock* lock) override {
+      if (lent && lock == held) {
+        lent = false;  // back to the DbLock, still locked
+        return leveldb::Status::OK();
+      }
+      return target()->UnlockFile(lock);
+    }
+    std::string lock_name;
+    leveldb::FileLock* held = nullptr;
+    bool lent = false;
+  };
+
+  LendingEnv env_;
   std::string dir_;
 };
 
@@ -321,7 +409,7 @@ struct FilteredDB::Impl {
   const leveldb::FilterPolicy* filter_policy = nullptr;
   const std::string name;
   bool persist = false;
-  DirLock dir_lock;
+  DbLock db_lock;  // held iff persist; declared before db: outlives it (LevelDB uses its env)
   std::string current_at_open;  // CURRENT's bytes right after our LevelDB::Open
   std::unique_ptr<leveldb::DB> db;
 
@@ -671,17 +759,25 @@ FilteredDB::~FilteredDB() {
       logs_listed = true;
     }
   }
-  m.db.reset();  // LevelDB closed: its lock released, no more file changes
+  // LevelDB closed: no more file changes. It gave the lock back to db_lock
+  // (still held: no opener can get in while the index is saved).
+  m.db.reset();
   if (auto* hook = g_close_window_hook.load(std::memory_order_relaxed)) hook(m.name);
-  if (m.persist && logs_listed && m.dir_lock.Relock()) {
-    // Another process may have opened the database between LevelDB's unlock
-    // and our Relock (POSIX locks belong to the process: LevelDB's close
-    // dropped ours too). Its writes would be in the listing but not in the
-    // index, so save only if there was none: LevelDB with reuse_logs = false
-    // (the default) writes a new CURRENT on every open, and every write goes
-    // to a log, which is then new or longer (an opener with reuse_logs = true
-    // keeps CURRENT and appends to the last log). So: CURRENT as right after
-    // our open, and every log now is one of ours, unchanged.
+  if (m.persist && logs_listed) {
+    // The lock keeps every opener out, unless it was dropped under us: a
+    // failed open of this database elsewhere in this process (LevelDB's
+    // in-process refusal closes a descriptor of LOCK, dropping the process's
+    // lock; see RestoreLockAfterInProcessRefusal), or an opener that names
+    // the directory differently (LevelDB's table goes by the name, and this
+    // process's own POSIX locks never conflict). Such an opener's writes
+    // would be in the listing but not in the index, so save only if there
+    // was none: LevelDB with reuse_logs = false (the default) writes a new
+    // CURRENT on every open, and every write goes to a log, which is then new
+    // or longer (an opener with reuse_logs = true keeps CURRENT and appends to
+    // the last log). So: CURRENT as right after our open, and every log now
+    // is one of ours, unchanged. (An opener after this check changes CURRENT
+    // or a log after the listing was taken, so the next Open rejects the
+    // file.)
     auto listing = filtered_db::ListDbDir(m.name);
     const std::string current_now = filtered_db::ReadCurrent(m.name);
     const auto ours = [&](const filtered_db::DirEntry& e) {
@@ -694,7 +790,7 @@ FilteredDB::~FilteredDB() {
       (void)filtered_db::WriteIndexFile(m.name, contents);  // failure: no file, next Open scans
     }
   }
-  m.dir_lock.Release();
+  m.db_lock.Release();
 }
 
 leveldb::Status FilteredDB::Open(const FilteredDBOptions& fdb_options,
@@ -706,28 +802,35 @@ leveldb::Status FilteredDB::Open(const FilteredDBOptions& fdb_options,
   impl->persist = fdb_options.persist_index &&
                   (options.env == nullptr || options.env == leveldb::Env::Default());
   std::unique_ptr<KeyIndex> loaded;
+  leveldb::Options db_options = options;
   if (impl->persist) {
     (void)leveldb::Env::Default()->CreateDir(name);  // as LevelDB's Open does
-    if (!impl->dir_lock.Acquire(name)) {
-      impl->persist = false;  // LevelDB's Open reports the lock conflict
-    } else {
-      auto file = filtered_db::ReadIndexFile(name);
-      if (file.ok()) {
-        auto listing = filtered_db::ListDbDir(name);
-        if (listing.ok() && *listing == file->listing) {
-          auto index = KeyIndex::Deserialize(file->payload);
-          if (index.ok() && (*index)->kind() == fdb_options.kind) loaded = std::move(index).value();
-        }
+    // The lock LevelDB's Open would take (and it fails as that would), taken
+    // before the index file is read and lent to LevelDB below (DbLock).
+    const leveldb::Status locked = impl->db_lock.Acquire(name);
+    if (!locked.ok()) return locked;
+    auto file = filtered_db::ReadIndexFile(name);
+    if (file.ok()) {
+      auto listing = filtered_db::ListDbDir(name);
+      if (listing.ok() && *listing == file->listing) {
+        auto index = KeyIndex::Deserialize(file->payload);
+        if (index.ok() && (*index)->kind() == fdb_options.kind) loaded = std::move(index).value();
       }
-      // Used at most once: LevelDB's Open below changes the directory, and a
-      // crash from here on must find no index (it would not match anyway).
-      if (!filtered_db::RemoveIndexFile(name).ok()) loaded.reset();
     }
+    // Used at most once: LevelDB's Open below changes the directory, and a
+    // crash from here on must find no index (it would not match anyway).
+    if (!filtered_db::RemoveIndexFile(name).ok()) loaded.reset();
+    if (auto* hook = g_open_window_hook.load(std::memory_order_relaxed)) hook(name);
+    db_options.env = impl->db_lock.env();
   }
   leveldb::DB* raw = nullptr;
-  leveldb::Status s = leveldb::DB::Open(options, name, &raw);
+  leveldb::Status s = leveldb::DB::Open(db_options, name, &raw);
   if (!s.ok()) {
-    impl->dir_lock.Release();
+    // persist: LevelDB gave the lock back at its failure; we let it go.
+    impl->db_lock.Release();
+    if (!impl->persist && (options.env == nullptr || options.env == leveldb::Env::Default())) {
+      RestoreLockAfterInProcessRefusal(name, s);  // a LevelDB of this process holds it
+    }
     return s;
   }
   impl->db.reset(raw);
@@ -1080,6 +1183,10 @@ namespace filtered_db {
 
 void ForceSeqCstReadersForTesting(bool force) {
   g_force_seq_cst_readers.store(force, std::memory_order_relaxed);
+}
+
+void SetOpenWindowHookForTesting(void (*hook)(const std::string& db_name)) {
+  g_open_window_hook.store(hook, std::memory_order_relaxed);
 }
 
 void SetCloseWindowHookForTesting(void (*hook)(const std::string& db_name)) {

@@ -16,11 +16,19 @@ namespace filtered_db {
 void ForceSeqCstReadersForTesting(bool force);
 
 // Runs hook(db_name) inside every later FilteredDB destructor, between
-// LevelDB's close (which drops the process's lock on <db>/LOCK) and
-// FilteredDB's re-lock: the window in which another process could open the
-// database (tests/filtered_db_crash_test.cc). Null removes it. Not
+// LevelDB's close (which hands the lock on <db>/LOCK back to FilteredDB, still
+// held) and the close-time save: the window in which an opener the lock did
+// not stop would make the saved index stale (tests/filtered_db_crash_test.cc). Null removes it. Not
 // synchronized with running destructors: set it while no FilteredDB closes.
 void SetCloseWindowHookForTesting(void (*hook)(const std::string& db_name));
+
+// Runs hook(db_name) inside every later FilteredDB::Open that persists its
+// index, after FilteredDB took the lock on <db>/LOCK and validated (and
+// removed) the index file, just before LevelDB's Open: the window in which
+// another opener of the database would make the validated index stale
+// (tests/filtered_db_crash_test.cc). Null removes it. Set it while no
+// FilteredDB opens.
+void SetOpenWindowHookForTesting(void (*hook)(const std::string& db_name));
 
 // Runs hook(db_name) on the growth thread of every FilteredDB after each of
 // its rebuilds returns (the new index published, or the rebuild failed) and
