@@ -37,6 +37,25 @@ struct TsanCase {
   bool seq_cst_readers;  // force the fallback reader announce
 };
 
+// Opens a new FilteredDB at `path` (whatever was there destroyed first), its
+// index sized for `expected_keys`, and puts Key(0..keys) with value "v".
+void OpenFreshWithKeys(const std::string& path, const leveldb::Options& options,
+                       uint64_t expected_keys, uint64_t keys, std::unique_ptr<FilteredDB>* db) {
+  DestroyFilteredDB(path, leveldb::Options());
+  FilteredDBOptions index_options;
+  index_options.expected_keys = expected_keys;
+  ASSERT_TRUE(FilteredDB::Open(index_options, options, path, db).ok());
+  for (uint64_t i = 0; i < keys; ++i) {
+    ASSERT_TRUE((*db)->Put(leveldb::WriteOptions(), Key(i), "v").ok()) << i;
+  }
+}
+
+leveldb::Options CreateIfMissing() {
+  leveldb::Options options;
+  options.create_if_missing = true;
+  return options;
+}
+
 class FilteredDBTsanTest : public ::testing::TestWithParam<TsanCase> {
  protected:
   void SetUp() override { filtered_db::ForceSeqCstReadersForTesting(GetParam().seq_cst_readers); }
@@ -131,16 +150,10 @@ TEST_P(FilteredDBTsanTest, ReadersNeverMissCommittedKeysWhileWritersChurnAndGrow
 // all succeed, and the file they leave must be used by the next Open.
 TEST(FilteredDBSaveTest, ConcurrentSaveIndexCallsAllSucceed) {
   const std::string path = TestPath("db");
-  DestroyFilteredDB(path, leveldb::Options());
-  leveldb::Options options;
-  options.create_if_missing = true;
-  FilteredDBOptions index_options;
-  index_options.expected_keys = 1000;
+  const leveldb::Options options = CreateIfMissing();
   {
     std::unique_ptr<FilteredDB> db;
-    ASSERT_TRUE(FilteredDB::Open(index_options, options, path, &db).ok());
-    for (uint64_t i = 0; i < 500; ++i)
-      ASSERT_TRUE(db->Put(leveldb::WriteOptions(), Key(i), "v").ok());
+    ASSERT_NO_FATAL_FAILURE(OpenFreshWithKeys(path, options, 1000, 500, &db));
     std::atomic<int> failures{0};
     std::vector<std::thread> savers;
     for (int t = 0; t < 3; ++t) {
@@ -158,6 +171,8 @@ TEST(FilteredDBSaveTest, ConcurrentSaveIndexCallsAllSucceed) {
     EXPECT_EQ(failures.load(), 0);
     EXPECT_EQ(db->index_stats().index_saves, 45u);
   }
+  FilteredDBOptions index_options;
+  index_options.expected_keys = 1000;
   std::unique_ptr<FilteredDB> db;
   ASSERT_TRUE(FilteredDB::Open(index_options, options, path, &db).ok());
   EXPECT_EQ(db->index_stats().opened_from, IndexSource::kFile);
@@ -176,17 +191,9 @@ TEST(FilteredDBSaveTest, ConcurrentSaveIndexCallsAllSucceed) {
 // idle). Every answer is right and every Get is counted exactly once.
 TEST(FilteredDBSharedSlotTest, ReadersBeyondTheOwnedSlotsWhileTheIndexIsRepublished) {
   const std::string path = TestPath("db");
-  DestroyFilteredDB(path, leveldb::Options());
-  leveldb::Options options;
-  options.create_if_missing = true;
-  FilteredDBOptions index_options;
-  index_options.expected_keys = 1000;
-  std::unique_ptr<FilteredDB> db;
-  ASSERT_TRUE(FilteredDB::Open(index_options, options, path, &db).ok());
   constexpr uint64_t kKeys = 500;
-  for (uint64_t i = 0; i < kKeys; ++i) {
-    ASSERT_TRUE(db->Put(leveldb::WriteOptions(), Key(i), "v").ok());
-  }
+  std::unique_ptr<FilteredDB> db;
+  ASSERT_NO_FATAL_FAILURE(OpenFreshWithKeys(path, CreateIfMissing(), 1000, kKeys, &db));
   const FilteredDBStats before = db->index_stats();
   constexpr int kThreads = 72, kGets = 40;
   std::mutex mu;
@@ -255,19 +262,12 @@ TEST(FilteredDBSharedSlotTest, ReadersBeyondTheOwnedSlotsWhileTheIndexIsRepublis
 // table filter (every key is in a table).
 TEST(FilteredDBPolicyStatsTest, FilterPolicyStatsPropertyWhileGetsProbeThePolicy) {
   const std::string path = TestPath("db");
-  DestroyFilteredDB(path, leveldb::Options());
   const std::unique_ptr<const leveldb::FilterPolicy> policy(NewBlockedBloomFilterPolicy(10));
-  leveldb::Options options;
-  options.create_if_missing = true;
+  leveldb::Options options = CreateIfMissing();
   options.filter_policy = policy.get();
-  FilteredDBOptions index_options;
-  index_options.expected_keys = 2000;
-  std::unique_ptr<FilteredDB> db;
-  ASSERT_TRUE(FilteredDB::Open(index_options, options, path, &db).ok());
   constexpr uint64_t kKeys = 400;
-  for (uint64_t i = 0; i < kKeys; ++i) {
-    ASSERT_TRUE(db->Put(leveldb::WriteOptions(), Key(i), "v").ok());
-  }
+  std::unique_ptr<FilteredDB> db;
+  ASSERT_NO_FATAL_FAILURE(OpenFreshWithKeys(path, options, 2000, kKeys, &db));
   db->CompactRange(nullptr, nullptr);  // every key in a table, the memtable empty
   const auto read_stats = [&](uint64_t* probes, uint64_t* negatives) {
     std::string value;
