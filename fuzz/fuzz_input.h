@@ -20,6 +20,9 @@ class FuzzInput {
   FuzzInput(const uint8_t* data, size_t size) : data_(data), size_(size) {}
 
   bool empty() const { return pos_ >= size_; }
+  // Bytes not read yet; they start at data + consumed().
+  size_t remaining() const { return pos_ < size_ ? size_ - pos_ : 0; }
+  size_t consumed() const { return pos_ < size_ ? pos_ : size_; }
   uint8_t Byte() { return pos_ < size_ ? data_[pos_++] : 0; }
   // Little-endian: the first byte read is the low one. Each read is its own
   // statement: the operands of `|` are unsequenced, so `Byte() | (Byte() << 8)`
