@@ -107,7 +107,10 @@ void SetV2KernelsForTesting(V2Kernels kernels);
 
 // The model's FPR for n distinct keys at bits_per_key (clamped): 2^-R where
 // version 2 applies (ChooseV2), else version 1's: the builder's first guess
-// of U, with E[E]/U = 1 - (1 - 1/U)^n.
+// of U, with E[E]/U = 1 - (1 - 1/U)^n. Version 2's is low by up to 2x where
+// the band's margin makes the build fall back to R - 1 (docs/FORMAT.md,
+// "Compact filter, version 2": 8.01 bits/key from 5,000 keys, 16-32
+// bits/key at large n; never at 10 bits/key up to kV2MaxKeys).
 double PredictedFpr(uint64_t num_keys, double bits_per_key);
 double PredictedFprV1(uint64_t num_keys, double bits_per_key);
 
