@@ -53,6 +53,7 @@
 #include "blockbloom/c.h"
 #include "blockbloom/compact_filter_policy.h"
 #include "blockbloom/filter_stats.h"
+#include "blockbloom/filtered_db.h"
 #include "blockbloom/leveldb_filter_policy.h"
 #include "leveldb/c.h"
 #include "leveldb/cache.h"
@@ -398,7 +399,7 @@ class OracleRun {
     simd::ForceTargetForTesting(0);
     leveldb::Options destroy;
     destroy.env = env_;
-    leveldb::DestroyDB(path_, destroy);
+    DestroyFilteredDB(path_, destroy);  // LevelDB's files and the index's
     if (error_.empty()) return "";
     return "seed " + std::to_string(config_.seed) + ": " + error_ + "\nhistory:\n" + history_;
   }
@@ -574,10 +575,40 @@ class OracleRun {
     }
     history_ += desc.str() + "\n";
     if (!Check(policy_->name() == DocumentedName(kind), "policy named " + policy_->name())) return;
+    // A quarter of the sessions open the database as a FilteredDB (a
+    // leveldb::DB in front of the same files, whose key index answers
+    // absent Gets first; on disk it saves the index at close and reloads it
+    // only when the directory is provably unchanged since): switching
+    // between it and plain LevelDB is one more way a database lives.
+    // After a FilteredDB session that saved its index, half the time
+    // another, which may load it.
+    filtered_ = random_options && (Below(4) == 0 || (index_saved_ && Below(2) == 0));
+    index_saved_ = false;
     leveldb::DB* db = nullptr;
-    const leveldb::Status s = leveldb::DB::Open(options, path_, &db);
+    leveldb::Status s;
+    if (filtered_) {
+      FilteredDBOptions fdb;
+      fdb.expected_keys = 1 + Below(2000);  // small: the index grows
+      fdb.kind = Below(2) == 0 ? IndexKind::kDleft : IndexKind::kCounting;
+      fdb.target_fpr = Below(2) == 0 ? 0.01 : 0.2;
+      fdb.persist_index = Below(4) != 0;
+      index_saved_ = fdb.persist_index && config_.on_disk;
+      history_ += "  as FilteredDB: expected_keys=" + std::to_string(fdb.expected_keys) +
+                  (fdb.kind == IndexKind::kDleft ? " d-left" : " counting") +
+                  " persist=" + std::to_string(fdb.persist_index) + "\n";
+      s = OpenFilteredDB(fdb, options, path_, &db);
+    } else {
+      s = leveldb::DB::Open(options, path_, &db);
+    }
     if (!Check(s.ok(), "open: " + s.ToString())) return;
     db_.reset(db);
+    std::string stats;
+    if (filtered_ && db_->GetProperty("blockbloom.stats", &stats)) {
+      const size_t at = stats.find("opened-from: ");
+      if (at != std::string::npos) {
+        history_ += "  " + stats.substr(at, stats.find('\n', at) - at) + "\n";
+      }
+    }
     // Recovery writes a table only from a non-empty log: a database left
     // with every table under one name keeps it.
     if (uniform_name_.has_value() && *uniform_name_ == policy_->name()) {
@@ -794,7 +825,8 @@ class OracleRun {
   // policies (the ones with counters), whichever policy object, API or
   // blockbloom format wrote the filters.
   void CheckFiltersUsed(const char* when) {
-    if (policy_->get() == nullptr || !policy_->counted() || oracle_.empty()) return;
+    // (A FilteredDB's index answers most absent Gets before LevelDB does.)
+    if (policy_->get() == nullptr || !policy_->counted() || oracle_.empty() || filtered_) return;
     ++filter_checks_;
     const FilterPolicyStats before = policy_->stats();
     size_t gets = 0;
@@ -892,6 +924,8 @@ class OracleRun {
   std::unique_ptr<SessionPolicy> policy_;
   std::unique_ptr<leveldb::Cache> block_cache_;
   std::unique_ptr<leveldb::DB> db_;
+  bool filtered_ = false;     // db_ is a FilteredDB
+  bool index_saved_ = false;  // and saves its index at close
   const leveldb::Snapshot* snapshot_ = nullptr;
   // Set when every table's filter block is under this name ("" none).
   std::optional<std::string> uniform_name_;
@@ -907,36 +941,43 @@ class OracleRun {
   std::string history_;
 };
 
-// BLOCKBLOOM_ORACLE_VERBOSE=1 prints each run's history.
-std::string RunAndReport(const RunConfig& config, uint64_t* damaged, uint64_t* checks) {
+struct Totals {
+  uint64_t runs = 0, ops = 0, damaged = 0, checks = 0;
+};
+
+// One run, added to *totals; "" or its failure. BLOCKBLOOM_ORACLE_VERBOSE=1
+// prints each run's history.
+std::string RunAndReport(const RunConfig& config, Totals* totals) {
   OracleRun run(config);
   const std::string failure = run.Run();
   if (std::getenv("BLOCKBLOOM_ORACLE_VERBOSE") != nullptr) {
     std::printf("seed %llu:\n%s", static_cast<unsigned long long>(config.seed),
                 run.history().c_str());
   }
-  *damaged += run.damaged_filters();
-  *checks += run.filter_checks();
+  totals->runs += 1;
+  totals->ops += run.ops();
+  totals->damaged += run.damaged_filters();
+  totals->checks += run.filter_checks();
   return failure;
 }
 
 TEST(LevelDbOracleTest, RandomPolicySwitchesNeverMissAKey) {
-  uint64_t damaged = 0, checks = 0;
+  Totals totals;
   for (uint64_t seed : {1, 2}) {
     RunConfig config;
     config.seed = seed;
-    ASSERT_EQ(RunAndReport(config, &damaged, &checks), "");
+    ASSERT_EQ(RunAndReport(config, &totals), "");
   }
   // Every run damages filters before its last session at the latest.
-  EXPECT_GT(damaged, 0u);
-  EXPECT_GT(checks, 0u);
+  EXPECT_GT(totals.damaged, 0u);
+  EXPECT_GT(totals.checks, 0u);
 }
 
 // Filters of thousands of keys (4 MiB blocks of a bulk load: blocked
 // version 1, read by every policy at the end), which the runs above, with
 // their small random blocks, write only now and then.
 TEST(LevelDbOracleTest, LargeFiltersNeverMissAKey) {
-  uint64_t damaged = 0, checks = 0;
+  Totals totals;
   RunConfig config;
   config.seed = 3;
   config.big_filters = true;
@@ -945,8 +986,8 @@ TEST(LevelDbOracleTest, LargeFiltersNeverMissAKey) {
   config.universe = 300;
   config.bulk_max = 3000;
   config.bulk_total = 6000;
-  ASSERT_EQ(RunAndReport(config, &damaged, &checks), "");
-  EXPECT_GT(checks, 0u);
+  ASSERT_EQ(RunAndReport(config, &totals), "");
+  EXPECT_GT(totals.checks, 0u);
 }
 
 // BLOCKBLOOM_ORACLE_SOAK=<seconds>: seed after seed, larger runs, half on
@@ -958,7 +999,7 @@ TEST(LevelDbOracleTest, Soak) {
   const char* first = std::getenv("BLOCKBLOOM_ORACLE_SEED");
   uint64_t seed = first != nullptr ? std::strtoull(first, nullptr, 10) : 1000;
   const auto start = std::chrono::steady_clock::now();
-  uint64_t runs = 0, ops = 0, damaged = 0, checks = 0;
+  Totals totals;
   do {
     RunConfig config;
     config.seed = seed;
@@ -978,27 +1019,26 @@ TEST(LevelDbOracleTest, Soak) {
       config.bulk_max = 150000;
       config.bulk_total = 300000;
     }
-    OracleRun run(config);
-    const std::string failure = run.Run();
-    ASSERT_EQ(failure, "");
-    ++runs;
+    Totals run;
+    ASSERT_EQ(RunAndReport(config, &run), "");
     std::printf("seed %llu: %d sessions, %s, %llu ops, %llu damaged, %llu checks\n",
                 static_cast<unsigned long long>(seed), config.sessions,
-                config.on_disk ? "disk" : "memenv", static_cast<unsigned long long>(run.ops()),
-                static_cast<unsigned long long>(run.damaged_filters()),
-                static_cast<unsigned long long>(run.filter_checks()));
+                config.on_disk ? "disk" : "memenv", static_cast<unsigned long long>(run.ops),
+                static_cast<unsigned long long>(run.damaged),
+                static_cast<unsigned long long>(run.checks));
     std::fflush(stdout);
-    ops += run.ops();
-    damaged += run.damaged_filters();
-    checks += run.filter_checks();
+    totals.runs += 1;
+    totals.ops += run.ops;
+    totals.damaged += run.damaged;
+    totals.checks += run.checks;
     ++seed;
   } while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() <
            seconds);
   std::printf(
       "soak: %llu runs (seeds to %llu), %llu ops, %llu filters damaged, %llu filter-use checks\n",
-      static_cast<unsigned long long>(runs), static_cast<unsigned long long>(seed - 1),
-      static_cast<unsigned long long>(ops), static_cast<unsigned long long>(damaged),
-      static_cast<unsigned long long>(checks));
+      static_cast<unsigned long long>(totals.runs), static_cast<unsigned long long>(seed - 1),
+      static_cast<unsigned long long>(totals.ops), static_cast<unsigned long long>(totals.damaged),
+      static_cast<unsigned long long>(totals.checks));
 }
 
 }  // namespace
