@@ -18,8 +18,12 @@
 // cannot be parsed (damaged, truncated, from a newer version) answers "may
 // match" (a damaged version-2 trailer, or a truncated filter ending in a
 // version-2 marker, passes its 12-bit check with probability 2^-12 only, see
-// docs/FORMAT.md). A filter under 2 bytes matches nothing, as in LevelDB.
-// Probe counts: blockbloom/filter_stats.h.
+// docs/FORMAT.md); under the migrating policy, which answers to LevelDB's
+// built-in name, a filter truncated to a last byte <= 30 reads as a built-in
+// filter, as LevelDB's own policy reads it, and may answer "no" (LevelDB's
+// block checksums, paranoid_checks, catch such damage on disk). A filter
+// under 2 bytes matches nothing, as in LevelDB. Probe counts:
+// blockbloom/filter_stats.h.
 //
 // bits_per_key is clamped into [1, 64]; NaN means 10 (ClampBitsPerKey in
 // blockbloom/blocked_bloom.h).

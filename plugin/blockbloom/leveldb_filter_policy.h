@@ -13,8 +13,13 @@
 // recognizer, src/format/recognize.h: a blocked policy reads compact filters
 // too). A filter this policy cannot parse (damaged, truncated, or from a
 // newer version) answers "may match": a damaged filter costs a disk read,
-// never a missed key. A filter under 2 bytes matches nothing, as in LevelDB
-// (util/bloom.cc). Probe counts: blockbloom/filter_stats.h.
+// never a missed key. The one exception is the migrating policy's, which
+// answers to LevelDB's built-in name and so reads a filter ending in a byte
+// <= 30 as a built-in one, as LevelDB's own policy does: a blockbloom filter
+// truncated to such a byte (its k, or version 1's 0x13) may then answer "no";
+// LevelDB's block checksums (paranoid_checks) catch that damage on disk. A
+// filter under 2 bytes matches nothing, as in LevelDB (util/bloom.cc). Probe
+// counts: blockbloom/filter_stats.h.
 //
 // bits_per_key is clamped into [1, 64]; NaN means 10 (see blocked_bloom.h).
 //
