@@ -645,6 +645,31 @@ TEST(FilteredDBPersistTest, AnInProcessOpenInTheOpenWindowNeverLosesItsLock) {
 // with the index persisted or not. (FilteredDB's probe, and LevelDB's Open,
 // dropped it: LevelDB's Env closes the descriptor it opened when its
 // in-process table says the file is held.)
+// Opens the database at `path` in this process, as a FilteredDB or with plain
+// LevelDB, into *holder, and checks that another process sees it locked.
+void OpenHolder(const std::string& path, bool filtered, std::unique_ptr<leveldb::DB>* holder) {
+  if (filtered) {
+    std::unique_ptr<FilteredDB> db;
+    ASSERT_TRUE(FilteredDB::Open(FilteredDBOptions(), CreateOptions(), path, &db).ok());
+    *holder = std::move(db);
+  } else {
+    leveldb::DB* raw = nullptr;
+    ASSERT_TRUE(leveldb::DB::Open(CreateOptions(), path, &raw).ok());
+    holder->reset(raw);
+  }
+  ASSERT_EQ(LockSeenFromAnotherProcess(path), kLocked);
+}
+
+// The holder still works, and its close releases the lock.
+void ExpectHolderWorksAndUnlocksAtClose(const std::string& path,
+                                        std::unique_ptr<leveldb::DB>* holder) {
+  ASSERT_TRUE((*holder)->Put(leveldb::WriteOptions(), "k", "v").ok());
+  std::string value;
+  EXPECT_TRUE((*holder)->Get(leveldb::ReadOptions(), "k", &value).ok());
+  holder->reset();
+  EXPECT_EQ(LockSeenFromAnotherProcess(path), kUnlocked);
+}
+
 TEST(FilteredDBPersistTest, AnOpenOfADatabaseHeldInThisProcessFailsAndLeavesItLocked) {
   const std::string path = TestPath("db");
   for (const bool holder_filtered : {false, true}) {
@@ -653,26 +678,33 @@ TEST(FilteredDBPersistTest, AnOpenOfADatabaseHeldInThisProcessFailsAndLeavesItLo
                    " holds it; persist_index " + (persist ? "true" : "false"));
       DestroyFilteredDB(path, leveldb::Options());
       std::unique_ptr<leveldb::DB> holder;
-      if (holder_filtered) {
-        std::unique_ptr<FilteredDB> db;
-        ASSERT_TRUE(FilteredDB::Open(FilteredDBOptions(), CreateOptions(), path, &db).ok());
-        holder = std::move(db);
-      } else {
-        leveldb::DB* raw = nullptr;
-        ASSERT_TRUE(leveldb::DB::Open(CreateOptions(), path, &raw).ok());
-        holder.reset(raw);
-      }
-      ASSERT_EQ(LockSeenFromAnotherProcess(path), kLocked);
+      ASSERT_NO_FATAL_FAILURE(OpenHolder(path, holder_filtered, &holder));
       FilteredDBOptions second_options;
       second_options.persist_index = persist;
       std::unique_ptr<FilteredDB> second;
       const leveldb::Status s = FilteredDB::Open(second_options, CreateOptions(), path, &second);
       EXPECT_TRUE(s.IsIOError()) << s.ToString();
       EXPECT_EQ(LockSeenFromAnotherProcess(path), kLocked) << "the holder lost its lock";
-      ASSERT_TRUE(holder->Put(leveldb::WriteOptions(), "k", "v").ok());
-      holder.reset();
-      EXPECT_EQ(LockSeenFromAnotherProcess(path), kUnlocked);
+      ASSERT_NO_FATAL_FAILURE(ExpectHolderWorksAndUnlocksAtClose(path, &holder));
     }
+  }
+  DestroyFilteredDB(path, leveldb::Options());
+}
+
+// DestroyFilteredDB of a database this process holds open fails, as
+// leveldb::DestroyDB does, and leaves the holder locked: DestroyDB's refused
+// LockFile closes a descriptor of LOCK, which drops the holder's lock.
+TEST(FilteredDBPersistTest, DestroyOfADatabaseHeldInThisProcessFailsAndLeavesItLocked) {
+  const std::string path = TestPath("db");
+  for (const bool holder_filtered : {false, true}) {
+    SCOPED_TRACE(holder_filtered ? "FilteredDB holds it" : "plain LevelDB holds it");
+    DestroyFilteredDB(path, leveldb::Options());
+    std::unique_ptr<leveldb::DB> holder;
+    ASSERT_NO_FATAL_FAILURE(OpenHolder(path, holder_filtered, &holder));
+    const leveldb::Status s = DestroyFilteredDB(path, leveldb::Options());
+    EXPECT_TRUE(s.IsIOError()) << s.ToString();
+    EXPECT_EQ(LockSeenFromAnotherProcess(path), kLocked) << "the holder lost its lock";
+    ASSERT_NO_FATAL_FAILURE(ExpectHolderWorksAndUnlocksAtClose(path, &holder));
   }
   DestroyFilteredDB(path, leveldb::Options());
 }

@@ -240,7 +240,10 @@ leveldb::Status OpenFilteredDB(const FilteredDBOptions& fdb_options,
 // IOError (and LevelDB's files untouched) if an index file exists and cannot
 // be removed; OK when there is nothing to remove. With an options.env other
 // than Env::Default() (where FilteredDB saves no index), only
-// leveldb::DestroyDB: nothing on the real file system is touched.
+// leveldb::DestroyDB: nothing on the real file system is touched. A
+// database this process holds open is not destroyed (LevelDB's lock error),
+// and its holder keeps its lock (LevelDB 1.23's refused LockFile drops it;
+// FilteredDB takes it back for the process).
 leveldb::Status DestroyFilteredDB(const std::string& name, const leveldb::Options& options);
 
 }  // namespace blockbloom

@@ -870,7 +870,13 @@ leveldb::Status DestroyFilteredDB(const std::string& name, const leveldb::Option
     const absl::Status removed = filtered_db::RemoveIndexFile(name);
     if (!removed.ok()) return leveldb::Status::IOError(name, removed.ToString());
   }
-  return leveldb::DestroyDB(name, options);
+  const leveldb::Status s = leveldb::DestroyDB(name, options);
+  // A database this process holds open: DestroyDB's refused LockFile closed
+  // a descriptor of LOCK, dropping the holder's lock. Take it back.
+  if (options.env == nullptr || options.env == leveldb::Env::Default()) {
+    RestoreLockAfterInProcessRefusal(name, s);
+  }
+  return s;
 }
 
 leveldb::Status FilteredDB::RebuildIndex() { return impl_->Rebuild(impl_->options.expected_keys); }
