@@ -225,6 +225,12 @@ std::set<std::string>& LockedDirs() {
   return *dirs;
 }
 
+// Whether LevelDB runs on Env::Default(), the real file system: the only one
+// where FilteredDB keeps index files and locks <db>/LOCK itself.
+bool UsesDefaultEnv(const leveldb::Options& options) {
+  return options.env == nullptr || options.env == leveldb::Env::Default();
+}
+
 // How LevelDB 1.23's PosixEnv words the in-process refusal of a lock.
 bool IsInProcessRefusal(const leveldb::Status& s) {
   return s.IsIOError() && s.ToString().find("already held by process") != std::string::npos;
@@ -799,8 +805,7 @@ leveldb::Status FilteredDB::Open(const FilteredDBOptions& fdb_options,
   db->reset();
   auto impl = std::make_unique<Impl>(fdb_options, name);
   impl->filter_policy = options.filter_policy;
-  impl->persist = fdb_options.persist_index &&
-                  (options.env == nullptr || options.env == leveldb::Env::Default());
+  impl->persist = fdb_options.persist_index && UsesDefaultEnv(options);
   std::unique_ptr<KeyIndex> loaded;
   leveldb::Options db_options = options;
   if (impl->persist) {
@@ -828,7 +833,7 @@ leveldb::Status FilteredDB::Open(const FilteredDBOptions& fdb_options,
   if (!s.ok()) {
     // persist: LevelDB gave the lock back at its failure; we let it go.
     impl->db_lock.Release();
-    if (!impl->persist && (options.env == nullptr || options.env == leveldb::Env::Default())) {
+    if (!impl->persist && UsesDefaultEnv(options)) {
       RestoreLockAfterInProcessRefusal(name, s);  // a LevelDB of this process holds it
     }
     return s;
@@ -864,7 +869,8 @@ leveldb::Status DestroyFilteredDB(const std::string& name, const leveldb::Option
   // Index files exist only beside databases in Env::Default()'s file system
   // (Open persists nothing with another Env): with another Env, `name` is
   // not a path of this file system, and a file there belongs to someone else.
-  if (options.env == nullptr || options.env == leveldb::Env::Default()) {
+  const bool real_file_system = UsesDefaultEnv(options);
+  if (real_file_system) {
     // An index file left behind would keep the directory: report it (absent
     // files and a missing directory are not errors).
     const absl::Status removed = filtered_db::RemoveIndexFile(name);
@@ -873,9 +879,7 @@ leveldb::Status DestroyFilteredDB(const std::string& name, const leveldb::Option
   const leveldb::Status s = leveldb::DestroyDB(name, options);
   // A database this process holds open: DestroyDB's refused LockFile closed
   // a descriptor of LOCK, dropping the holder's lock. Take it back.
-  if (options.env == nullptr || options.env == leveldb::Env::Default()) {
-    RestoreLockAfterInProcessRefusal(name, s);
-  }
+  if (real_file_system) RestoreLockAfterInProcessRefusal(name, s);
   return s;
 }
 
