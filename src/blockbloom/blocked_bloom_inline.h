@@ -29,6 +29,16 @@
 #ifndef BLOCKBLOOM_BLOCKED_BLOOM_INLINE_H_
 #define BLOCKBLOOM_BLOCKED_BLOOM_INLINE_H_
 
+// Highway 1.0.3's detect_targets.h stops with "best baseline should be
+// included in dynamic targets" when the compiler's flags enable AVX3_DL
+// (-march=native on an AVX-512 VNNI/VBMI2 CPU: Ice Lake, Sapphire Rapids,
+// Zen 4) unless HWY_WANT_AVX3_DL is defined. Defined here in case this header
+// is the first to include Highway; a translation unit that includes Highway
+// earlier defines it itself (-DHWY_WANT_AVX3_DL) when built that way.
+#ifndef HWY_WANT_AVX3_DL
+#define HWY_WANT_AVX3_DL
+#endif
+
 #include <cstdint>
 #include <string_view>
 
