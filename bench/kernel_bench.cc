@@ -590,9 +590,13 @@ __attribute__((target("avx2"))) void FloorBuild(const BuildKeys& bk, uint64_t n,
 
 void Build(benchmark::State& state, uint64_t n, Builder b) {
   const BuildKeys& bk = GetBuildKeys(n);
-  if (b == Builder::kFastLocal) {  // the same bits as our policy's, or no figure
+  if (b == Builder::kFastLocal) {  // the same bits as our blocked layout's, or no figure
     std::string ours, theirs;
-    OurPolicy().CreateFilter(bk.slices.data(), static_cast<int>(n), &ours);
+    blocked::AppendFilter(
+        n, BlockedBloomBytes(n, kBitsPerKey), BlockedBloomProbes(kBitsPerKey),
+        blocked::Geometry::kBlocked512,
+        [&](size_t i) { return std::string_view(bk.slices[i].data(), bk.slices[i].size()); },
+        &ours);
     FastLocalBuild(bk, n, &theirs);
     if (ours.size() != theirs.size() + blocked::kTrailerSize ||
         ours.compare(0, theirs.size(), theirs) != 0) {

@@ -74,16 +74,16 @@ inline uint32_t ProbeSeed(uint64_t hash) { return static_cast<uint32_t>(hash); }
 // Bit offset of one probe inside a block of `block_bits` (<= 512) bits.
 inline uint32_t ProbeBit(uint32_t x, uint32_t block_bits) { return ((x >> 10) * block_bits) >> 22; }
 
-// of[i] = kMultiplier^i (mod 2^bits of Word), i < kMaxProbes: probe i's
+// of[i] = kMultiplier^i (mod 2^bits of Word), i < kCount: probe i's
 // multiplier, tabulated, so x_i = x_0 * of[i] gives the same values as
 // multiplying i times in a row, but no probe waits for the previous one's
 // multiply (a 3-cycle dependency chain per probe otherwise).
-template <typename Word, Word kMultiplier>
+template <typename Word, Word kMultiplier, int kCount = kMaxProbes>
 struct ProbePowers {
-  Word of[kMaxProbes];
+  Word of[kCount];
   constexpr ProbePowers() : of() {
     Word power = 1;
-    for (int i = 0; i < kMaxProbes; ++i, power *= kMultiplier) of[i] = power;
+    for (int i = 0; i < kCount; ++i, power *= kMultiplier) of[i] = power;
   }
 };
 // Version 1 (512-bit blocks): 32-bit probe seeds.
@@ -195,18 +195,27 @@ inline bool MayContainHash(uint64_t hash, uint64_t total_bits, int num_probes,
 // probe is the v1 block choice's bit. The high bits of h * c for distinct odd
 // constants c behave as independent multiply-shift hashes of h
 // (Dietzfelbinger et al. 1997), the family a 64-bit hash needs for k probes.
+//
+// A flat filter may have any size and up to kMaxFlatProbes probes (LevelDB's
+// own cap on k): the LevelDB policies write it at every size where the
+// 512-bit blocks would cost FPR against LevelDB's built-in filter, and at
+// high bits per key the best k exceeds the blocked geometry's 16
+// (docs/FORMAT.md, "How the LevelDB policies size a filter").
+// BlockedBloomFilter writes it for filters of at most kFlatMaxBytes.
 inline constexpr uint64_t kFlatMaxBytes = 512;  // 8 lines: see docs/FORMAT.md
+inline constexpr int kMaxFlatProbes = 30;
 inline constexpr uint64_t kFlatMultiplier = 0x9E3779B97F4A7C15ull;
 
-BLOCKBLOOM_HIDDEN inline constexpr ProbePowers<uint64_t, kFlatMultiplier> kFlatProbePowers{};
+BLOCKBLOOM_HIDDEN inline constexpr ProbePowers<uint64_t, kFlatMultiplier, kMaxFlatProbes>
+    kFlatProbePowers{};
 
 namespace flat {
-// The bit of probe i (0 <= i < kMaxProbes) in flat bits of total_bits.
+// The bit of probe i (0 <= i < kMaxFlatProbes) in flat bits of total_bits.
 inline uint64_t BitOf(uint64_t hash, int i, uint64_t total_bits) {
   return FastRange64(hash * kFlatProbePowers.of[i], total_bits);
 }
 
-// REQUIRES: total_bits > 0, 1 <= num_probes <= kMaxProbes; data holds
+// REQUIRES: total_bits > 0, 1 <= num_probes <= kMaxFlatProbes; data holds
 // ceil(total_bits / 8) bytes (any alignment; nothing else is touched).
 inline void AddHash(uint64_t hash, uint64_t total_bits, int num_probes, uint8_t* data) {
   for (int i = 0; i < num_probes; ++i) {

@@ -351,7 +351,9 @@ TEST(CliTest, InspectReadsCompactDatabases) {
       c.out, m, std::regex(R"((\d+) keys, ([0-9.]+) bits/key, model FPR ([0-9.]+)%)")))
       << c.out;
   EXPECT_EQ(m[1], "30000");
-  EXPECT_LE(std::stod(m[2]), 10.1);  // version 2 is 10 bits/key all-in
+  // LevelDB's built-in's 10 bits/key plus a 3-byte trailer per filter
+  // (about 140 keys each here: +0.17 bits/key).
+  EXPECT_LE(std::stod(m[2]), 10.25);
   // The compact filter's own exact FPR: 2^-9 = 0.195% at 10 bits/key
   // (docs/FORMAT.md, compact version 2).
   EXPECT_NEAR(std::stod(m[3]), 0.195, 0.01);

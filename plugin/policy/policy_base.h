@@ -26,6 +26,10 @@ namespace internal {
 
 inline std::string_view View(const leveldb::Slice& s) { return {s.data(), s.size()}; }
 
+// LevelDB's built-in policy's name (leveldb::NewBloomFilterPolicy), which the
+// migrating policies answer to.
+inline constexpr char kBuiltinPolicyName[] = "leveldb.BuiltinBloomFilter2";
+
 // The calling thread's counter slot in [0, kProbeSlots): slots are handed
 // out to live threads and returned when a thread exits, so while a thread
 // holds slot s no other thread writes shard s of any policy. kSharedSlot
