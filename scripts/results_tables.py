@@ -3,8 +3,8 @@
 
     python3 scripts/results_tables.py [TABLE ...] [--dir bench/results]
 
-TABLE is one of: probe, probe-small, build, fpr, tails, leveldb, filtered-db,
-rocksdb (default: all of them, in the page's order). Every figure comes from
+TABLE is one of: probe, probe-small, build, fpr, fpr-leveldb, tails, leveldb,
+filtered-db, rocksdb (default: all of them, in the page's order). Every figure comes from
 one file in --dir; each table names the file it reads. Kernel figures are the
 medians of the run's repetitions (CPU ns per key, as scripts/kernel_targets.py
 reads them); every ratio divides two figures of the same run.
@@ -95,8 +95,10 @@ PROBE_ROWS = (
     ("FastLocalBloom, inlined into the loop", "hash/fastlocal-avx2-inlined"),
     ("`MayContainHash`, portable (SCALAR) target", "hash/scalar-target"),
     ("`MayContainHashes` (batch, default T2/w64)", "batch/T2/w64"),
+    ("the same, filter on huge pages", "batch/T2-hugepages/w64"),
     ("floor: XXH3 of the key", "floor/hash"),
     ("floor: one unprefetched load of a random line", "floor/line"),
+    ("floor: one load per key, the batch's prefetches", "floor/prefetched-T2/w64"),
 )
 
 
@@ -105,8 +107,8 @@ def probe(directory):
         ns = load_kernel(path)
         sizes = [s for s in (16 * KIB, MIB, 128 * MIB, GIB)
                  if f"hash/best/absent/{s}" in ns]
-        print(f"**{label}**, ns per key, absent / present keys")
-        source(path, machine_line(path))
+        print(f"**{label}**, ns per key, absent / present keys; from "
+              f"`{os.path.relpath(path, ROOT)}`{machine_line(path)}:\n")
         header = ["ns/key"] + [size_name(s) for s in sizes]
         rows = []
         for title, name in PROBE_ROWS:
@@ -196,6 +198,15 @@ def fpr(directory):
     table(header, rows)
 
 
+def fpr_leveldb(directory):
+    path, d = e2e(directory)
+    source(path, f" (LevelDB's filter per 2 KiB of table data, {d['keys']:,} keys, "
+                 f"{d['bits_per_key']:g} bits/key; RocksDB's full filters in the same run)")
+    header = ["engine + filter", "filter B/key", "FPR: data-block reads per absent Get"]
+    table(header, [[r["name"], f"{r['filter_bytes_per_key']:.3f}", f"{100 * r['reads_per_absent_get']:.2f}%"]
+                   for r in d["results"] if "FilteredDB" not in r["name"]])
+
+
 def tails(directory):
     path = os.path.join(directory, "tails_10k_probes.txt")
     pat = re.compile(r"^(\w+)\s+(\d+) \|\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+\|\s+([\d.]+)\s+([\d.]+)"
@@ -210,8 +221,9 @@ def tails(directory):
     table(header, rows)
     worse = sum(1 for m in lines if float(m.group(4)) >= float(m.group(7))
                 or float(m.group(3)) > float(m.group(6)))
-    print(f"Over all {len(lines)} rows of the file, blockbloom's mean FPR or share of bad filters "
-          f"is worse than LevelDB's in {worse}.\n")
+    print(f"Over all {len(lines)} rows of the file (n = 10, 20, ..., 400, three key shapes), "
+          f"blockbloom's mean FPR or share of bad filters is worse than LevelDB's in "
+          f"{worse or 'none'}.\n")
 
 
 def e2e(directory):
@@ -276,7 +288,8 @@ def rocksdb(directory):
     table(header, rows)
 
 
-TABLES = {"probe": probe, "probe-small": probe_small, "build": build, "fpr": fpr, "tails": tails,
+TABLES = {"probe": probe, "probe-small": probe_small, "build": build, "fpr": fpr, "fpr-leveldb": fpr_leveldb,
+          "tails": tails,
           "leveldb": leveldb, "filtered-db": filtered_db, "rocksdb": rocksdb}
 
 
