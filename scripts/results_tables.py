@@ -96,6 +96,7 @@ PROBE_ROWS = (
     ("`MayContainHash`, portable (SCALAR) target", "hash/scalar-target"),
     ("`MayContainHashes` (batch, default T2/w64)", "batch/T2/w64"),
     ("the same, filter on huge pages", "batch/T2-hugepages/w64"),
+    ("floor: LevelDB's virtual call + XXH3 + one load", "floor/policy-hash-line"),
     ("floor: XXH3 of the key", "floor/hash"),
     ("floor: one unprefetched load of a random line", "floor/line"),
     ("floor: one load per key, the batch's prefetches", "floor/prefetched-T2/w64"),
