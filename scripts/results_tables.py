@@ -28,7 +28,8 @@ import glob
 import json
 import os
 import re
-import sys
+
+import kernel_targets  # scripts/kernel_targets.py: medians of one kernel_bench run
 
 KIB, MIB, GIB = 1024, 1024 * 1024, 1024 * 1024 * 1024
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -48,9 +49,7 @@ def kernel_runs(directory):
 
 def load_kernel(path):
     """name -> median ns per key (ns per call for create/tiny)."""
-    sys.path.insert(0, os.path.join(ROOT, "scripts"))
-    from kernel_targets import load  # pylint: disable=import-outside-toplevel
-    return load(path)
+    return kernel_targets.load(path)
 
 
 def size_name(size):
