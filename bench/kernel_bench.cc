@@ -1,5 +1,6 @@
 // The blocked filter's kernel side by side with its baselines and floors, in
-// one run (issue 13's table). Every figure is ns per key.
+// one run (bench/RESULTS.md, "Probe speed" and "Build speed"). Every figure is
+// ns per key.
 //
 //   kernel_bench [--big] [--quick] [google-benchmark flags]
 //

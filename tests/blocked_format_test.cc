@@ -425,7 +425,7 @@ TEST(BlockedFormatV2Test, OldReadersReadVersion2AsMayMatch) {
   EXPECT_FALSE(blocked::ParseFilter(empty_flat, &view));
 }
 
-// ---- No bad tails on tiny filters (issue 12) ----
+// ---- No bad tails on tiny filters ----
 //
 // For each key shape and n, 2,000 filters of n keys at 10 bits/key, each
 // probed with the same 2,000 absent keys of that shape through the real
@@ -438,7 +438,8 @@ TEST(BlockedFormatV2Test, OldReadersReadVersion2AsMayMatch) {
 // on the same keys. Also printed: the exact mean FPR computed from the bits
 // ((fraction set)^k; per block for version 1) for our filters.
 // BLOCKBLOOM_TAIL_FULL=1 sweeps n = 10..400 in steps of 10 and adds version
-// 1: the figures in bench/RESULTS.md.
+// 1 (bench/results/tails_10k_probes.txt is its output with
+// BLOCKBLOOM_TAIL_PROBES=10000).
 enum class Shape { kDecimal, kRandom, kLongPrefix };
 
 std::string ShapedKey(Shape shape, uint64_t id, bool absent) {

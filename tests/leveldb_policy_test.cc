@@ -78,7 +78,7 @@ TEST(PolicyTest, BadBitsPerKeyIsClampedNotFatal) {
   }
 }
 
-// ---- LevelDB's conventions, edge case by edge case (issue 12). ----
+// ---- LevelDB's conventions, edge case by edge case. ----
 
 struct AllPolicies {
   PolicyPtr builtin{leveldb::NewBloomFilterPolicy(10)};

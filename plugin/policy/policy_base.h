@@ -50,10 +50,9 @@ inline int ProbeSlot() {
 // updated with a relaxed load and store (no locked instruction: only its
 // owner writes it); the shared slot, and a thread's first probe, take
 // CountSlow.
-// Counting costs about a tenth of LevelDB's own probe time at 16 KiB
-// (scripts/kernel_ab.py --policy against a build without it: 0.563 -> 0.458
-// of LevelDB's time, absent keys, 12 rounds); the two counts of probes and
-// negatives cost the same as this one (bench/RESULTS.md, session 9).
+// Counting costs about a tenth of LevelDB's own probe time at 16 KiB, in
+// this form or as separate counts of probes and negatives
+// (scripts/kernel_ab.py OLD NEW --policy, OLD built without the counters).
 class ProbeCounters {
  public:
   void Count(bool match) {
