@@ -74,13 +74,25 @@ inline uint64_t SplitMix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// Key number i of a shape. Present keys are the numbers i * kStride, absent
-// ones every other number below the last present one: absent keys fall
-// between present ones (inside the table's range) and are all distinct.
+// Key number x of a shape. Present key i is the number i * kStride +
+// Jitter(i); absent keys are the other numbers below keys * kStride: they
+// fall between present ones (inside the table's range), are distinct, and
+// have no arithmetic relation to the present ones (a fixed stride or parity
+// would let a weak hash place absent keys' bits away from present keys'
+// ones: a property of the pattern, not of the filter).
 //   sequential: 12 decimal digits; random: 16 bytes of SplitMix64(i);
 //   prefix: a 48-byte shared prefix then 12 digits; short: 4 bytes,
 //   big-endian i (in key order).
 inline constexpr uint64_t kStride = 1024;
+inline uint64_t Jitter(uint64_t i) { return SplitMix64(i ^ 0xA5A5A5A5ull) % kStride; }
+inline uint64_t PresentNumber(uint64_t i) { return i * kStride + Jitter(i); }
+// Absent number g of a database of `keys` keys.
+inline uint64_t AbsentNumber(uint64_t g, uint64_t keys) {
+  for (uint64_t salt = 0;; ++salt) {
+    const uint64_t x = SplitMix64(g * 31 + salt + 0x1234567) % (keys * kStride);
+    if (x % kStride != Jitter(x / kStride)) return x;
+  }
+}
 inline std::string MakeKey(KeyShape shape, uint64_t i) {
   char digits[32];
   switch (shape) {
@@ -172,9 +184,9 @@ inline const leveldb::FilterPolicy* NewPolicy(Policy p, int bits_per_key) {
 // `base_env`: max(min_keys, data_bytes / (key + value)) keys, then
 // `gets` absent Gets. Returns false with *error set on any failure,
 // including a present key that is not found.
-inline bool RunCell(const Cell& cell, Policy policy, leveldb::Env* base_env,
-                    const std::string& dir, uint64_t data_bytes, uint64_t min_keys,
-                    uint64_t gets, Result* out, std::string* error) {
+inline bool RunCell(const Cell& cell, Policy policy, leveldb::Env* base_env, const std::string& dir,
+                    uint64_t data_bytes, uint64_t min_keys, uint64_t gets, Result* out,
+                    std::string* error) {
   *out = Result();
   const std::string path = dir + "/matrix_db";
   ReadCountingEnv env(base_env);
@@ -192,7 +204,8 @@ inline bool RunCell(const Cell& cell, Policy policy, leveldb::Env* base_env,
 
   const uint64_t entry = MakeKey(cell.shape, 0).size() + cell.value_size;
   uint64_t keys = std::max<uint64_t>(min_keys, data_bytes / entry);
-  if (cell.shape == KeyShape::kShort) keys = std::min<uint64_t>(keys, (uint64_t{1} << 32) / kStride);
+  if (cell.shape == KeyShape::kShort)
+    keys = std::min<uint64_t>(keys, (uint64_t{1} << 32) / kStride);
   const auto fail = [&](const std::string& what, const leveldb::Status& s) {
     *error = what + ": " + s.ToString();
     return false;
@@ -209,7 +222,7 @@ inline bool RunCell(const Cell& cell, Policy policy, leveldb::Env* base_env,
         if (j % 8 == 0 && j) r = SplitMix64(r);
         value[j] = static_cast<char>(r >> (8 * (j % 8)));
       }
-      s = db->Put(leveldb::WriteOptions(), MakeKey(cell.shape, i * kStride), value);
+      s = db->Put(leveldb::WriteOptions(), MakeKey(cell.shape, PresentNumber(i)), value);
       if (!s.ok()) return fail("put", s);
     }
   }
@@ -237,12 +250,12 @@ inline bool RunCell(const Cell& cell, Policy policy, leveldb::Env* base_env,
   const uint64_t checks = std::min<uint64_t>(keys, 200);
   for (uint64_t c = 0; c < checks; ++c) {  // present keys are found; opens the table
     const uint64_t i = c * keys / checks;
-    s = db->Get(leveldb::ReadOptions(), MakeKey(cell.shape, i * kStride), &got);
+    s = db->Get(leveldb::ReadOptions(), MakeKey(cell.shape, PresentNumber(i)), &got);
     if (!s.ok()) return fail("present key " + std::to_string(i), s);
   }
   env.ResetReads();
   for (uint64_t g = 0; g < gets; ++g) {
-    const uint64_t x = (SplitMix64(g + 0x1234567) % (keys * kStride)) | 1;  // not a multiple
+    const uint64_t x = AbsentNumber(g, keys);
     s = db->Get(leveldb::ReadOptions(), MakeKey(cell.shape, x), &got);
     if (!s.IsNotFound()) return fail("absent key " + std::to_string(x), s);
   }

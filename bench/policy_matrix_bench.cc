@@ -126,8 +126,8 @@ int main(int argc, char** argv) {
           }
         }
       }
-      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-                           .count();
+      const double s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       std::cerr << "value " << value << " block " << block << ": " << cells << " runs, " << s
                 << " s\n";
     }

@@ -86,8 +86,8 @@ CompactLayout FilterSizing::Compact(uint64_t num_keys) const {
       compact::kV2MaxFingerprintBits, std::floor(8.0 * static_cast<double>(body) / slots_needed)));
   if (r < 1) return layout;
   layout.bloom_fpr = layout.bloom.geometry == blocked::Geometry::kFlat
-                        ? FlatFpr(num_keys, body * 8, layout.bloom.num_probes)
-                        : BlockedBloomFpr(bits_per_key_, layout.bloom.num_probes);
+                         ? FlatFpr(num_keys, body * 8, layout.bloom.num_probes)
+                         : BlockedBloomFpr(bits_per_key_, layout.bloom.num_probes);
   if (std::ldexp(1.0, -r) < layout.bloom_fpr) {
     layout.fingerprint_bits = r;
     layout.total_bytes = body + compact::kV2TrailerSize;

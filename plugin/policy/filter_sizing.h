@@ -90,8 +90,8 @@ class FilterSizing {
 
  private:
   double bits_per_key_;
-  int blocked_probes_;       // BlockedBloomProbes(bits_per_key)
-  double flat_max_keys_;     // blocked (version 1) only above this many keys
+  int blocked_probes_;    // BlockedBloomProbes(bits_per_key)
+  double flat_max_keys_;  // blocked (version 1) only above this many keys
 };
 
 }  // namespace internal
