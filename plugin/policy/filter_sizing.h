@@ -19,7 +19,7 @@
 // alone makes a key collide with one of n stored keys with probability
 // n / 2^32, so at n >= (1.05 * blocked - standard) * 2^32 keys (1.05: the
 // blocked model's measured margin) the built-in's FPR exceeds the blocked
-// filter's; 5.1 million keys at 10 bits/key, 38,000 at 30. Below that, and
+// filter's; 6.9 million keys at 10 bits/key, 37,000 at 30. Below that, and
 // for every filter of at most blocked::kFlatMaxBytes, the filter is flat.
 //
 // Compact filters (the compact policies). Version 2 stores an R-bit
