@@ -87,9 +87,18 @@ int main(int argc, char** argv) {
   const std::string dir = absl::GetFlag(FLAGS_dir) + "/policy_matrix." + std::to_string(getpid());
   leveldb::Env::Default()->CreateDir(dir);
   std::ofstream out(absl::GetFlag(FLAGS_out));
-  char host[256] = {};
-  gethostname(host, sizeof(host) - 1);
-  out << "{\"meta\": {\"simd_target\": \"" << blockbloom::simd::ActiveTargetName()
+  std::string cpu = "unknown CPU";
+  {
+    std::ifstream info("/proc/cpuinfo");
+    for (std::string line; std::getline(info, line);) {
+      if (line.rfind("model name", 0) == 0) {
+        cpu = line.substr(line.find(':') + 2);
+        break;
+      }
+    }
+  }
+  out << "{\"meta\": {\"machine\": \"" << cpu << ", " << sysconf(_SC_NPROCESSORS_ONLN)
+      << " CPUs\", \"simd_target\": \"" << blockbloom::simd::ActiveTargetName()
       << "\", \"data_kib\": " << absl::GetFlag(FLAGS_data_kib)
       << ", \"gets\": " << absl::GetFlag(FLAGS_gets) << "}}\n";
   const auto start = std::chrono::steady_clock::now();

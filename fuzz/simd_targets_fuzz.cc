@@ -60,8 +60,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (size_t i = 0; i < hashes.size(); ++i) {
     keys[i] = std::string_view(reinterpret_cast<const char*>(&hashes[i]), 8);
   }
-  const bool flat =
-      hashes.size() % 2 == 1 && (bytes <= blocked::kFlatMaxBytes || window % 3 == 0);
+  const bool flat = hashes.size() % 2 == 1 && (bytes <= blocked::kFlatMaxBytes || window % 3 == 0);
   const int key_k = flat && window % 5 == 0 ? std::min(blocked::kMaxFlatProbes, k + 14) : k;
   const uint64_t key_bytes = !flat && window % 4 == 0 ? bytes + simd::kPrefetchMinBytes : bytes;
   std::vector<uint8_t> key_expected(key_bytes);

@@ -143,7 +143,8 @@ TEST_P(LengthSweep, EveryFilterWithinItsModelAndNeverWorseThanBuiltin) {
     ASSERT_LE(filter.size(), BuiltinBits(length, b) / 8 + 3);
     for (const std::string& key : keys) ASSERT_TRUE(policy->KeyMayMatch(key, filter)) << key;
     int fps = 0;
-    for (int i = 0; i < kProbes; ++i) fps += policy->KeyMayMatch(LevelDbKey(i + 1000000000), filter);
+    for (int i = 0; i < kProbes; ++i)
+      fps += policy->KeyMayMatch(LevelDbKey(i + 1000000000), filter);
     const Model model = ModelOf(filter, length);
     // Never worse than the built-in on the model: same keys, its bits.
     EXPECT_LE(model.fpr, BuiltinModelFpr(length, b) * (1 + 1e-9));
@@ -161,15 +162,14 @@ TEST_P(LengthSweep, EveryFilterWithinItsModelAndNeverWorseThanBuiltin) {
   EXPECT_LE(mediocre, good / 5);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    AllPolicies, LengthSweep,
-    testing::Combine(testing::Values(Kind::kBlocked, Kind::kMigrating, Kind::kCompact,
-                                     Kind::kMigratingCompact),
-                     testing::Values(2, 4, 10, 16, 24)),
-    [](const testing::TestParamInfo<std::tuple<Kind, int>>& info) {
-      return std::string(KindName(std::get<0>(info.param))) + "_" +
-             std::to_string(std::get<1>(info.param)) + "bits";
-    });
+INSTANTIATE_TEST_SUITE_P(AllPolicies, LengthSweep,
+                         testing::Combine(testing::Values(Kind::kBlocked, Kind::kMigrating,
+                                                          Kind::kCompact, Kind::kMigratingCompact),
+                                          testing::Values(2, 4, 10, 16, 24)),
+                         [](const testing::TestParamInfo<std::tuple<Kind, int>>& info) {
+                           return std::string(KindName(std::get<0>(info.param))) + "_" +
+                                  std::to_string(std::get<1>(info.param)) + "bits";
+                         });
 
 // Random 24-byte keys of filter f (f's own stream of matrix::SplitMix64).
 std::vector<std::string> RandomKeys(uint64_t stream, size_t n) {
@@ -219,8 +219,8 @@ TEST(SmallFilters, NeverMoreFalsePositivesThanBuiltinAtAnyBitsPerKey) {
           sum_sq += static_cast<double>(a - c) * (a - c);
         }
         const double mean = sum / kSets;
-        const double sd_of_sum = std::sqrt(std::max(0.0, sum_sq - kSets * mean * mean) *
-                                           kSets / (kSets - 1.0));
+        const double sd_of_sum =
+            std::sqrt(std::max(0.0, sum_sq - kSets * mean * mean) * kSets / (kSets - 1.0));
         EXPECT_LE(sum, 4.5 * sd_of_sum + 2)
             << KindName(kind) << " b=" << b << " n=" << n << ": ours " << ours_total
             << " false positives, built-in " << builtin_total << " of " << kSets * kProbes;
@@ -244,12 +244,12 @@ TEST(PolicyMatrix, SmallMatrixNeverReadsMoreThanBuiltin) {
          {matrix::KeyShape::kSequential, matrix::KeyShape::kRandom, matrix::KeyShape::kShort}) {
       for (int b : bits) {
         const matrix::Cell cell{value, 4096, b, shape};
-        SCOPED_TRACE("value " + std::to_string(value) + " " + matrix::ShapeName(shape) + " b=" +
-                     std::to_string(b));
+        SCOPED_TRACE("value " + std::to_string(value) + " " + matrix::ShapeName(shape) +
+                     " b=" + std::to_string(b));
         matrix::Result builtin;
         std::string error;
-        ASSERT_TRUE(matrix::RunCell(cell, matrix::Policy::kBuiltin, mem.get(), "/matrix", data,
-                                    32, gets, &builtin, &error))
+        ASSERT_TRUE(matrix::RunCell(cell, matrix::Policy::kBuiltin, mem.get(), "/matrix", data, 32,
+                                    gets, &builtin, &error))
             << error;
         for (matrix::Policy p : {matrix::Policy::kBlocked, matrix::Policy::kCompact}) {
           matrix::Result ours;
