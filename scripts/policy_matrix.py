@@ -177,7 +177,8 @@ def main():
         f"--data_kib={meta.get('data_kib')} --gets={meta.get('gets')}`, then this table, the rule "
         "check and the heat map [policy_matrix.png](policy_matrix.png) by "
         "`scripts/policy_matrix.py`) on "
-        f"{meta.get('machine', 'an unrecorded machine')}, SIMD target {meta.get('simd_target')}. "
+        f"{meta.get('machine', 'an unrecorded machine')}, SIMD target {meta.get('simd_target')}"
+        + (f", at commit `{meta['commit']}`" if "commit" in meta else "") + ". "
         "Each cell is one real LevelDB database on disk per policy (same keys, values and table "
         "layout; block cache off), "
         f"{meta.get('gets')} distinct absent Gets each. A figure is our reads over the built-in's; "
@@ -286,7 +287,11 @@ def main():
             ax.set_xticklabels(bits)
             ax.set_xlabel("bits/key")
             ax.set_yticks(range(len(rows_keys)))
-            ax.set_yticklabels([f"{v}B {bl // 1024}K {s}" for v, bl, s in rows_keys], fontsize=5)
+            if ax is axes[0][0]:
+                ax.set_yticklabels([f"{v} B values, {bl // 1024} KiB blocks, {s}"
+                                    for v, bl, s in rows_keys], fontsize=5)
+            else:
+                ax.set_yticklabels([])
             ax.set_title(f"{p}: log2(reads / built-in's)")
         fig.colorbar(im, ax=axes[0].tolist(), shrink=0.6, label="log2 ratio (blue: fewer reads)")
         fig.savefig(args.png, dpi=110, bbox_inches="tight")

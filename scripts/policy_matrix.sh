@@ -11,4 +11,6 @@ out="${OUT:-bench/results/policy_matrix}"
 cmake --preset release >/dev/null
 cmake --build build/release -j"$(nproc)" --target policy_matrix_bench >/dev/null
 build/release/bench/policy_matrix_bench --data_kib=2048 --gets=50000 --out="$out.json" "$@"
-python3 scripts/policy_matrix.py "$out.json" --md "$out.md" --png "$out.png"
+commit="$(git rev-parse --short HEAD 2>/dev/null || true)"
+[ -n "$commit" ] && sed -i "1s/{\"meta\": {/{\"meta\": {\"commit\": \"$commit\", /" "$out.json"
+/usr/bin/python3 scripts/policy_matrix.py "$out.json"  # Debian's, with python3-matplotlib --md "$out.md" --png "$out.png"
