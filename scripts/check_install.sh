@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs blockbloom into a scratch prefix and builds a consumer project with
-# find_package(blockbloom CONFIG), with pkg-config, and with add_subdirectory.
+# find_package(blockbloom CONFIG), with pkg-config (C++ and C), and with
+# add_subdirectory.
 # Also checks that the installed package names no absolute library path and
 # that a consumer cannot include an internal header.
 #   scripts/check_install.sh [BUILD]   install from an existing build dir
@@ -31,6 +32,12 @@ export PKG_CONFIG_PATH="$(dirname "$(find "$scratch/prefix" -name blockbloom.pc)
 g++ -std=c++17 -o "$scratch/pc_consumer" "$here/tests/install_consumer/main.cc" \
   $(pkg-config --cflags --libs blockbloom)
 "$scratch/pc_consumer"
+# A C program with the .pc alone (the archives are C++: the .pc must bring
+# the C++ runtime a C link lacks).
+# shellcheck disable=SC2046
+gcc -std=c11 -Wall -Wextra -pedantic-errors -o "$scratch/pc_c_consumer" \
+  "$here/tests/install_consumer/main.c" $(pkg-config --cflags --libs blockbloom)
+"$scratch/pc_c_consumer" "$scratch/c_consumer_db"
 # Internal headers stay internal: installed or vendored, "blocked/...",
 # "common/..." and simd/ are not on a consumer's include path (the blocked
 # kernel's three headers are public only as <blockbloom/simd/...>, for
