@@ -60,7 +60,10 @@
  * counter as "name: value" lines (gets-ruled-out, filter-passes,
  * passes-not-found, measured-fpr, keys, memory-bytes, opened-from, ...);
  * the other names are listed at FilteredDB::GetProperty in
- * blockbloom/filtered_db.h. How that works and what it assumes of
+ * blockbloom/filtered_db.h. When `options` hold a policy from
+ * blockbloom_filterpolicy_create_*, "blockbloom.filter-policy-stats" gives
+ * its probes, negatives and positives (as blockbloom_filterpolicy_stats);
+ * with any other policy, or none, that property is NULL. How that works and what it assumes of
  * libleveldb (LevelDB 1.23's leveldb_t layout, checked at run time): see
  * blockbloom_filtered_db_open below.
  *
