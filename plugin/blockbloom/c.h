@@ -128,7 +128,8 @@ unsigned char blockbloom_filterpolicy_stats(const leveldb_filterpolicy_t* policy
  * another thread opens with it. */
 typedef struct blockbloom_filtered_db_options_t blockbloom_filtered_db_options_t;
 
-/* Values of blockbloom_filtered_db_options_set_kind (C++ IndexKind). */
+/* Values of blockbloom_filtered_db_options_set_kind, the same as C++
+ * blockbloom::IndexKind's. Fixed: bindings compile them in as integers. */
 enum {
   blockbloom_index_dleft = 0,   /* d-left counting Bloom filter (default): ~half the memory */
   blockbloom_index_counting = 1 /* blocked counting Bloom filter, 4-bit counters */

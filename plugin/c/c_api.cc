@@ -453,6 +453,10 @@ bool IsFilteredDBHandle(const leveldb_t* db) { return capi::FilteredOf(db) != nu
 }  // namespace capi_internal
 }  // namespace blockbloom
 
+// The C kinds are the C++ ones (IndexKind's values follow blockbloom/c.h).
+static_assert(static_cast<int>(blockbloom::IndexKind::kDleft) == blockbloom_index_dleft);
+static_assert(static_cast<int>(blockbloom::IndexKind::kCounting) == blockbloom_index_counting);
+
 // C's view of FilteredDBOptions; kind stays an int until Open checks it.
 struct blockbloom_filtered_db_options_t {
   blockbloom::FilteredDBOptions rep;
