@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs blockbloom into a scratch prefix and builds a consumer project with
 # find_package(blockbloom CONFIG), with pkg-config (C++ and C), and with
-# add_subdirectory.
+# add_subdirectory; and builds the blockbloom tool's sources against the
+# installed package.
 # Also checks that the installed package names no absolute library path and
 # that a consumer cannot include an internal header.
 #   scripts/check_install.sh [BUILD]   install from an existing build dir
@@ -38,6 +39,15 @@ g++ -std=c++17 -o "$scratch/pc_consumer" "$here/tests/install_consumer/main.cc" 
 gcc -std=c11 -Wall -Wextra -pedantic-errors -o "$scratch/pc_c_consumer" \
   "$here/tests/install_consumer/main.c" $(pkg-config --cflags --libs blockbloom)
 "$scratch/pc_c_consumer" "$scratch/c_consumer_db"
+# The blockbloom tool's sources build against the installed package alone:
+# it includes only installed headers (plus absl flags and Snappy, which the
+# tool itself needs).
+# shellcheck disable=SC2046
+g++ -std=c++17 -Wall -Wextra -Werror -o "$scratch/blockbloom_tool" "$here"/plugin/tool/*.cc \
+  $(pkg-config --cflags --libs blockbloom absl_flags absl_flags_reflection \
+    absl_flags_commandlineflag absl_str_format snappy)
+"$scratch/blockbloom_tool" --version
+"$scratch/blockbloom_tool" calc --keys 100 --bits_per_key 10 >/dev/null
 # Internal headers stay internal: installed or vendored, "blocked/...",
 # "common/..." and simd/ are not on a consumer's include path (the blocked
 # kernel's three headers are public only as <blockbloom/simd/...>, for

@@ -14,6 +14,7 @@
 #include "blockbloom/counting_bloom.h"
 #include "blockbloom/dleft_counting_bloom.h"
 #include "blockbloom/filter_file.h"
+#include "blockbloom/filter_format.h"
 #include "blockbloom/filter_stats.h"
 #include "blockbloom/filtered_db.h"
 #include "blockbloom/hash.h"

@@ -42,7 +42,7 @@
 #include "blockbloom/partitioned_bloom.h"
 #include "blockbloom/scalable_bloom.h"
 #include "blockbloom/standard_bloom.h"
-#include "tool/sstable_inspect.h"
+#include "sstable_inspect.h"
 
 ABSL_FLAG(double, keys, 0, "calc: number of keys (accepts 1e9)");
 ABSL_FLAG(double, fpr, 0.01, "calc, build: target false-positive rate, in (0, 1)");
