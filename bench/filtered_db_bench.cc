@@ -55,6 +55,7 @@
 
 #include "bench_common.h"
 #include "blockbloom/filtered_db.h"
+#include "common/large_allocator.h"
 #include "common/xxh3_inline.h"
 #include "filtered_db/key_index.h"
 #include "range_reduction.h"
