@@ -139,7 +139,7 @@ class KeySet {
 KeySet Keys(uint64_t count, uint64_t n, uint64_t offset, bool absent) {
   KeySet keys;
   for (uint64_t i = 0; i < count; ++i) {
-    const uint64_t j = blockbloom::bench::Mix64(i + offset) % n;
+    const uint64_t j = blockbloom::bench::SplitMix64Of(i + offset) % n;
     keys.Add(2 * j + (absent ? 1 : 0));
   }
   return keys;
