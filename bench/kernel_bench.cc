@@ -411,7 +411,7 @@ const SmallFilters& GetSmallFilters(size_t keys_per_filter, bool present) {
     uint64_t id;
     std::memcpy(&id, sf->probes.key(i) + 8, 8);  // WriteKey's second half is the id
     sf->which[i] = present ? static_cast<uint32_t>(id / keys_per_filter)
-                           : static_cast<uint32_t>(Mix64(i) % SmallFilters::kFilters);
+                           : static_cast<uint32_t>(SplitMix64Of(i) % SmallFilters::kFilters);
   }
   return *sf;
 }

@@ -25,7 +25,7 @@
 #include "blockbloom/compact_filter_policy.h"
 #include "blockbloom/filtered_db.h"
 #include "blockbloom/leveldb_filter_policy.h"
-#include "blockbloom/read_counting_env.h"
+#include "testing/read_counting_env.h"
 #include "leveldb/cache.h"
 #include "leveldb/db.h"
 #include "leveldb/env.h"

@@ -19,6 +19,9 @@
 //
 // Only full 512-bit blocks take the vector path (64 bytes are then readable);
 // a filter's short last block uses the scalar kernel, which is the reference.
+//
+// Installed as <blockbloom/simd/blocked_bloom-inl.h> for blockbloom/blocked_bloom_inline.h,
+// which compiles the probe into its caller; not an API (see there).
 
 // Per-target include guard (the pattern Highway requires).
 #if defined(BLOCKBLOOM_SIMD_BLOCKED_BLOOM_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -112,7 +115,7 @@ HWY_INLINE ProbeWords ProbesOf(const LineVec* line, LineVec seeds, const uint32_
   const LineTag d;
   const LineVec x = seeds * hn::Load(d, powers);
   const LineVec bit = hn::ShiftRight<32 - 5>(hn::ShiftLeft<4>(x));  // bits 23..27 of x
-  return ProbeWords{WordsOfLine(line, x), hn::Load(d, blocked::kOneLanes) << bit};
+  return ProbeWords{WordsOfLine(line, x), hn::Load(d, blocked::OneLanes()) << bit};
 }
 
 // Whether every bit of v is clear. x86 targets with PTEST answer in one

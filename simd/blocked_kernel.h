@@ -27,6 +27,9 @@
 //    scheme RocksDB's FastLocalBloom measured at 0.957% FPR for 10 bits/key
 //    against 0.9535% for ideal independent probes. The 22-bit intermediate
 //    keeps every product inside 32 bits, so SIMD lanes need no widening.
+//
+// Installed as <blockbloom/simd/blocked_kernel.h> for blockbloom/blocked_bloom_inline.h,
+// which compiles the probe into its caller; not an API (see there).
 #ifndef BLOCKBLOOM_SIMD_BLOCKED_KERNEL_H_
 #define BLOCKBLOOM_SIMD_BLOCKED_KERNEL_H_
 
@@ -108,10 +111,8 @@ struct PaddedProbePowers {
 // pointer (bench/kernel_bench.cc, hash/best/*/16384).
 BLOCKBLOOM_HIDDEN inline constexpr PaddedProbePowers kPaddedProbePowers{};
 
-// 1 in each of 16 32-bit lanes, for the vector probes' `1 << bit`: one load.
-// Not const on purpose (and never written): GCC 12 turns a constant whose
-// value it sees into mov + vmovd + vpbroadcastd on every call of an
-// out-of-line probe. Inline and hidden, like the tables above, so that every
+// 1 in each of 16 32-bit lanes, for the vector probes' `1 << bit`: one load,
+// through OneLanes(). Inline and hidden, like the tables above, so that every
 // shared object or program compiling the kernels has its own copy: the
 // LevelDB plugin's policies and code including the public
 // blockbloom/blocked_bloom_inline.h could not link to a hidden one defined in
@@ -119,7 +120,20 @@ BLOCKBLOOM_HIDDEN inline constexpr PaddedProbePowers kPaddedProbePowers{};
 // (tests/check_hidden_imports.cmake). alignas first: clang rejects it after
 // a GNU attribute (tests/public_headers_check.cc).
 alignas(64) BLOCKBLOOM_HIDDEN
-    inline uint32_t kOneLanes[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+    inline constexpr uint32_t kOneLanes[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+
+// kOneLanes' address, hidden from the optimiser by an empty asm: GCC 12 turns
+// a constant whose value it sees into mov + vmovd + vpbroadcastd on every
+// call of an out-of-line probe; loaded through this pointer it stays one
+// vector load (the asm emits nothing and, having no side effects, is hoisted
+// out of loops with the address).
+inline const uint32_t* OneLanes() {
+  const uint32_t* p = kOneLanes;
+#if defined(__GNUC__)
+  asm("" : "+r"(p));
+#endif
+  return p;
+}
 
 // Is the block of `hash` a full 512-bit block (every block but possibly the
 // last)? Only the high bits of the hash decide. REQUIRES: total_bits > 0.

@@ -14,6 +14,7 @@
 
 #include "blockbloom/blocked_bloom.h"
 #include "blockbloom/compact_filter_policy.h"
+#include "blockbloom/filter_format.h"
 #include "blockbloom/hash.h"
 #include "blockbloom/leveldb_filter_policy.h"
 #include "blocked/format.h"
@@ -579,6 +580,52 @@ TEST(BlockedFormatV2Test, NoBadTailsOnTinyFilters) {
       EXPECT_LE(ours.mean_fpr, builtin.mean_fpr) << name << " n=" << n;
     }
   }
+}
+
+// The public description of a filter's bytes (blockbloom/filter_format.h)
+// for what each policy writes: LevelDB-sized filters (version 2, one block)
+// and large ones (version 1, 512-bit blocks), the compact policy's, LevelDB's
+// built-in, and the degenerate ones.
+TEST(BlockedFormatTest, DescribeFilterNamesWhatEachPolicyWrote) {
+  const auto filter_of = [](const leveldb::FilterPolicy& policy, int n) {
+    std::vector<std::string> keys;
+    for (int i = 0; i < n; ++i) keys.push_back(testing_keys::Key(i));
+    std::vector<leveldb::Slice> slices(keys.begin(), keys.end());
+    std::string out;
+    policy.CreateFilter(slices.data(), n, &out);
+    return out;
+  };
+  std::unique_ptr<const leveldb::FilterPolicy> blocked(NewBlockedBloomFilterPolicy(10));
+  const std::string small = filter_of(*blocked, 100);  // 125 bytes + trailer: one block
+  FilterDescription d = DescribeFilter(small);
+  EXPECT_EQ(d.encoding, FilterEncoding::kBlocked);
+  EXPECT_EQ(d.version, 2);
+  EXPECT_TRUE(d.blocked_readable);
+  EXPECT_TRUE(d.single_block);
+  EXPECT_EQ(d.bits_bytes, small.size() - 3);
+  EXPECT_EQ(d.num_probes, BlockedBloomProbes(10));
+  const std::string large = filter_of(*blocked, 5000);
+  d = DescribeFilter(large);
+  EXPECT_EQ(d.version, 1);
+  EXPECT_TRUE(d.blocked_readable);
+  EXPECT_FALSE(d.single_block);
+  EXPECT_EQ(d.bits_bytes, large.size() - 3);
+  std::string damaged = large;
+  damaged[damaged.size() - 2] = '\x7f';  // an unknown version and geometry
+  d = DescribeFilter(damaged);
+  EXPECT_EQ(d.encoding, FilterEncoding::kBlocked);
+  EXPECT_FALSE(d.blocked_readable);
+
+  std::unique_ptr<const leveldb::FilterPolicy> compact(NewCompactFilterPolicy(10));
+  d = DescribeFilter(filter_of(*compact, 100));
+  EXPECT_EQ(d.encoding, FilterEncoding::kCompact);
+  EXPECT_EQ(d.version, 2);
+  std::unique_ptr<const leveldb::FilterPolicy> builtin(leveldb::NewBloomFilterPolicy(10));
+  d = DescribeFilter(filter_of(*builtin, 100));
+  EXPECT_EQ(d.encoding, FilterEncoding::kLevelDbBuiltin);
+  EXPECT_EQ(d.version, 6);  // LevelDB's k = bits_per_key * ln 2, rounded down
+  EXPECT_EQ(DescribeFilter("x").encoding, FilterEncoding::kEmpty);
+  EXPECT_EQ(DescribeFilter(std::string("\0\xff", 2)).encoding, FilterEncoding::kUnknown);
 }
 
 }  // namespace

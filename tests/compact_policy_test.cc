@@ -5,7 +5,7 @@
 // readers, and real databases on disk: absent-key data-block reads match the
 // filters' FPR, and migration works in both directions.
 #include "blockbloom/compact_filter_policy.h"
-#include "blockbloom/read_counting_env.h"
+#include "testing/read_counting_env.h"
 
 #include <gtest/gtest.h>
 

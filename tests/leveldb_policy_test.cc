@@ -2,7 +2,7 @@
 #include "blockbloom/leveldb_filter_policy.h"
 #include "blockbloom/compact_filter_policy.h"
 #include "blockbloom/filter_stats.h"
-#include "blockbloom/read_counting_env.h"
+#include "testing/read_counting_env.h"
 
 #include <gtest/gtest.h>
 

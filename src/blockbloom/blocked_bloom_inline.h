@@ -24,6 +24,13 @@
 // Include this header in a translation unit compiled for its static target
 // only, not from inside a Highway foreach_target.h pass.
 //
+// The API is what this header declares. The headers it includes from
+// <blockbloom/simd/...> are installed only so that the probe can be compiled
+// here: their names (namespaces blockbloom::blocked and
+// blockbloom::HWY_NAMESPACE) are the implementation and may change in any
+// release; their formulas are the blocked format itself (docs/FORMAT.md),
+// which does not change.
+//
 // Thread-safety: as the filter's const methods (concurrent probes are safe;
 // no probe may run concurrently with an Add* on the same filter).
 #ifndef BLOCKBLOOM_BLOCKED_BLOOM_INLINE_H_
