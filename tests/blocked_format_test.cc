@@ -604,7 +604,7 @@ TEST(BlockedFormatTest, DescribeFilterNamesWhatEachPolicyWrote) {
   EXPECT_TRUE(d.single_block);
   EXPECT_EQ(d.bits_bytes, small.size() - 3);
   EXPECT_EQ(d.num_probes, BlockedBloomProbes(10));
-  const std::string large = filter_of(*blocked, 5000);
+  const std::string large = BuildV1Filter(5000);  // 512-bit blocks
   d = DescribeFilter(large);
   EXPECT_EQ(d.version, 1);
   EXPECT_TRUE(d.blocked_readable);
