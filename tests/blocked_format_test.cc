@@ -583,9 +583,9 @@ TEST(BlockedFormatV2Test, NoBadTailsOnTinyFilters) {
 }
 
 // The public description of a filter's bytes (blockbloom/filter_format.h)
-// for what each policy writes: LevelDB-sized filters (version 2, one block)
-// and large ones (version 1, 512-bit blocks), the compact policy's, LevelDB's
-// built-in, and the degenerate ones.
+// for what each policy writes (the blocked policy's flat version 2, the
+// compact policy's, LevelDB's built-in), a standalone BlockedBloomFilter's
+// 512-bit blocks (version 1), and the degenerate ones.
 TEST(BlockedFormatTest, DescribeFilterNamesWhatEachPolicyWrote) {
   const auto filter_of = [](const leveldb::FilterPolicy& policy, int n) {
     std::vector<std::string> keys;
@@ -596,16 +596,21 @@ TEST(BlockedFormatTest, DescribeFilterNamesWhatEachPolicyWrote) {
     return out;
   };
   std::unique_ptr<const leveldb::FilterPolicy> blocked(NewBlockedBloomFilterPolicy(10));
-  const std::string small = filter_of(*blocked, 100);  // 125 bytes + trailer: one block
+  const std::string small = filter_of(*blocked, 100);  // LevelDB-sized: one flat block
   FilterDescription d = DescribeFilter(small);
   EXPECT_EQ(d.encoding, FilterEncoding::kBlocked);
   EXPECT_EQ(d.version, 2);
   EXPECT_TRUE(d.blocked_readable);
   EXPECT_TRUE(d.single_block);
   EXPECT_EQ(d.bits_bytes, small.size() - 3);
-  EXPECT_EQ(d.num_probes, BlockedBloomProbes(10));
-  const std::string large = BuildV1Filter(5000);  // 512-bit blocks
+  EXPECT_GE(d.num_probes, 1);
+  absl::StatusOr<BlockedBloomFilter> standalone = BlockedBloomFilter::Create(5000, 10.0);
+  ASSERT_TRUE(standalone.ok()) << standalone.status();
+  for (int i = 0; i < 5000; ++i) standalone->AddKey(testing_keys::Key(i));
+  const std::string large = standalone->Serialize();
   d = DescribeFilter(large);
+  EXPECT_EQ(d.encoding, FilterEncoding::kBlocked);
+  EXPECT_EQ(d.num_probes, standalone->num_probes());
   EXPECT_EQ(d.version, 1);
   EXPECT_TRUE(d.blocked_readable);
   EXPECT_FALSE(d.single_block);

@@ -84,11 +84,12 @@ extern "C" {
 leveldb_filterpolicy_t* blockbloom_filterpolicy_create_blocked(double bits_per_key);
 
 /* The compact filter policy (C++: blockbloom::NewCompactFilterPolicy): each
- * per-block filter is a GF(2) retrieval structure of R-bit fingerprints
- * (format version 2, docs/FORMAT.md) of exactly ceil(n * bits_per_key / 8)
- * bytes, with FPR 2^-R, R = min(32, floor((8 * bytes - 24) / n)): 0.195% at
- * 10 bits/key from 21 keys per filter up. The lowest FPR per bit; slower to
- * build. Name "blockbloom.Compact.v1". */
+ * per-block filter of n keys gets the bits LevelDB's built-in filter would
+ * spend, plus a 3-byte trailer, as a GF(2) retrieval structure of R-bit
+ * fingerprints (format version 2) with FPR 2^-R: 0.195% at 10 bits/key; at
+ * 1-3 bits/key, where it does better, a Bloom filter of the same bytes
+ * (docs/FORMAT.md, "How the LevelDB policies size a filter"). The lowest FPR
+ * per bit; slower to build. Name "blockbloom.Compact.v1". */
 leveldb_filterpolicy_t* blockbloom_filterpolicy_create_compact(double bits_per_key);
 
 /* For databases written with LevelDB's built-in Bloom filter

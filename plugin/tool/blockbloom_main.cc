@@ -496,9 +496,10 @@ int Calc(const std::vector<char*>& args) {
       "compact: one filter of all the keys, no k. Up to 65,536 keys it is a GF(2)\n"
       "retrieval structure of R-bit fingerprints (format version 2: FPR 2^-R, R the\n"
       "bits per key left after a 3-byte trailer); beyond that, Golomb-Rice coded\n"
-      "fingerprints (version 1). The compact LevelDB policies write one version-2\n"
-      "filter per table block, of tens to hundreds of keys, where the trailer costs\n"
-      "more per key: `calc --keys 100 --bits_per_key 10` sizes one.\n",
+      "fingerprints (version 1). The compact LevelDB policies write one filter per\n"
+      "table block (tens to hundreds of keys): LevelDB's built-in bits plus a 3-byte\n"
+      "trailer, version 2 (a flat Bloom filter at 1-3 bits/key, where it does\n"
+      "better; docs/FORMAT.md): `calc --keys 100 --bits_per_key 10` comes close.\n",
       bpk_given ? "" : ", m raised\nuntil that k meets the target");
   if (!bpk_given) {
     std::printf("scalable: the first stage holds all %" PRIu64
