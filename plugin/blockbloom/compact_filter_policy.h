@@ -16,7 +16,7 @@
 //
 // Filters are built once per ~2 KB of table data (LevelDB's kFilterBaseLg)
 // and never modified, which is what a static structure needs. Every policy
-// reads every blockbloom format (src/format/recognize.h). A filter that
+// reads every blockbloom format (blockbloom/filter_format.h). A filter that
 // cannot be parsed (damaged, truncated, from a newer version) answers "may
 // match" (a damaged version-2 trailer, or a truncated filter ending in a
 // version-2 marker, passes its 12-bit check with probability 2^-12 only, see

@@ -22,12 +22,11 @@
 // Cost: a probe adds 1 to one counter (of its answer: "no" or "may match";
 // probes are their sum) in a shard owned by the calling thread (one cache line per thread, up to 63
 // threads at a time, then a shared line with atomic adds), never to a line all threads write:
-// bench/kernel_bench policy/blockbloom measures the probe with them.
+// the project's kernel_bench (policy/blockbloom) measures the probe with them.
 //
 // Thread-safety: GetFilterPolicyStats may run concurrently with any number
 // of probes on any threads, and with the creation and destruction of other
-// policies (tested under TSan: FilterStatsTest in tests/compact_filter_test.cc,
-// tests/concurrency_test.cc).
+// policies (tested under TSan).
 // Counters are relaxed atomics: a snapshot taken during probes may miss the
 // latest probes of other threads, never shows negatives > probes, and
 // counts are monotonic; a snapshot taken after the probing threads are

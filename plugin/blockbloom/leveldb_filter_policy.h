@@ -14,7 +14,8 @@
 // laid out flat with the best k for those bits (never a higher FPR than the
 // built-in's), in 512-bit blocks only for filters of millions of keys
 // (docs/FORMAT.md, "How the LevelDB policies size a filter"). Every policy reads every blockbloom
-// format (one recognizer, src/format/recognize.h: a blocked policy reads compact filters too). A
+// format (one recognizer: a blocked policy reads compact filters too; blockbloom/filter_format.h
+// names them). A
 // filter this policy cannot parse (damaged, truncated, or from a newer version) answers "may
 // match": a damaged filter costs a disk read, never a missed key. The one exception is the
 // migrating policy's, which answers to LevelDB's built-in name and so reads a filter ending in a

@@ -127,7 +127,7 @@ class BlockedBloomFilter {
   struct AlignedFree {
     void operator()(uint8_t* p) const { std::free(p); }
   };
-  // The probes' signatures (src/blocked/key_probe.h, simd/blocked_bloom_simd.h).
+  // The signatures of the library's per-target probes.
   using ProbeHashFn = bool (*)(uint64_t hash, uint64_t total_bits, int num_probes,
                                const uint8_t* data);
   using ProbeKeyFn = bool (*)(const char* key, size_t key_len, uint64_t total_bits, int num_probes,

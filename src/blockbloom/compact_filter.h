@@ -23,7 +23,7 @@
 // (0.39% at best); a binary fuse filter cannot beat 2^-8 = 0.39% with 8-bit
 // fingerprints and needs 1.4-2.4x space at these sizes. A probe hashes the
 // key and decodes one bucket of ~64 Rice codes (~32 for an absent key): far
-// less CPU than the data-block read it saves (bench/compact_bench.cc,
+// less CPU than the data-block read it saves (the project's compact_bench,
 // BM_Probe, measures it).
 //
 // Size: at most ceil(n * bits_per_key / 8) + 8 bytes for n keys, trailer
@@ -32,8 +32,8 @@
 // (blockbloom/blocked_bloom.h): into [1, 64], NaN means 10.
 //
 // Thread-safety: a CompactFilter is immutable after construction; its const
-// methods may run concurrently from any number of threads (tested under TSan
-// by tests/compact_filter_test.cc). Moving from or assigning to one needs
+// methods may run concurrently from any number of threads (tested under
+// TSan). Moving from or assigning to one needs
 // exclusive access.
 #ifndef BLOCKBLOOM_COMPACT_FILTER_H_
 #define BLOCKBLOOM_COMPACT_FILTER_H_

@@ -4,7 +4,7 @@
 // a block holds 128 four-bit counters, counter j being bits [4*(j%16), +4) of
 // little 64-bit word j/16. A key with 64-bit hash h (blockbloom::HashKey):
 //  - uses block FastRange64(h, num_blocks) (multiply-shift, the high bits of h;
-//    see src/blocked/kernel.h),
+//    as the blocked filter does),
 //  - and the k counters x_i >> 25 (the top 7 bits) of the probe sequence
 //      x_0 = low32(h),  x_{i+1} = x_i * 0x9E3779B9 (mod 2^32),
 //    the blocked Bloom filter's sequence. Two probes of a key may hit the same
@@ -30,7 +30,7 @@
 // refuses (NotFound, nothing changed) only when the filter proves the key is
 // absent; a never-inserted key that is a false positive gets through. Callers
 // that cannot guarantee the precondition must keep their own exact record of
-// what is present (plugin/blockbloom/filtered_db.h does).
+// what is present (blockbloom/filtered_db.h does).
 //
 // Thread-safety: every method may be called from any thread at any time,
 // except AppendCounters (no concurrent Insert/Erase: its bytes are one state).
@@ -40,8 +40,7 @@
 // updates. A query that starts after Insert(key) returned (happens-after)
 // sees every counter of key at >= 1 until an Erase(key): per-word coherence
 // is all that needs. A query concurrent with Insert/Erase of the same key may
-// answer either way. tests/counting_bloom_tsan_test.cc checks this under
-// ThreadSanitizer.
+// answer either way. Tested under ThreadSanitizer.
 #ifndef BLOCKBLOOM_COUNTING_BLOOM_H_
 #define BLOCKBLOOM_COUNTING_BLOOM_H_
 

@@ -2,8 +2,8 @@
 // Singh, Varghese, "An Improved Construction for Counting Bloom Filters",
 // ESA 2006. A counting filter that stores fingerprints in a d-left hash table
 // instead of counters in a bit array: at equal memory its FPR is far lower
-// than a counting Bloom filter's (bench/dleft_vs_counting_bench.cc measures
-// it; docs/FILTERED_DB.md records the figures).
+// than a counting Bloom filter's (docs/FILTERED_DB.md records the figures
+// and the benchmark that measures them).
 //
 // Structure (paper s.3). d = 4 subtables of B = 2^b buckets each; a bucket
 // is w = 8 cells of 16 bits, cell = (remainder << 2) | counter:
@@ -59,8 +59,7 @@
 // and a key whose Insert happened before the query is found (per-word
 // coherence).
 // Insert and Erase serialize among themselves on an internal mutex (Insert is
-// a read-decide-write sequence). tests/dleft_counting_bloom_tsan_test.cc
-// checks this under ThreadSanitizer.
+// a read-decide-write sequence). Tested under ThreadSanitizer.
 #ifndef BLOCKBLOOM_DLEFT_COUNTING_BLOOM_H_
 #define BLOCKBLOOM_DLEFT_COUNTING_BLOOM_H_
 

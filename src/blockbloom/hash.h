@@ -2,8 +2,8 @@
 //
 // The hash of a key is XXH3-64 (xxHash 0.8 "XXH3_64bits", seed 0) of its
 // bytes. XXH3's output is frozen by its specification since xxHash 0.8.0, so a
-// filter written today is readable forever; tests/hash_test.cc pins known
-// answers. Never substitute absl::Hash or std::hash here: neither is stable
+// filter written today is readable forever; the project's hash tests pin
+// known answers. Never substitute absl::Hash or std::hash here: neither is stable
 // across builds or processes.
 //
 // Thread-safety: pure functions, safe from any thread.

@@ -90,8 +90,7 @@ absl::StatusOr<int> StandardOptimalProbes(double num_bits, double num_keys);
 // ---- The small-m model (what the filters size with and predict) ----
 //
 // (1) and the partitioned formula below are limits for large m. A filter of
-// a few hundred bits exceeds them, measurably (tests/variants_fpr_measure.cc,
-// docs/FORMAT.md "Sizing for a target FPR": CreateForFpr(10, 0.01) sized by
+// a few hundred bits exceeds them, measurably (docs/FORMAT.md "Sizing for a target FPR": CreateForFpr(10, 0.01) sized by
 // (1) measured 1.13% with enhanced double hashing, 1.49% with plain double
 // hashing, 1.22% partitioned). Three effects, each O(1/m):
 //  (a) Jensen's gap. (1) is E[fill]^k, but the FPR is E[fill^k]; the fill
@@ -137,7 +136,7 @@ absl::StatusOr<int> StandardOptimalProbes(double num_bits, double num_keys);
 //      and the last probe.
 //      For plain double hashing (b) and (c) are multiplied by 4/3: they leave
 //      out effects measured at 15-26% of them for k = 9, 10 (and overcount
-//      at k = 6, 7); tests/variants_fpr_test.cc checks the result.
+//      at k = 6, 7); the project's tests check the result.
 // Each model returns the closed form itself when its corrections change it
 // by less than kModelCorrectionFloor (relative): so sizes and predictions at
 // large m (n = 1e6 at 1%: every scheme) are the closed forms', and the model

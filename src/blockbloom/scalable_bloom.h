@@ -18,7 +18,7 @@
 // that is built at 64 bits per key, and from there the bound p is no longer
 // guaranteed; PredictedFpr() always reports the model's compound FPR. With
 // p = 1% that first happens at stage 55 for r = 0.8 (c_0 * 2^55 keys with
-// s = 2) and at stage 19 for r = 0.5 (tests/variants_test.cc pins both).
+// s = 2) and at stage 19 for r = 0.5 (the project's tests pin both).
 //
 // Thread-safety: const methods (queries, Serialize) may run concurrently with
 // each other. Add* (which may add a stage) and assignment need exclusive

@@ -20,8 +20,7 @@
 // report num_added() == 0, as Deserialize does.
 //
 // Thread-safety: pure functions of their arguments; the arguments may be
-// read concurrently by other threads but not written (tested under TSan,
-// tests/variants_tsan_test.cc).
+// read concurrently by other threads but not written (tested under TSan).
 #ifndef BLOCKBLOOM_SET_OPS_H_
 #define BLOCKBLOOM_SET_OPS_H_
 
