@@ -25,6 +25,10 @@ std::string TargetName(int64_t target) { return hwy::TargetName(target); }
 
 std::string ActiveTargetName() { return hwy::TargetName(internal::BestTarget()); }
 
+std::string KernelTargetName(KernelFamily family) {
+  return hwy::TargetName(internal::KernelTarget(family));
+}
+
 namespace internal {
 namespace {
 // Constant-initialised, so registration from other static initializers is safe.
@@ -34,6 +38,38 @@ std::atomic<void (*)()> g_retarget_hooks[kMaxRetargetHooks] = {};
 int64_t BestTarget() {
   const int64_t supported = hwy::SupportedTargets() & HWY_TARGETS;
   return supported & -supported;
+}
+
+// Whether `family` runs on AVX2 where AVX-512 is the best target: where
+// AVX3 was not measured at least as fast as AVX2 at every filter size
+// (bench/kernel_bench.cc, */target-AVX3 against */target-AVX2, in one run;
+// bench/RESULTS.md, "SIMD target per kernel family", has the figures, the
+// machines and the command). The single probe (the LevelDB policy's
+// KeyMayMatch: 0.92x the time on AVX2 at 16 KiB and 1 MiB, Intel Xeon) and
+// the batch probe (0.79x at 16 KiB on AMD Zen 4) run on AVX2; builds stay on
+// AVX-512. Every target writes the same bytes and gives the same answers.
+constexpr bool PrefersAvx2OnAvx512(KernelFamily family) {
+  switch (family) {
+    case KernelFamily::kSingleProbe:
+    case KernelFamily::kBatchProbe:
+      return true;
+    case KernelFamily::kBuild:
+      return false;
+  }
+  return false;
+}
+
+int64_t KernelTarget(KernelFamily family) {
+  const int64_t supported = hwy::SupportedTargets() & HWY_TARGETS;
+  const int64_t best = supported & -supported;
+#if HWY_ARCH_X86
+  constexpr int64_t kAvx512 = HWY_AVX3 | HWY_AVX3_DL;
+  if ((best & kAvx512) != 0 && (supported & HWY_AVX2) != 0 && PrefersAvx2OnAvx512(family)) {
+    return HWY_AVX2;
+  }
+#endif
+  (void)family;
+  return best;
 }
 
 bool IsCompiledTarget(int64_t target) {
