@@ -925,8 +925,10 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext(
       "kernel_targets",
       "single probe " + blockbloom::simd::KernelTargetName(KernelFamily::kSingleProbe) +
-          ", batch probe " + blockbloom::simd::KernelTargetName(KernelFamily::kBatchProbe) +
-          ", build " + blockbloom::simd::KernelTargetName(KernelFamily::kBuild));
+          ", batch probe in cache " +
+          blockbloom::simd::KernelTargetName(KernelFamily::kBatchProbeInCache) + ", out of cache " +
+          blockbloom::simd::KernelTargetName(KernelFamily::kBatchProbe) + ", build " +
+          blockbloom::simd::KernelTargetName(KernelFamily::kBuild));
   RegisterAll();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

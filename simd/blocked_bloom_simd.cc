@@ -76,9 +76,10 @@ using AddHashesFn = void (*)(const uint64_t* hashes, size_t n, uint64_t total_bi
 using MayContainHashesFn = void (*)(const uint64_t* hashes, size_t n, uint64_t total_bits,
                                     int num_probes, const uint8_t* data, size_t window,
                                     int locality, bool* out);
-// The build and the batch probe on their families' targets (null until
-// first use; constant-initialised).
+// The build and the batch probes (filters in cache, larger ones) on their
+// families' targets (null until first use; constant-initialised).
 std::atomic<AddHashesFn> g_add_hashes{nullptr};
+std::atomic<MayContainHashesFn> g_may_contain_hashes_in_cache{nullptr};
 std::atomic<MayContainHashesFn> g_may_contain_hashes{nullptr};
 
 void Resolve() {
@@ -88,10 +89,13 @@ void Resolve() {
   g_add_hashes.store(HWY_DISPATCH_TABLE(AddHashesKernel)[internal::DispatchTableIndex(
                          internal::KernelTarget(KernelFamily::kBuild))],
                      std::memory_order_relaxed);
-  g_may_contain_hashes.store(
-      HWY_DISPATCH_TABLE(MayContainHashesKernel)[internal::DispatchTableIndex(
-          internal::KernelTarget(KernelFamily::kBatchProbe))],
-      std::memory_order_relaxed);
+  const auto batch = [](KernelFamily family) {
+    return HWY_DISPATCH_TABLE(
+        MayContainHashesKernel)[internal::DispatchTableIndex(internal::KernelTarget(family))];
+  };
+  g_may_contain_hashes_in_cache.store(batch(KernelFamily::kBatchProbeInCache),
+                                      std::memory_order_relaxed);
+  g_may_contain_hashes.store(batch(KernelFamily::kBatchProbe), std::memory_order_relaxed);
 }
 
 bool ResolveAndProbe(uint64_t hash, uint64_t total_bits, int num_probes, const uint8_t* data) {
@@ -137,10 +141,12 @@ void MayContainHashes(const uint64_t* hashes, size_t n, uint64_t total_bits, int
     return;
   }
   window = std::clamp<size_t>(window, 1, kMaxWindow);
-  MayContainHashesFn fn = g_may_contain_hashes.load(std::memory_order_relaxed);
+  std::atomic<MayContainHashesFn>& kernel =
+      total_bits / 8 <= kPrefetchMinBytes ? g_may_contain_hashes_in_cache : g_may_contain_hashes;
+  MayContainHashesFn fn = kernel.load(std::memory_order_relaxed);
   if (fn == nullptr) {
     Resolve();
-    fn = g_may_contain_hashes.load(std::memory_order_relaxed);
+    fn = kernel.load(std::memory_order_relaxed);
   }
   fn(hashes, n, total_bits, num_probes, data, window, static_cast<int>(hint), out);
 }

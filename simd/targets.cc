@@ -41,18 +41,20 @@ int64_t BestTarget() {
 }
 
 // Whether `family` runs on AVX2 where AVX-512 is the best target: where
-// AVX3 was not measured at least as fast as AVX2 at every filter size
-// (bench/kernel_bench.cc, */target-AVX3 against */target-AVX2, in one run;
-// bench/RESULTS.md, "SIMD target per kernel family", has the figures, the
-// machines and the command). The single probe (the LevelDB policy's
-// KeyMayMatch: 0.92x the time on AVX2 at 16 KiB and 1 MiB, Intel Xeon) and
-// the batch probe (0.79x at 16 KiB on AMD Zen 4) run on AVX2; builds stay on
-// AVX-512. Every target writes the same bytes and gives the same answers.
+// AVX3 was not measured at least as fast as AVX2 (bench/kernel_bench.cc,
+// */target-AVX3 against */target-AVX2 in one run; bench/RESULTS.md, "SIMD
+// target per kernel family", has the figures, the machines and the
+// command). AVX2 for the single probe (the LevelDB policy's KeyMayMatch took
+// 1.08-1.12x the time on AVX3, Intel Xeon) and the batch probe in cache
+// (1.04x, and 1.26x on AMD Zen 4, at 16 KiB); AVX-512 for the batch probe
+// out of cache (0.93-1.00x) and builds (0.60x at 20 keys to 0.96x at 1M).
+// Every target writes the same bytes and gives the same answers.
 constexpr bool PrefersAvx2OnAvx512(KernelFamily family) {
   switch (family) {
     case KernelFamily::kSingleProbe:
-    case KernelFamily::kBatchProbe:
+    case KernelFamily::kBatchProbeInCache:
       return true;
+    case KernelFamily::kBatchProbe:
     case KernelFamily::kBuild:
       return false;
   }

@@ -25,9 +25,10 @@ std::string TargetName(int64_t target);
 std::string ActiveTargetName();
 // The kernel families dispatched apart: each runs on KernelTarget(family).
 enum class KernelFamily {
-  kSingleProbe,  // one key or hash at a time (MayContainHash, the policies' KeyMayMatch)
-  kBatchProbe,   // MayContainHashes
-  kBuild,        // AddHashes, AddKeys, the policies' CreateFilter, the compact solver
+  kSingleProbe,        // one key or hash at a time (MayContainHash, the policies' KeyMayMatch)
+  kBatchProbeInCache,  // MayContainHashes on filters of at most kPrefetchMinBytes (no prefetch)
+  kBatchProbe,         // MayContainHashes on larger filters
+  kBuild,              // AddHashes, AddKeys, the policies' CreateFilter, the compact solver
 };
 // The name of the target KernelTarget(family) picks.
 std::string KernelTargetName(KernelFamily family);
