@@ -331,21 +331,26 @@ TEST_F(KeyProbeDispatch, EveryTargetBuildsTheReferenceBytes) {
     simd::ForceTargetForTesting(target);
     ASSERT_NE(blocked::AddKeysForTarget(target), nullptr) << simd::TargetName(target);
     EXPECT_EQ(internal::g_add_keys.load(), blocked::AddKeysForTarget(target));
-    std::unique_ptr<const internal::BlockedPolicy> policy(
-        internal::NewBlockedPolicyForTarget(target, 10, "test.policy", false));
-    ASSERT_NE(policy, nullptr);
-    // 10 bits/key: 0 and 1 key, flat (<= 409 keys), blocked in cache, and
-    // over simd::kPrefetchMinBytes (30000 keys: 37500 bytes; 1 MiB of
-    // filter needs ~840k keys, so the class API covers the prefetched path
-    // below with few keys and a large filter).
-    for (size_t n : {size_t{0}, size_t{1}, size_t{20}, size_t{409}, size_t{410}, keys.size()}) {
-      std::string want = "prefix";
-      std::string got = want;
-      blocked::AppendFilter(
-          n, BlockedBloomBytes(n, 10), BlockedBloomProbes(10),
-          [&](size_t i) -> std::string_view { return keys[i]; }, &want);
-      policy->CreateFilter(slices.data(), static_cast<int>(n), &got);
-      ASSERT_EQ(got, want) << simd::TargetName(target) << " n=" << n;
+    // 0 to 7 keys (flat filters of at most 64 bits are built in one
+    // register: up to 6 keys at 10 bits/key), flat (<= 409 keys at 10
+    // bits/key), blocked in cache, and over simd::kPrefetchMinBytes (30000
+    // keys: 37500 bytes; 1 MiB of filter needs ~840k keys, so the class API
+    // covers the prefetched path below with few keys and a large filter).
+    for (double bits_per_key : {4.0, 10.0, 23.0}) {
+      std::unique_ptr<const internal::BlockedPolicy> policy(
+          internal::NewBlockedPolicyForTarget(target, bits_per_key, "test.policy", false));
+      ASSERT_NE(policy, nullptr);
+      for (size_t n : {size_t{0}, size_t{1}, size_t{2}, size_t{3}, size_t{5}, size_t{6}, size_t{7},
+                       size_t{20}, size_t{409}, size_t{410}, keys.size()}) {
+        std::string want = "prefix";
+        std::string got = want;
+        blocked::AppendFilter(
+            n, BlockedBloomBytes(n, bits_per_key), BlockedBloomProbes(bits_per_key),
+            [&](size_t i) -> std::string_view { return keys[i]; }, &want);
+        policy->CreateFilter(slices.data(), static_cast<int>(n), &got);
+        ASSERT_EQ(got, want) << simd::TargetName(target) << " n=" << n
+                             << " bits/key=" << bits_per_key;
+      }
     }
     // The class API: many keys' worth of bits, few keys, through the
     // dispatched pointer; same bytes as AddHashes of their hashes.
