@@ -4,7 +4,7 @@
     build/release/bench/kernel_bench --benchmark_min_time=0.2 \
         --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
         --benchmark_out=kernel.json [--big]
-    python3 scripts/kernel_targets.py kernel.json
+    python3 scripts/kernel_targets.py kernel.json [more.json ...]
 
 Every ratio divides two figures of the same run (medians when the run has
 repetitions), so a noisy machine moves both sides together. Prints one line per
@@ -42,9 +42,11 @@ def load(path):
 
 
 def main():
-    if len(sys.argv) != 2:
+    if len(sys.argv) < 2:
         sys.exit(__doc__)
-    ns = load(sys.argv[1])
+    ns = {}
+    for path in sys.argv[1:]:  # several runs (one per size): rows of each
+        ns.update(load(path))
     rows = []
 
     def row(target, detail, value, bound, lower_is_better=True):
