@@ -165,13 +165,13 @@ def main():
                 continue
             pieces = []
             last = 0.0
-            for piece in ("call", "hash", "hash-parse-line", "hash-parse-line-count"):
+            for piece in ("call", "hash", "hash-line", "hash-parse-line", "hash-parse-line-count"):
                 v = ns.get(f"floor/policy-{piece}/{kind}/{size}")
                 if v is not None:
-                    pieces.append(f"{piece} {v:.2f} (+{v - last:.2f})")
+                    pieces.append(f"{piece} {v:.2f} ({v - last:+.2f})")
                     last = v
             if pieces:
-                pieces.append(f"probe +{ours - last:.2f}")
+                pieces.append(f"probe {ours - last:+.2f}")
             note = f"; {', '.join(pieces)}" if pieces else ""
             row("policy KeyMayMatch / its floor <= 1.4",
                 f"{size // KIB} KiB {kind}: {ours:.2f} / {floor:.2f} ns{note}", ours / floor, 1.4)

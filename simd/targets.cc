@@ -45,9 +45,10 @@ int64_t BestTarget() {
 // */target-AVX3 against */target-AVX2 in one run; bench/RESULTS.md, "SIMD
 // target per kernel family", has the figures, the machines and the
 // command). On an Intel Xeon with AVX-512: AVX2 for the single probe (the
-// LevelDB policy's KeyMayMatch took 1.08-1.12x the time on AVX3) and the
-// batch probe in cache (1.04x at 16 KiB); AVX-512 for the batch probe out of
-// cache (0.93-1.00x) and builds (0.60x at 20 keys to 0.96x at 1M keys).
+// LevelDB policy's KeyMayMatch took 1.06-1.12x the time on AVX3) and the
+// batch probe in cache (1.03-1.06x at 16 KiB); AVX-512 for the batch probe
+// out of cache (0.93-1.03x) and builds (0.82x at 10,000 keys, 0.98-1.03x at
+// 1-20 keys).
 // Every target writes the same bytes and gives the same answers.
 constexpr bool PrefersAvx2OnAvx512(KernelFamily family) {
   switch (family) {
