@@ -5,6 +5,9 @@
 //   BM_Probe/<policy>/<n>   one KeyMayMatch of an absent key (16-byte keys,
 //                           hashing included), filter of n keys in cache
 //   BM_Build/<policy>/<n>   CreateFilter of n keys; ns_per_key counter
+//   BM_BuildGrid/<policy>/<bpk>/<n>   the same at bits/key 4-30 and at
+//                           LevelDB's filter sizes, 1 to 4,000 keys (the
+//                           compact build against the blocked one, per key)
 //   BM_CompactFpr/<bpk>     FPR of 1,000-key compact filters at 4..20
 //                           bits/key: measured, exact E/U and the model
 //
@@ -42,15 +45,17 @@ std::string Key(uint64_t i) {
 
 enum PolicyKind { kCompact = 0, kBlocked = 1, kBuiltin = 2 };
 
-std::unique_ptr<const leveldb::FilterPolicy> MakePolicy(int kind) {
+std::unique_ptr<const leveldb::FilterPolicy> MakePolicy(int kind, int bits_per_key = 10) {
   switch (kind) {
     case kCompact:
-      return std::unique_ptr<const leveldb::FilterPolicy>(blockbloom::NewCompactFilterPolicy(10));
+      return std::unique_ptr<const leveldb::FilterPolicy>(
+          blockbloom::NewCompactFilterPolicy(bits_per_key));
     case kBlocked:
       return std::unique_ptr<const leveldb::FilterPolicy>(
-          blockbloom::NewBlockedBloomFilterPolicy(10));
+          blockbloom::NewBlockedBloomFilterPolicy(bits_per_key));
     default:
-      return std::unique_ptr<const leveldb::FilterPolicy>(leveldb::NewBloomFilterPolicy(10));
+      return std::unique_ptr<const leveldb::FilterPolicy>(
+          leveldb::NewBloomFilterPolicy(bits_per_key));
   }
 }
 
@@ -82,10 +87,8 @@ void BM_Probe(benchmark::State& state) {
   state.counters["bits_per_key"] = 8.0 * filter.size() / n;
 }
 
-void BM_Build(benchmark::State& state) {
-  const int kind = static_cast<int>(state.range(0));
-  const size_t n = static_cast<size_t>(state.range(1));
-  const auto policy = MakePolicy(kind);
+void BuildRun(benchmark::State& state, int kind, int bits_per_key, size_t n) {
+  const auto policy = MakePolicy(kind, bits_per_key);
   std::vector<std::string> keys;
   for (size_t i = 0; i < n; ++i) keys.push_back(Key(2 * i));
   const std::vector<leveldb::Slice> slices(keys.begin(), keys.end());
@@ -103,6 +106,16 @@ void BM_Build(benchmark::State& state) {
       benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 
+void BM_Build(benchmark::State& state) {
+  BuildRun(state, static_cast<int>(state.range(0)), 10, static_cast<size_t>(state.range(1)));
+}
+
+// Args: {policy kind, bits per key, n}.
+void BM_BuildGrid(benchmark::State& state) {
+  BuildRun(state, static_cast<int>(state.range(0)), static_cast<int>(state.range(1)),
+           static_cast<size_t>(state.range(2)));
+}
+
 void PolicyArgs(benchmark::internal::Benchmark* b) {
   for (int kind : {kCompact, kBlocked, kBuiltin}) {
     for (int n : {10, 35, 100, 300, 1000}) b->Args({kind, n});
@@ -110,6 +123,14 @@ void PolicyArgs(benchmark::internal::Benchmark* b) {
 }
 BENCHMARK(BM_Probe)->Apply(PolicyArgs)->ArgNames({"policy", "n"});
 BENCHMARK(BM_Build)->Apply(PolicyArgs)->ArgNames({"policy", "n"});
+void GridArgs(benchmark::internal::Benchmark* b) {
+  for (int bpk : {4, 6, 8, 10, 12, 16, 20, 25, 30}) {
+    for (int n : {1, 2, 4, 8, 20, 100, 1000, 4000}) {
+      for (int kind : {kCompact, kBlocked, kBuiltin}) b->Args({kind, bpk, n});
+    }
+  }
+}
+BENCHMARK(BM_BuildGrid)->Apply(GridArgs)->ArgNames({"policy", "bpk", "n"})->MinTime(0.05);
 
 // FPR vs bits/key for the compact filter next to its model (not a timing).
 void BM_CompactFpr(benchmark::State& state) {

@@ -23,6 +23,12 @@
 //        in a loop compiled with -march=native, as a user building for this
 //        machine would (bench/inline_api_loop.cc); the target is printed as
 //        inline_api_target in the run's context
+//   hash|batch/target-<T>, policy/target-<T>, build/bbpolicy-target-<T>
+//        the single probe, the batch probe (T2, window 64), the policy's
+//        KeyMayMatch and its CreateFilter compiled for one target each, from
+//        the CPU's best down to AVX2: the figures behind the target each
+//        kernel family runs on (simd/targets.h, KernelTarget; printed as
+//        kernel_targets in the run's context)
 //   key/best                 BlockedBloomFilter::MayContain(key)
 //   encoded/best             blocked::EncodedKeyMayMatch(key, filter): the
 //        per-target hash + parse + probe, through its dispatched pointer (the
@@ -41,6 +47,8 @@
 //   floor/policy-hash-line   the floor of a blocked policy's KeyMayMatch:
 //        LevelDB's virtual call, XXH3 of the key and one byte of the line the
 //        filter would probe (beside policy/*)
+//   floor/policy-call|hash|hash-parse-line|hash-parse-line-count   the
+//        policy's path taken apart, one piece more per row (PiecePolicy)
 //   floor/build-hash-line/<n>   the floor of a blocked build: zeroed bytes,
 //        XXH3 of each key and one 64-byte OR into its line, above 256 KiB
 //        with the build's rolling prefetch window (beside build/*)
@@ -48,8 +56,9 @@
 //        of an array of the filter's size, the line picked as the filter does
 //   batch/<hint>/w<W>        MayContainHashes, rolling prefetch window W
 //   floor/prefetched-<hint>/w<W>   the same prefetch pattern, one load per key
-//   build/.../<n>            filter from n keys (hashing included); n = 20 and
-//                            100 are LevelDB's own per-2 KiB filter sizes;
+//   build/.../<n>            filter from n keys (hashing included); n = 1-8
+//                            are LevelDB's filters with values of a few KiB,
+//                            20 and 100 its own per-2 KiB filter sizes;
 //                            build/fastlocal: FastLocalBloom's build (k byte
 //                            writes per key) of the same bits, blocked sizes
 //   create/tiny              the class API on a 10-key filter: Create + AddKeys
@@ -63,6 +72,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -81,6 +91,9 @@
 #include "common/xxh3_inline.h"
 #include "leveldb/filter_policy.h"
 #include "leveldb/slice.h"
+#include "policy/blocked_policy.h"
+#include "policy/policy_base.h"
+#include "targets.h"
 
 namespace blockbloom {
 namespace bench {
@@ -98,6 +111,15 @@ const leveldb::FilterPolicy& LevelDbPolicy() {
 }
 const leveldb::FilterPolicy& OurPolicy() {
   static const leveldb::FilterPolicy* p = NewBlockedBloomFilterPolicy(kBitsPerKey);
+  return *p;
+}
+// The blocked policy compiled for one target (a bit of simd::SupportedTargets()).
+const leveldb::FilterPolicy& TargetPolicy(int64_t target) {
+  static std::map<int64_t, std::unique_ptr<const leveldb::FilterPolicy>> policies;
+  std::unique_ptr<const leveldb::FilterPolicy>& p = policies[target];
+  if (!p) {
+    p.reset(internal::NewBlockedPolicyForTarget(target, kBitsPerKey, "blockbloom.bench", false));
+  }
   return *p;
 }
 
@@ -121,6 +143,47 @@ class FloorPolicy final : public leveldb::FilterPolicy {
 };
 const leveldb::FilterPolicy& TheFloorPolicy() {
   static const leveldb::FilterPolicy* p = new FloorPolicy();
+  return *p;
+}
+
+// The blocked policy's KeyMayMatch taken apart (floor/policy-<pieces>): each
+// row one more piece of the path than the one before, so that the
+// differences between rows are the pieces' costs:
+//   call                 the virtual call, answering from the filter's last byte
+//   hash                 + XXH3 of the key
+//   hash-line            + one byte of the line (floor/policy-hash-line)
+//   hash-parse-line      + the trailer parse (blocked::ParseFilter), the
+//                        line's byte read through the parsed view
+//   hash-parse-line-count  + the policy's answer counters (ProbeCounters)
+// policy/blockbloom is hash-parse-line-count with the in-register probe in
+// place of the one byte: their difference is the probe's cost.
+enum class Piece { kCall, kHash, kHashParseLine, kHashParseLineCount };
+template <Piece kPiece>
+class PiecePolicy final : public leveldb::FilterPolicy {
+ public:
+  const char* Name() const override { return "blockbloom.bench.piece"; }
+  void CreateFilter(const leveldb::Slice*, int, std::string*) const override { std::abort(); }
+  __attribute__((noinline)) bool KeyMayMatch(const leveldb::Slice& key,
+                                             const leveldb::Slice& filter) const override {
+    if (kPiece == Piece::kCall) {
+      return ((filter.data()[filter.size() - 1] ^ key.data()[0]) & 1) != 0;
+    }
+    const uint64_t h = internal::InlineHashBytes(key.data(), key.size());
+    if (kPiece == Piece::kHash) return (h & 1) != 0;
+    blocked::FilterView view;
+    if (!blocked::ParseFilter(std::string_view(filter.data(), filter.size()), &view)) return true;
+    const uint64_t byte = blocked::LocateBlock(h, view.num_bytes * 8).first_bit / 8 + (h & 63);
+    const bool match = (view.bits[std::min<uint64_t>(byte, view.num_bytes - 1)] & 1) != 0;
+    if (kPiece == Piece::kHashParseLineCount) counters_.Count(match);
+    return match;
+  }
+
+ private:
+  mutable internal::ProbeCounters counters_;
+};
+template <Piece kPiece>
+const leveldb::FilterPolicy& ThePiecePolicy() {
+  static const leveldb::FilterPolicy* p = new PiecePolicy<kPiece>();
   return *p;
 }
 
@@ -277,6 +340,7 @@ void Run(benchmark::State& state, const ProbeSet& ps, bool present, Probe&& prob
 }
 
 enum class Single {
+  kTarget,
   kBest,
   kScalarTarget,
   kScalarInline,
@@ -287,7 +351,8 @@ enum class Single {
   kBestHuge
 };
 
-void ProbeHash(benchmark::State& state, uint64_t bytes, bool present, Single which) {
+void ProbeHash(benchmark::State& state, uint64_t bytes, bool present, Single which,
+               int64_t target = 0) {
   Fixture& fx = GetFixture(bytes);
   const BlockedBloomFilter& f = (which == Single::kBestHuge && fx.huge) ? *fx.huge : *fx.filter;
   const ProbeSet& ps = fx.Get(present);
@@ -296,10 +361,15 @@ void ProbeHash(benchmark::State& state, uint64_t bytes, bool present, Single whi
   const uint8_t* data = f.data();
   const simd::MayContainHashFn scalar =
       simd::MayContainHashForTarget(simd::SupportedTargets().back());
+  const simd::MayContainHashFn on_target =
+      target != 0 ? simd::MayContainHashForTarget(target) : nullptr;
   Run(state, ps, present, [&](size_t begin, size_t count) -> uint64_t {
     uint64_t c = 0;
     const uint64_t* h = ps.hashes.data() + begin;
     switch (which) {
+      case Single::kTarget:
+        for (size_t i = 0; i < count; ++i) c += on_target(h[i], bits, k, data);
+        break;
       case Single::kBest:
       case Single::kBestHuge:
         for (size_t i = 0; i < count; ++i) c += f.MayContainHash(h[i]);
@@ -337,17 +407,35 @@ void ProbeKey(benchmark::State& state, uint64_t bytes, bool present) {
   });
 }
 
-enum class Policy { kOurs, kLevelDb, kFloor };
+enum class Policy {
+  kOurs,
+  kTarget,
+  kLevelDb,
+  kFloor,
+  kCall,
+  kHash,
+  kHashParseLine,
+  kHashParseLineCount
+};
 
-void ProbePolicy(benchmark::State& state, uint64_t bytes, bool present, Policy which) {
+void ProbePolicy(benchmark::State& state, uint64_t bytes, bool present, Policy which,
+                 int64_t target = 0) {
   Fixture& fx = GetFixture(bytes);
   const ProbeSet& ps = fx.Get(present);
-  const leveldb::FilterPolicy& policy = which == Policy::kOurs      ? OurPolicy()
-                                        : which == Policy::kLevelDb ? LevelDbPolicy()
-                                                                    : TheFloorPolicy();
+  const leveldb::FilterPolicy& policy =
+      which == Policy::kOurs                 ? OurPolicy()
+      : which == Policy::kTarget             ? TargetPolicy(target)
+      : which == Policy::kLevelDb            ? LevelDbPolicy()
+      : which == Policy::kCall               ? ThePiecePolicy<Piece::kCall>()
+      : which == Policy::kHash               ? ThePiecePolicy<Piece::kHash>()
+      : which == Policy::kHashParseLine      ? ThePiecePolicy<Piece::kHashParseLine>()
+      : which == Policy::kHashParseLineCount ? ThePiecePolicy<Piece::kHashParseLineCount>()
+                                             : TheFloorPolicy();
   const leveldb::Slice filter(which == Policy::kLevelDb ? fx.leveldb : fx.encoded);
-  // The floor answers nothing: every key counts as found.
-  if (which == Policy::kFloor) present = false;
+  // The floors answer nothing: every key counts as found.
+  if (which != Policy::kOurs && which != Policy::kTarget && which != Policy::kLevelDb) {
+    present = false;
+  }
   Run(state, ps, present, [&](size_t begin, size_t count) -> uint64_t {
     uint64_t c = 0;
     for (size_t i = begin; i < begin + count; ++i) {
@@ -479,9 +567,11 @@ void FloorLine(benchmark::State& state, uint64_t bytes, size_t window, bool huge
   });
 }
 
+// target != 0: dispatch restricted to that target for the run.
 void Batch(benchmark::State& state, uint64_t bytes, bool present, size_t window,
-           simd::PrefetchHint hint, bool huge) {
+           simd::PrefetchHint hint, bool huge, int64_t target = 0) {
   Fixture& fx = GetFixture(bytes);
+  if (target != 0) simd::ForceTargetForTesting(target);
   const BlockedBloomFilter& f = huge && fx.huge ? *fx.huge : *fx.filter;
   const ProbeSet& ps = fx.Get(present);
   auto out = std::make_unique<bool[]>(kKeysPerIter);
@@ -492,6 +582,7 @@ void Batch(benchmark::State& state, uint64_t bytes, bool present, size_t window,
     for (size_t i = 0; i < count; ++i) c += out[i];
     return c;
   });
+  if (target != 0) simd::ForceTargetForTesting(0);
 }
 
 // ---- Builds ----
@@ -516,7 +607,15 @@ const BuildKeys& GetBuildKeys(uint64_t n) {
   return *bk;
 }
 
-enum class Builder { kLevelDb, kOurPolicy, kOurPolicyScalar, kClass, kFloor, kFastLocal };
+enum class Builder {
+  kLevelDb,
+  kOurPolicy,
+  kOurPolicyScalar,
+  kOurPolicyTarget,
+  kClass,
+  kFloor,
+  kFastLocal
+};
 
 // FastLocalBloom's build of the same filter bits as our policy's blocked
 // (version 1) filters, the way RocksDB's builder adds its entries: each
@@ -589,7 +688,7 @@ __attribute__((target("avx2"))) void FloorBuild(const BuildKeys& bk, uint64_t n,
   }
 }
 
-void Build(benchmark::State& state, uint64_t n, Builder b) {
+void Build(benchmark::State& state, uint64_t n, Builder b, int64_t target = 0) {
   const BuildKeys& bk = GetBuildKeys(n);
   if (b == Builder::kFastLocal) {  // the same bits as our blocked layout's, or no figure
     std::string ours, theirs;
@@ -620,6 +719,11 @@ void Build(benchmark::State& state, uint64_t n, Builder b) {
       case Builder::kOurPolicyScalar:
         dst.clear();
         OurPolicy().CreateFilter(bk.slices.data(), static_cast<int>(n), &dst);
+        benchmark::DoNotOptimize(dst.data());
+        break;
+      case Builder::kOurPolicyTarget:
+        dst.clear();
+        TargetPolicy(target).CreateFilter(bk.slices.data(), static_cast<int>(n), &dst);
         benchmark::DoNotOptimize(dst.data());
         break;
       case Builder::kFloor:
@@ -659,6 +763,15 @@ void Reg(const std::string& name, Fn&& fn) {
 
 void RegisterAll() {
   constexpr uint64_t KiB = 1024, MiB = KiB * 1024, GiB = MiB * 1024;
+  // The targets this CPU runs from the best down to AVX2 (at most three; on
+  // other CPUs the best two): the figures behind simd::internal::TargetFor.
+  std::vector<int64_t> targets;
+  for (int64_t t : simd::SupportedTargets()) {
+    if (targets.size() == 3 || (targets.size() == 2 && simd::TargetName(targets[1]) != "AVX3"))
+      break;
+    targets.push_back(t);
+    if (simd::TargetName(t) == "AVX2") break;
+  }
   std::vector<uint64_t> sizes = {16 * KiB, 1 * MiB};
   if (!g_quick) sizes.push_back(128 * MiB);
   if (g_big) sizes.push_back(1 * GiB);
@@ -685,6 +798,17 @@ void RegisterAll() {
         Reg("hash/best-hugepages" + tail,
             [=](benchmark::State& s) { ProbeHash(s, bytes, present, Single::kBestHuge); });
       }
+      for (int64_t t : targets) {
+        Reg("hash/target-" + simd::TargetName(t) + tail,
+            [=](benchmark::State& s) { ProbeHash(s, bytes, present, Single::kTarget, t); });
+        Reg("batch/target-" + simd::TargetName(t) + "/T2/w64" + tail, [=](benchmark::State& s) {
+          Batch(s, bytes, present, 64, simd::PrefetchHint::kT2, false, t);
+        });
+        if (in_cache) {
+          Reg("policy/target-" + simd::TargetName(t) + tail,
+              [=](benchmark::State& s) { ProbePolicy(s, bytes, present, Policy::kTarget, t); });
+        }
+      }
       Reg("key/best" + tail, [=](benchmark::State& s) { ProbeKey(s, bytes, present); });
       if (in_cache) {
         // The batch API in cache: the same in-register probe inlined into one
@@ -699,6 +823,15 @@ void RegisterAll() {
             [=](benchmark::State& s) { ProbePolicy(s, bytes, present, Policy::kLevelDb); });
         Reg("floor/policy-hash-line" + tail,
             [=](benchmark::State& s) { ProbePolicy(s, bytes, present, Policy::kFloor); });
+        Reg("floor/policy-call" + tail,
+            [=](benchmark::State& s) { ProbePolicy(s, bytes, present, Policy::kCall); });
+        Reg("floor/policy-hash" + tail,
+            [=](benchmark::State& s) { ProbePolicy(s, bytes, present, Policy::kHash); });
+        Reg("floor/policy-hash-parse-line" + tail,
+            [=](benchmark::State& s) { ProbePolicy(s, bytes, present, Policy::kHashParseLine); });
+        Reg("floor/policy-hash-parse-line-count" + tail, [=](benchmark::State& s) {
+          ProbePolicy(s, bytes, present, Policy::kHashParseLineCount);
+        });
       }
     }
     Reg("floor/hash/absent/" + sz, [=](benchmark::State& s) { FloorHash(s, bytes); });
@@ -748,9 +881,11 @@ void RegisterAll() {
           [=](benchmark::State& s) { ProbePolicySmall(s, per, present, false); });
     }
   }
-  // 20 and 100: LevelDB's own filter sizes (one filter per 2 KiB of table
-  // data: 100- and ~10-byte values), flat.
-  std::vector<uint64_t> build_ns = {20, 100, 10'000, 1'000'000};
+  // 1-8: LevelDB's filters of tables with values of a few KiB (one or two
+  // keys per 2 KiB of data), where a build's fixed cost shows; 20 and 100:
+  // LevelDB's own filter sizes (one filter per 2 KiB of table data: 100- and
+  // ~10-byte values), flat.
+  std::vector<uint64_t> build_ns = {1, 2, 4, 8, 20, 100, 10'000, 1'000'000};
   if (!g_quick) build_ns.push_back(13'421'773);  // 16 MiB at 10 bits/key
   for (uint64_t n : build_ns) {
     const std::string ns = "/" + std::to_string(n);
@@ -758,6 +893,10 @@ void RegisterAll() {
     Reg("build/bbpolicy-best" + ns, [=](benchmark::State& s) { Build(s, n, Builder::kOurPolicy); });
     Reg("build/bbpolicy-scalar" + ns,
         [=](benchmark::State& s) { Build(s, n, Builder::kOurPolicyScalar); });
+    for (int64_t t : targets) {
+      Reg("build/bbpolicy-target-" + simd::TargetName(t) + ns,
+          [=](benchmark::State& s) { Build(s, n, Builder::kOurPolicyTarget, t); });
+    }
     Reg("build/class-best" + ns, [=](benchmark::State& s) { Build(s, n, Builder::kClass); });
     Reg("floor/build-hash-line" + ns, [=](benchmark::State& s) { Build(s, n, Builder::kFloor); });
     if (n >= 1000) {  // blocked (version 1) filters: FastLocalBloom's bits
@@ -787,6 +926,14 @@ int main(int argc, char** argv) {
       "highway_scalar_target",
       blockbloom::simd::TargetName(blockbloom::simd::SupportedTargets().back()));
   benchmark::AddCustomContext("inline_api_target", blockbloom::bench::InlineApiTarget());
+  using blockbloom::simd::KernelFamily;
+  benchmark::AddCustomContext(
+      "kernel_targets",
+      "single probe " + blockbloom::simd::KernelTargetName(KernelFamily::kSingleProbe) +
+          ", batch probe in cache " +
+          blockbloom::simd::KernelTargetName(KernelFamily::kBatchProbeInCache) + ", out of cache " +
+          blockbloom::simd::KernelTargetName(KernelFamily::kBatchProbe) + ", build " +
+          blockbloom::simd::KernelTargetName(KernelFamily::kBuild));
   RegisterAll();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

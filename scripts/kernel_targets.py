@@ -4,7 +4,7 @@
     build/release/bench/kernel_bench --benchmark_min_time=0.2 \
         --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
         --benchmark_out=kernel.json [--big]
-    python3 scripts/kernel_targets.py kernel.json
+    python3 scripts/kernel_targets.py kernel.json [more.json ...]
 
 Every ratio divides two figures of the same run (medians when the run has
 repetitions), so a noisy machine moves both sides together. Prints one line per
@@ -42,9 +42,11 @@ def load(path):
 
 
 def main():
-    if len(sys.argv) != 2:
+    if len(sys.argv) < 2:
         sys.exit(__doc__)
-    ns = load(sys.argv[1])
+    ns = {}
+    for path in sys.argv[1:]:  # several runs (one per size): rows of each
+        ns.update(load(path))
     rows = []
 
     def row(target, detail, value, bound, lower_is_better=True):
@@ -152,10 +154,61 @@ def main():
     if tiny is not None:
         row("class API per call < 1000 ns", f"create/tiny/10: {tiny:.0f} ns per call", tiny, 1000)
 
+    # 7. The policy's KeyMayMatch over its floor (LevelDB's virtual call +
+    #    XXH3 + one byte of the line) <= 1.4, and its path taken apart: each
+    #    piece's cost is the difference of two floor/policy-* rows.
+    for size in (16 * KIB, MIB):
+        for kind in ("absent", "present"):
+            ours = ns.get(f"policy/blockbloom/{kind}/{size}")
+            floor = ns.get(f"floor/policy-hash-line/{kind}/{size}")
+            if not (ours and floor):
+                continue
+            pieces = []
+            last = 0.0
+            for piece in ("call", "hash", "hash-line", "hash-parse-line", "hash-parse-line-count"):
+                v = ns.get(f"floor/policy-{piece}/{kind}/{size}")
+                if v is not None:
+                    pieces.append(f"{piece} {v:.2f} ({v - last:+.2f})")
+                    last = v
+            if pieces:
+                pieces.append(f"probe {ours - last:+.2f}")
+            note = f"; {', '.join(pieces)}" if pieces else ""
+            row("policy KeyMayMatch / its floor <= 1.4",
+                f"{size // KIB} KiB {kind}: {ours:.2f} / {floor:.2f} ns{note}", ours / floor, 1.4)
+
     width = max(len(r[0]) for r in rows) if rows else 0
     for target, detail, value, bound, met in rows:
         print(f"{'met   ' if met else 'MISSED'}  {target:<{width}}  {value:8.3f}  ({detail})")
     print(f"{sum(r[4] for r in rows)} of {len(rows)} rows met")
+
+    # Each kernel family on AVX-512 against AVX2 (the rule of
+    # simd/targets.h, KernelTarget): time on each target over AVX2's.
+    families = (("hash/target-{t}/{kind}/{size}", "single probe from a hash"),
+                ("policy/target-{t}/{kind}/{size}", "policy KeyMayMatch"),
+                ("batch/target-{t}/T2/w64/{kind}/{size}", "batch probe"))
+    lines = []
+    for pattern, label in families:
+        for size in (16 * KIB, MIB, 128 * MIB, GIB):
+            for kind in ("absent", "present"):
+                avx2 = ns.get(pattern.format(t="AVX2", kind=kind, size=size))
+                if not avx2:
+                    continue
+                for t in ("AVX3_DL", "AVX3"):
+                    v = ns.get(pattern.format(t=t, kind=kind, size=size))
+                    if v:
+                        lines.append(f"{label}, {size // KIB} KiB {kind}: {t} {v:.2f} / "
+                                     f"AVX2 {avx2:.2f} ns = {v / avx2:.3f}")
+    for n in (1, 2, 4, 8, 20, 100, 10_000, 1_000_000, 13_421_773):
+        avx2 = ns.get(f"build/bbpolicy-target-AVX2/{n}")
+        for t in ("AVX3_DL", "AVX3"):
+            v = ns.get(f"build/bbpolicy-target-{t}/{n}")
+            if v and avx2:
+                lines.append(f"policy build, {n} keys: {t} {v:.2f} / AVX2 {avx2:.2f} ns/key = "
+                             f"{v / avx2:.3f}")
+    if lines:
+        print("== per target, over AVX2 (below 1: faster than AVX2)")
+        for line in lines:
+            print(line)
 
 
 if __name__ == "__main__":

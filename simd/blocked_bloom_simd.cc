@@ -71,9 +71,31 @@ HWY_EXPORT(AddHashesKernel);
 
 namespace {
 
+using AddHashesFn = void (*)(const uint64_t* hashes, size_t n, uint64_t total_bits, int num_probes,
+                             uint8_t* data);
+using MayContainHashesFn = void (*)(const uint64_t* hashes, size_t n, uint64_t total_bits,
+                                    int num_probes, const uint8_t* data, size_t window,
+                                    int locality, bool* out);
+// The build and the batch probes (filters in cache, larger ones) on their
+// families' targets (null until first use; constant-initialised).
+std::atomic<AddHashesFn> g_add_hashes{nullptr};
+std::atomic<MayContainHashesFn> g_may_contain_hashes_in_cache{nullptr};
+std::atomic<MayContainHashesFn> g_may_contain_hashes{nullptr};
+
 void Resolve() {
-  internal::g_may_contain_hash.store(MayContainHashForTarget(internal::BestTarget()),
-                                     std::memory_order_relaxed);
+  internal::g_may_contain_hash.store(
+      MayContainHashForTarget(internal::KernelTarget(KernelFamily::kSingleProbe)),
+      std::memory_order_relaxed);
+  g_add_hashes.store(HWY_DISPATCH_TABLE(AddHashesKernel)[internal::DispatchTableIndex(
+                         internal::KernelTarget(KernelFamily::kBuild))],
+                     std::memory_order_relaxed);
+  const auto batch = [](KernelFamily family) {
+    return HWY_DISPATCH_TABLE(
+        MayContainHashesKernel)[internal::DispatchTableIndex(internal::KernelTarget(family))];
+  };
+  g_may_contain_hashes_in_cache.store(batch(KernelFamily::kBatchProbeInCache),
+                                      std::memory_order_relaxed);
+  g_may_contain_hashes.store(batch(KernelFamily::kBatchProbe), std::memory_order_relaxed);
 }
 
 bool ResolveAndProbe(uint64_t hash, uint64_t total_bits, int num_probes, const uint8_t* data) {
@@ -81,7 +103,7 @@ bool ResolveAndProbe(uint64_t hash, uint64_t total_bits, int num_probes, const u
   return MayContainHash(hash, total_bits, num_probes, data);
 }
 
-// ForceTargetForTesting re-resolves the pointer below.
+// ForceTargetForTesting re-resolves the pointers above.
 [[maybe_unused]] const bool kRegistered = internal::RegisterRetargetHook(&Resolve);
 
 }  // namespace
@@ -103,7 +125,12 @@ MayContainHashFn MayContainHashForTarget(int64_t target) {
 void AddHashes(const uint64_t* hashes, size_t n, uint64_t total_bits, int num_probes,
                uint8_t* data) {
   if (total_bits == 0 || n == 0) return;
-  HWY_DYNAMIC_DISPATCH(AddHashesKernel)(hashes, n, total_bits, num_probes, data);
+  AddHashesFn fn = g_add_hashes.load(std::memory_order_relaxed);
+  if (fn == nullptr) {
+    Resolve();
+    fn = g_add_hashes.load(std::memory_order_relaxed);
+  }
+  fn(hashes, n, total_bits, num_probes, data);
 }
 
 void MayContainHashes(const uint64_t* hashes, size_t n, uint64_t total_bits, int num_probes,
@@ -114,8 +141,14 @@ void MayContainHashes(const uint64_t* hashes, size_t n, uint64_t total_bits, int
     return;
   }
   window = std::clamp<size_t>(window, 1, kMaxWindow);
-  HWY_DYNAMIC_DISPATCH(MayContainHashesKernel)
-  (hashes, n, total_bits, num_probes, data, window, static_cast<int>(hint), out);
+  std::atomic<MayContainHashesFn>& kernel =
+      total_bits / 8 <= kPrefetchMinBytes ? g_may_contain_hashes_in_cache : g_may_contain_hashes;
+  MayContainHashesFn fn = kernel.load(std::memory_order_relaxed);
+  if (fn == nullptr) {
+    Resolve();
+    fn = kernel.load(std::memory_order_relaxed);
+  }
+  fn(hashes, n, total_bits, num_probes, data, window, static_cast<int>(hint), out);
 }
 
 }  // namespace simd

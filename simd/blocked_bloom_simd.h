@@ -1,11 +1,13 @@
 // Runtime-dispatched kernels for the blocked Bloom filter (simd/blocked_kernel.h
 // defines the bits; simd/blocked_bloom-inl.h computes them per target).
 //
-// Every call runs on the best target the CPU supports among those compiled,
-// from AVX3_DL down to EMU128, the portable scalar target. The target is
-// resolved once per process, not per call: the single-key probe is an inline
-// call through one function pointer, fetched from Highway's dispatch table on
-// first use (Highway 1.0.3 has no HWY_DYNAMIC_POINTER). All targets produce
+// Every call runs on its kernel family's target (simd/targets.h,
+// KernelTarget: the best the CPU supports among those compiled, from AVX3_DL
+// down to EMU128, the portable scalar target, but AVX2 where the best is
+// AVX-512). The target is resolved once per process, not per call: each
+// entry point is a call through one function pointer, fetched from
+// Highway's dispatch table on first use (Highway 1.0.3 has no
+// HWY_DYNAMIC_POINTER). All targets produce
 // identical bytes and answers; tests/simd_test.cc runs every compiled target
 // against the scalar kernel.
 //

@@ -25,6 +25,10 @@ std::string TargetName(int64_t target) { return hwy::TargetName(target); }
 
 std::string ActiveTargetName() { return hwy::TargetName(internal::BestTarget()); }
 
+std::string KernelTargetName(KernelFamily family) {
+  return hwy::TargetName(internal::KernelTarget(family));
+}
+
 namespace internal {
 namespace {
 // Constant-initialised, so registration from other static initializers is safe.
@@ -34,6 +38,41 @@ std::atomic<void (*)()> g_retarget_hooks[kMaxRetargetHooks] = {};
 int64_t BestTarget() {
   const int64_t supported = hwy::SupportedTargets() & HWY_TARGETS;
   return supported & -supported;
+}
+
+// Whether `family` runs on AVX2 where AVX-512 is the best target: where
+// AVX3 was not measured at least as fast as AVX2 (bench/kernel_bench.cc,
+// */target-AVX3 against */target-AVX2 in one run; bench/RESULTS.md, "SIMD
+// target per kernel family", has the figures, the machines and the
+// command). On an Intel Xeon with AVX-512: AVX2 for the single probe (the
+// LevelDB policy's KeyMayMatch took 1.06-1.12x the time on AVX3) and the
+// batch probe in cache (1.03-1.06x at 16 KiB); AVX-512 for the batch probe
+// out of cache (0.93-1.03x) and builds (0.82x at 10,000 keys, 0.98-1.03x at
+// 1-20 keys).
+// Every target writes the same bytes and gives the same answers.
+constexpr bool PrefersAvx2OnAvx512(KernelFamily family) {
+  switch (family) {
+    case KernelFamily::kSingleProbe:
+    case KernelFamily::kBatchProbeInCache:
+      return true;
+    case KernelFamily::kBatchProbe:
+    case KernelFamily::kBuild:
+      return false;
+  }
+  return false;
+}
+
+int64_t KernelTarget(KernelFamily family) {
+  const int64_t supported = hwy::SupportedTargets() & HWY_TARGETS;
+  const int64_t best = supported & -supported;
+#if HWY_ARCH_X86
+  constexpr int64_t kAvx512 = HWY_AVX3 | HWY_AVX3_DL;
+  if ((best & kAvx512) != 0 && (supported & HWY_AVX2) != 0 && PrefersAvx2OnAvx512(family)) {
+    return HWY_AVX2;
+  }
+#endif
+  (void)family;
+  return best;
 }
 
 bool IsCompiledTarget(int64_t target) {

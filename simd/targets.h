@@ -23,6 +23,16 @@ std::vector<int64_t> SupportedTargets();
 std::string TargetName(int64_t target);
 // The target the next dispatched call will use.
 std::string ActiveTargetName();
+// The kernel families dispatched apart: each runs on KernelTarget(family).
+enum class KernelFamily {
+  kSingleProbe,        // one key or hash at a time (MayContainHash, the policies' KeyMayMatch)
+  kBatchProbeInCache,  // MayContainHashes on filters of at most kPrefetchMinBytes (no prefetch)
+  kBatchProbe,         // MayContainHashes on larger filters
+  kBuild,              // AddHashes, AddKeys, the policies' CreateFilter, the compact solver
+};
+// The name of the target KernelTarget(family) picks.
+std::string KernelTargetName(KernelFamily family);
+
 // Restrict dispatch to `target` (0 restores the CPU's best). Every kernel
 // pointer resolved once per process (the single-key probes) follows; a
 // BlockedBloomFilter keeps the probe it chose when it was made, so only
@@ -34,6 +44,12 @@ namespace internal {
 // The best target this CPU supports among those compiled (honours
 // ForceTargetForTesting).
 int64_t BestTarget();
+// The target `family`'s kernels run on: BestTarget(), except that where the
+// best is an AVX-512 target (AVX3, AVX3_DL) and AVX2 is supported too, the
+// families measured no faster on AVX-512 than on AVX2 run on AVX2 (the rule
+// and its figures: targets.cc). A target forced by ForceTargetForTesting is
+// used as is. Runs CPUID: resolve once, not per call.
+int64_t KernelTarget(KernelFamily family);
 // The index of `target` in a dispatch table made by HWY_EXPORT in any of
 // blockbloom's translation units (all compile the same target set). REQUIRES:
 // `target` is a single compiled target bit.

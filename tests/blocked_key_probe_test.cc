@@ -332,22 +332,27 @@ TEST_F(KeyProbeDispatch, EveryTargetBuildsTheReferenceBytes) {
     simd::ForceTargetForTesting(target);
     ASSERT_NE(blocked::AddKeysForTarget(target), nullptr) << simd::TargetName(target);
     EXPECT_EQ(internal::g_add_keys.load(), blocked::AddKeysForTarget(target));
-    std::unique_ptr<const internal::BlockedPolicy> policy(
-        internal::NewBlockedPolicyForTarget(target, 10, "test.policy", false));
-    ASSERT_NE(policy, nullptr);
-    // 10 bits/key: 0 and 1 key, flat in the byte map (<= 409 keys) and
-    // beyond it (flat up to millions of keys at 10 bits/key: the blocked
-    // geometry's paths are covered by the class API below).
-    const internal::FilterSizing sizing(10);
-    for (size_t n : {size_t{0}, size_t{1}, size_t{20}, size_t{409}, size_t{410}, keys.size()}) {
-      std::string want = "prefix";
-      std::string got = want;
-      const internal::BloomLayout layout = sizing.Bloom(n);
-      blocked::AppendFilter(
-          n, layout.bytes, layout.num_probes, layout.geometry,
-          [&](size_t i) -> std::string_view { return keys[i]; }, &want);
-      policy->CreateFilter(slices.data(), static_cast<int>(n), &got);
-      ASSERT_EQ(got, want) << simd::TargetName(target) << " n=" << n;
+    // 0 to 7 keys (flat filters of at most 64 bits are built in one
+    // register: up to 6 keys at 10 bits/key), flat in the byte map (<= 409
+    // keys at 10 bits/key) and beyond it (flat up to millions of keys: the
+    // blocked geometry's paths are covered by the class API below).
+    for (double bits_per_key : {4.0, 10.0, 23.0}) {
+      std::unique_ptr<const internal::BlockedPolicy> policy(
+          internal::NewBlockedPolicyForTarget(target, bits_per_key, "test.policy", false));
+      ASSERT_NE(policy, nullptr);
+      const internal::FilterSizing sizing(bits_per_key);
+      for (size_t n : {size_t{0}, size_t{1}, size_t{2}, size_t{3}, size_t{5}, size_t{6}, size_t{7},
+                       size_t{20}, size_t{409}, size_t{410}, keys.size()}) {
+        std::string want = "prefix";
+        std::string got = want;
+        const internal::BloomLayout layout = sizing.Bloom(n);
+        blocked::AppendFilter(
+            n, layout.bytes, layout.num_probes, layout.geometry,
+            [&](size_t i) -> std::string_view { return keys[i]; }, &want);
+        policy->CreateFilter(slices.data(), static_cast<int>(n), &got);
+        ASSERT_EQ(got, want) << simd::TargetName(target) << " n=" << n
+                             << " bits/key=" << bits_per_key;
+      }
     }
     // The class API: many keys' worth of bits, few keys, through the
     // dispatched pointer; same bytes as AddHashes of their hashes.

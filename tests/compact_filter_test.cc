@@ -27,6 +27,7 @@
 #include "compact/format.h"
 #include "leveldb/slice.h"
 #include "policy/policy_base.h"  // tls_probe_slot, kSharedSlot
+#include "targets.h"             // ForceTargetForTesting
 #include "test_keys.h"
 #include "sanitizers.h"
 
@@ -549,18 +550,18 @@ std::string ReferenceV2Body(const std::vector<uint64_t>& hashes, int r, uint64_t
   return bytes;
 }
 
-// Builds with every solver variant and checks each against the reference.
+// Builds with the solver's kernels on every SIMD target this CPU runs
+// (simd/compact_solver.h) and checks each against the reference.
 void ExpectV2MatchesReference(const std::vector<uint64_t>& hashes, double bits_per_key) {
   const compact::V2Choice choice = compact::ChooseV2(hashes.size(), bits_per_key);
   std::string first_bytes;
-  for (compact::V2Kernels kernels :
-       {compact::V2Kernels::kBest, compact::V2Kernels::kPopcount, compact::V2Kernels::kPortable}) {
-    compact::SetV2KernelsForTesting(kernels);
+  for (int64_t target : simd::SupportedTargets()) {
+    simd::ForceTargetForTesting(target);
     std::string bytes;
     const compact::BuildInfo info = compact::AppendFilter(hashes, bits_per_key, &bytes);
-    compact::SetV2KernelsForTesting(compact::V2Kernels::kBest);
+    simd::ForceTargetForTesting(0);
     if (first_bytes.empty()) first_bytes = bytes;
-    EXPECT_EQ(bytes, first_bytes) << "kernels " << static_cast<int>(kernels);
+    EXPECT_EQ(bytes, first_bytes) << "target " << simd::TargetName(target);
   }
   if (choice.fingerprint_bits == 0) return;  // version 2 does not apply
   compact::V2View view;

@@ -19,13 +19,22 @@ HWY_BEFORE_NAMESPACE();
 namespace blockbloom {
 namespace HWY_NAMESPACE {
 
+// This target's build of a policy's keys into zeroed filter bits: hash and
+// set in one loop (key_probe-inl.h, AddKeys).
+HWY_NOINLINE void AddSliceKeysKernel(const leveldb::Slice* keys, size_t n, uint64_t total_bits,
+                                     int num_probes, uint8_t* bits, bool flat) {
+  AddKeys(
+      n, [keys](size_t i) -> const leveldb::Slice& { return keys[i]; }, total_bits, num_probes,
+      bits, flat);
+}
+
 // The blocked policy with this target's KeyMayMatch: hash, parse, probe and
 // count in one function (PolicyBase::KeyMayMatch's work without its call
 // through blocked::EncodedKeyMayMatch's pointer).
 class TargetBlockedPolicy final : public internal::BlockedPolicy {
  public:
-  TargetBlockedPolicy(double bits_per_key, const char* name, bool migrating)
-      : BlockedPolicy(bits_per_key, name, migrating, HWY_TARGET) {}
+  TargetBlockedPolicy(double bits_per_key, const char* name, bool migrating, int64_t build_target)
+      : BlockedPolicy(bits_per_key, name, migrating, HWY_TARGET, build_target) {}
 
   __attribute__((flatten)) bool KeyMayMatch(const leveldb::Slice& key,
                                             const leveldb::Slice& filter) const override {
@@ -36,20 +45,18 @@ class TargetBlockedPolicy final : public internal::BlockedPolicy {
   void CreateFilter(const leveldb::Slice* keys, int n, std::string* dst) const override {
     const size_t count = n > 0 ? static_cast<size_t>(n) : 0;
     const internal::BloomLayout layout = sizing().Bloom(count);
-    blocked::AppendFilterBits(
-        layout.bytes, layout.num_probes, layout.geometry, dst,
-        [&](uint8_t* bits, blocked::Geometry geometry) {
-          AddKeys(
-              count, [keys](size_t i) -> const leveldb::Slice& { return keys[i]; },
-              layout.bytes * 8, layout.num_probes, bits, geometry == blocked::Geometry::kFlat);
-        });
+    blocked::AppendFilterBits(layout.bytes, layout.num_probes, layout.geometry, dst,
+                              [&](uint8_t* bits, blocked::Geometry geometry) {
+                                add_keys()(keys, count, layout.bytes * 8, layout.num_probes, bits,
+                                           geometry == blocked::Geometry::kFlat);
+                              });
   }
 };
 
 HWY_NOINLINE const internal::BlockedPolicy* NewTargetBlockedPolicy(double bits_per_key,
-                                                                   const char* name,
-                                                                   bool migrating) {
-  return new TargetBlockedPolicy(bits_per_key, name, migrating);
+                                                                   const char* name, bool migrating,
+                                                                   int64_t build_target) {
+  return new TargetBlockedPolicy(bits_per_key, name, migrating, build_target);
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)
@@ -64,17 +71,30 @@ namespace blockbloom {
 namespace internal {
 
 HWY_EXPORT(NewTargetBlockedPolicy);
+HWY_EXPORT(AddSliceKeysKernel);
 
-BlockedPolicy::BlockedPolicy(double bits_per_key, const char* name, bool migrating, int64_t target)
-    : PolicyBase(migrating), name_(name), sizing_(bits_per_key), target_(target) {}
+BlockedPolicy::BlockedPolicy(double bits_per_key, const char* name, bool migrating, int64_t target,
+                             int64_t build_target)
+    : PolicyBase(migrating),
+      name_(name),
+      sizing_(bits_per_key),
+      target_(target),
+      build_target_(build_target),
+      add_keys_(HWY_DISPATCH_TABLE(
+          AddSliceKeysKernel)[simd::internal::DispatchTableIndex(build_target)]) {}
 
 const char* BlockedPolicy::Name() const { return name_; }
 
 const BlockedPolicy* NewBlockedPolicyForTarget(int64_t target, double bits_per_key,
-                                               const char* name, bool migrating) {
-  if (!simd::internal::IsCompiledTarget(target)) return nullptr;
+                                               const char* name, bool migrating,
+                                               int64_t build_target) {
+  if (build_target == 0) build_target = target;
+  if (!simd::internal::IsCompiledTarget(target) ||
+      !simd::internal::IsCompiledTarget(build_target)) {
+    return nullptr;
+  }
   return HWY_DISPATCH_TABLE(NewTargetBlockedPolicy)[simd::internal::DispatchTableIndex(target)](
-      bits_per_key, name, migrating);
+      bits_per_key, name, migrating, build_target);
 }
 
 }  // namespace internal

@@ -3,7 +3,8 @@
 // only the name differs.
 //
 // Every object is created as a subclass compiled for one Highway target, the
-// CPU's best when the policy is created (blocked_policy.cc): its KeyMayMatch
+// single probe's when the policy is created (simd/targets.h, KernelTarget;
+// blocked_policy.cc): its KeyMayMatch
 // inlines the key's hash, the trailer parse, the in-register probe and the
 // count, so LevelDB's virtual call lands in straight-line code for that
 // target with no further call. The dispatch is paid once, at creation,
@@ -15,6 +16,7 @@
 #ifndef BLOCKBLOOM_PLUGIN_POLICY_BLOCKED_POLICY_H_
 #define BLOCKBLOOM_PLUGIN_POLICY_BLOCKED_POLICY_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -34,26 +36,39 @@ class BlockedPolicy : public PolicyBase {
   // one loop compiled for the target (key_probe-inl.h, AddKeys):
   // blocked::AppendFilter's bytes for that layout.
 
-  // The Highway target bit KeyMayMatch was compiled for.
+  // The Highway target bit KeyMayMatch was compiled for, and the one
+  // CreateFilter sets the bits on.
   int64_t target() const { return target_; }
+  int64_t build_target() const { return build_target_; }
 
  protected:
-  BlockedPolicy(double bits_per_key, const char* name, bool migrating, int64_t target);
+  // Sets the bits of keys[0, n) in zeroed filter bits (key_probe-inl.h,
+  // AddKeys, compiled for build_target()).
+  using AddKeysFn = void (*)(const leveldb::Slice* keys, size_t n, uint64_t total_bits,
+                             int num_probes, uint8_t* bits, bool flat);
+
+  BlockedPolicy(double bits_per_key, const char* name, bool migrating, int64_t target,
+                int64_t build_target);
 
   const FilterSizing& sizing() const { return sizing_; }
+  AddKeysFn add_keys() const { return add_keys_; }
 
  private:
   const char* const name_;
   const FilterSizing sizing_;
   const int64_t target_;
+  const int64_t build_target_;
+  const AddKeysFn add_keys_;
 };
 
-// A new BlockedPolicy whose KeyMayMatch is compiled for `target` (one
-// compiled target bit, see simd/targets.h), or nullptr if that target is not
-// compiled. `name` must outlive the policy. REQUIRES: the CPU supports
-// `target` (it is in simd::SupportedTargets()).
+// A new BlockedPolicy whose KeyMayMatch is compiled for `target` and whose
+// CreateFilter sets bits on `build_target` (0: `target`), each one compiled
+// target bit (simd/targets.h), or nullptr if either is not compiled. `name`
+// must outlive the policy. REQUIRES: the CPU supports both (they are in
+// simd::SupportedTargets()).
 const BlockedPolicy* NewBlockedPolicyForTarget(int64_t target, double bits_per_key,
-                                               const char* name, bool migrating);
+                                               const char* name, bool migrating,
+                                               int64_t build_target = 0);
 
 }  // namespace internal
 }  // namespace blockbloom

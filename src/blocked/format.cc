@@ -7,13 +7,9 @@ namespace blockbloom {
 namespace blocked {
 
 void AppendTrailer(int num_probes, std::string* dst, Geometry geometry) {
-  const char trailer[kTrailerSize] = {
-      static_cast<char>(num_probes),  // reserved:3 = 0, k:5
-      static_cast<char>(geometry == Geometry::kFlat ? kVersion2FlatByte
-                                                    : kVersionByte),  // version:4, geometry:4
-      static_cast<char>(kMarker),
-  };
-  dst->append(trailer, kTrailerSize);
+  uint8_t trailer[kTrailerSize];
+  WriteTrailer(num_probes, geometry, trailer);
+  dst->append(reinterpret_cast<const char*>(trailer), kTrailerSize);
 }
 
 void AddHashes(const uint64_t* hashes, size_t n, uint64_t num_bytes, int num_probes,

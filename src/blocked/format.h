@@ -67,6 +67,13 @@ inline constexpr uint8_t kVersionByte = kFormatVersion << 4 | kGeometryCode;  //
 inline constexpr uint8_t kFlatGeometryCode = 0;
 inline constexpr uint8_t kVersion2FlatByte = kFormatVersion2 << 4 | kFlatGeometryCode;  // 0x20
 
+// AppendTrailer's trailer written at `at` (kTrailerSize bytes).
+inline void WriteTrailer(int num_probes, Geometry geometry, uint8_t* at) {
+  at[0] = static_cast<uint8_t>(num_probes);                                // reserved:3 = 0, k:5
+  at[1] = geometry == Geometry::kFlat ? kVersion2FlatByte : kVersionByte;  // version:4, geometry:4
+  at[2] = kMarker;
+}
+
 // Returns true and fills *view if `encoded` is a well-formed version-1 or
 // version-2 filter. Anything else (short, foreign marker, unknown version or
 // geometry, k out of range for the geometry, reserved bits set, a flat
@@ -143,20 +150,19 @@ template <typename Fill>
 void AppendFilterBits(uint64_t num_bytes, int num_probes, Geometry geometry, std::string* dst,
                       Fill&& fill) {
   const size_t start = dst->size();
-  uint8_t* bits = nullptr;
   std::unique_ptr<uint8_t[], internal::AlignedFree> scratch;
-  if (num_bytes >= kAlignedBuildMinBytes) {
-    scratch = internal::AlignedZeroedBytes(num_bytes);
-    bits = scratch.get();
+  if (num_bytes >= kAlignedBuildMinBytes) scratch = internal::AlignedZeroedBytes(num_bytes);
+  if (scratch == nullptr) {  // small, or no memory for the scratch copy
+    // One resize for the bits and the trailer: LevelDB's small filters (a
+    // few keys each) pay it once per filter.
+    dst->resize(start + static_cast<size_t>(num_bytes) + kTrailerSize, '\0');
+    uint8_t* bits = reinterpret_cast<uint8_t*>(&(*dst)[start]);
+    fill(bits, geometry);
+    WriteTrailer(num_probes, geometry, bits + num_bytes);
+    return;
   }
-  if (bits == nullptr) {  // small, or no memory for the scratch copy
-    dst->resize(start + static_cast<size_t>(num_bytes), '\0');
-    bits = reinterpret_cast<uint8_t*>(&(*dst)[start]);
-  }
-  fill(bits, geometry);
-  if (scratch != nullptr) {
-    dst->append(reinterpret_cast<const char*>(scratch.get()), static_cast<size_t>(num_bytes));
-  }
+  fill(scratch.get(), geometry);
+  dst->append(reinterpret_cast<const char*>(scratch.get()), static_cast<size_t>(num_bytes));
   AppendTrailer(num_probes, dst, geometry);
 }
 

@@ -97,11 +97,26 @@ HWY_INLINE void AddKeys(size_t n, KeyAt&& key_at, uint64_t total_bits, int num_p
     return internal::InlineHashBytes(key.data(), key.size());
   };
   if (flat) {
+    if (total_bits <= 64) {  // a few keys: every probe's bit in one register
+      uint64_t mask = 0;
+      for (size_t i = 0; i < n; ++i) {
+        const uint64_t hash = hash_of(i);
+        for (int p = 0; p < num_probes; ++p) {
+          mask |= uint64_t{1} << blocked::flat::BitOf(hash, p, total_bits);
+        }
+      }
+      for (uint64_t b = 0; b < (total_bits + 7) / 8; ++b) {
+        data[b] = static_cast<uint8_t>(data[b] | (mask >> (8 * b)));
+      }
+      return;
+    }
+    // Even at 2 and 4 keys the byte map beats setting each bit in place
+    // (LevelDB's CreateFilter time over ours 1.33 against 1.17 at 2 keys,
+    // equal at 1: scripts/kernel_ab.py --build --build-sizes 1,2,4,8).
     if (total_bits <= kByteMapMaxBits) {
       AddHashesByteMap<true>(n, hash_of, total_bits, num_probes, data);
     } else {
-      for (size_t i = 0; i < n; ++i)
-        blocked::flat::AddHash(hash_of(i), total_bits, num_probes, data);
+      for (size_t i = 0; i < n; ++i) blocked::flat::AddHash(hash_of(i), total_bits, num_probes, data);
     }
     return;
   }

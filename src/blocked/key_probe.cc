@@ -66,11 +66,12 @@ AddKeysFn AddKeysForTarget(int64_t target) {
 namespace {
 
 void Resolve() {
-  const int64_t best = simd::internal::BestTarget();
-  internal::g_encoded_key_may_match.store(EncodedKeyMayMatchForTarget(best),
+  const int64_t probe = simd::internal::KernelTarget(simd::KernelFamily::kSingleProbe);
+  const int64_t build = simd::internal::KernelTarget(simd::KernelFamily::kBuild);
+  internal::g_encoded_key_may_match.store(EncodedKeyMayMatchForTarget(probe),
                                           std::memory_order_relaxed);
-  internal::g_may_contain_key.store(MayContainKeyForTarget(best), std::memory_order_relaxed);
-  internal::g_add_keys.store(AddKeysForTarget(best), std::memory_order_relaxed);
+  internal::g_may_contain_key.store(MayContainKeyForTarget(probe), std::memory_order_relaxed);
+  internal::g_add_keys.store(AddKeysForTarget(build), std::memory_order_relaxed);
 }
 
 int ResolveAndMatchEncoded(const char* key, size_t key_len, const char* filter, size_t filter_len) {

@@ -1,4 +1,5 @@
-// Key-level probes and builds of the blocked filter on the CPU's best Highway target:
+// Key-level probes and builds of the blocked filter on their kernel families'
+// Highway targets (simd/targets.h, KernelTarget):
 // hash, trailer parse and in-register probe in one function per target
 // (src/blocked/key_probe-inl.h), reached through one pointer fetched once per
 // process and re-fetched by simd::ForceTargetForTesting (a BlockedBloomFilter

@@ -1,19 +1,15 @@
 #include "compact/builder.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cassert>
 #include <cmath>
 #include <cstring>
 #include <utility>
 #include <vector>
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <immintrin.h>
-#endif
-
 #include "blockbloom/blocked_bloom.h"  // ClampBitsPerKey
 #include "common/coding.h"
+#include "compact_solver.h"
 
 namespace blockbloom {
 namespace compact {
@@ -275,372 +271,6 @@ void OrBits(uint64_t word, int bits, uint64_t pos, uint8_t* out) {
   for (int k = 0; k < bytes; ++k) out[(pos >> 3) + k] |= static_cast<uint8_t>(shifted >> (8 * k));
 }
 
-// Elimination by columns (the same echelon form, computed slot by slot):
-// keys sorted by start; at slot j every row that starts at or before j and
-// has no pivot yet is "active", stored shifted so that bit 0 is slot j (its
-// bits all lie in [j, start + 64), so one word holds it). At slot j: the
-// rows starting at j join; one active row with bit 0 set (if any) becomes
-// the pivot row of slot j and leaves; it is xored into every other active
-// row with bit 0 set; every active row shifts down one slot.
-//
-// Speed. The update is the same branch-free operation on every active row,
-// so it runs as a vector loop (kLanes rows per step: GCC/Clang vector
-// extensions, AVX2 or SSE2 as the target allows). At 164 keys in 179 slots
-// about 24 rows are active on average (the starts run 1.41 keys per slot
-// ahead of the one pivot per slot). Nothing else per slot branches on the
-// data: the joining rows are copied kJoin at a time (more only when more
-// start at one slot), the pivot is the last row to join or else a row the
-// previous slot's update found with its next bit set, and it leaves by a
-// swap with the last row (a self-copy when there is none). Measured at 164
-// keys in 179 slots (AVX2, random hashes): ~22 ns/key, against ~52 for
-// the on-the-fly insertion of one row after another (a chain of ~13.6
-// dependent loads per row) and ~24 with four such chains interleaved.
-//
-// A row that reaches 0 is dependent on the pivot rows: consistent iff its
-// result is 0 too. Such rows are swept out every 64 slots (so the active
-// rows stay those started in the last 128 slots) and at the end, where
-// every row left is 0.
-constexpr size_t kLanes = 4;
-constexpr size_t kJoin = 2 * kLanes;  // rows copied per slot unconditionally
-typedef uint64_t LaneVector __attribute__((vector_size(8 * kLanes)));
-typedef int64_t LaneIndex __attribute__((vector_size(8 * kLanes)));
-
-// Per-filter scratch of the elimination, reused across seeds.
-struct ColumnScratch {
-  const uint32_t* first;        // first[j]: rows starting before slot j; m + 1 entries
-  uint64_t* join_coef;          // the rows in start order (this seed); n + kJoin entries
-  const uint64_t* join_result;  // their fingerprints; n + kJoin entries
-  uint64_t* coef;               // active rows; n + kJoin + kLanes entries
-  uint64_t* result;
-};
-
-// Sweeps the 0 rows out of [0, *active). False if one has result 1 (0 = 1).
-bool SweepZeroRows(size_t* active, uint64_t* coef, uint64_t* result) {
-  for (size_t k = 0; k < *active;) {
-    if (coef[k] != 0) {
-      ++k;
-      continue;
-    }
-    if (result[k] != 0) return false;
-    --*active;
-    coef[k] = coef[*active];
-    result[k] = result[*active];
-  }
-  return true;
-}
-
-// An active row with bit 0 set, or -1.
-int64_t ScanForPivot(size_t active, const uint64_t* coef) {
-  for (size_t k = 0; k < active; ++k) {
-    if (coef[k] & 1) return static_cast<int64_t>(k);
-  }
-  return -1;
-}
-
-// Unaligned vector loads and stores (by pointer: a vector passed by value
-// would change the ABI between targets).
-inline __attribute__((always_inline)) void LoadLanes(const uint64_t* from, LaneVector* to) {
-  std::memcpy(to, from, sizeof(*to));
-}
-inline __attribute__((always_inline)) void StoreLanes(const LaneVector& from, uint64_t* to) {
-  std::memcpy(to, &from, sizeof(from));
-}
-
-// One slot's update of rows [0, total) (rounded up to whole vectors) with
-// pivot row p (result pf). kFind: also returns an index of a row with bit
-// 0 set after the update (the next slot's candidate pivot), or -1.
-template <bool kFind>
-inline __attribute__((always_inline)) int64_t UpdateRows(uint64_t p, uint64_t pf, size_t total,
-                                                         uint64_t* __restrict act_coef,
-                                                         uint64_t* __restrict act_result) {
-  LaneIndex index = {0, 1, 2, 3};
-  const LaneIndex limit = LaneIndex{} + static_cast<int64_t>(total);
-  LaneIndex found = LaneIndex{} - 1;
-  for (size_t k = 0; k < total; k += kLanes) {
-    LaneVector c, f;
-    LoadLanes(act_coef + k, &c);
-    LoadLanes(act_result + k, &f);
-    const LaneVector take = LaneVector{} - (c & 1);
-    c = (c ^ (p & take)) >> 1;
-    f ^= pf & take;
-    StoreLanes(c, act_coef + k);
-    StoreLanes(f, act_result + k);
-    if (kFind) {
-      const LaneIndex next_pivot =
-          (LaneIndex{} - __builtin_convertvector(c & 1, LaneIndex)) & (index < limit);
-      found = (found & ~next_pivot) | (index & next_pivot);
-      index += static_cast<int64_t>(kLanes);
-    }
-  }
-  if (!kFind) return -1;
-  // The largest index found (any would do), without branches.
-  found = found > __builtin_shufflevector(found, found, 2, 3, 0, 1)
-              ? found
-              : __builtin_shufflevector(found, found, 2, 3, 0, 1);
-  found = found > __builtin_shufflevector(found, found, 1, 0, 3, 2)
-              ? found
-              : __builtin_shufflevector(found, found, 1, 0, 3, 2);
-  return found[0];
-}
-
-// REQUIRES: rows.join_coef holds this seed's rows; coef/result m entries
-// (written in full).
-inline __attribute__((always_inline)) bool EliminateByColumnsImpl(uint64_t m, uint64_t* coef,
-                                                                  uint32_t* result,
-                                                                  const ColumnScratch& rows) {
-  uint64_t* __restrict act_coef = rows.coef;
-  uint64_t* __restrict act_result = rows.result;
-  const uint64_t* __restrict join_coef = rows.join_coef;
-  const uint64_t* __restrict join_result = rows.join_result;
-  size_t active = 0;
-  int64_t candidate = -1;  // an active row with bit 0 set, or -1
-  for (uint64_t j = 0; j < m; ++j) {
-    const size_t begin = rows.first[j], joining = rows.first[j + 1] - begin;
-    for (size_t k = 0; k < kJoin; k += kLanes) {
-      LaneVector c, f;
-      LoadLanes(join_coef + begin + k, &c);
-      LoadLanes(join_result + begin + k, &f);
-      StoreLanes(c, act_coef + active + k);
-      StoreLanes(f, act_result + active + k);
-    }
-    if (__builtin_expect(joining > kJoin, 0)) {
-      std::memcpy(act_coef + active + kJoin, join_coef + begin + kJoin,
-                  (joining - kJoin) * sizeof(uint64_t));
-      std::memcpy(act_result + active + kJoin, join_result + begin + kJoin,
-                  (joining - kJoin) * sizeof(uint64_t));
-    }
-    size_t total = active + joining;
-    // The pivot: the last row to join (bit 0 is set in every new row), else
-    // the candidate; `at` is its index, or `total` (a spare entry) if none.
-    const bool joined = joining != 0;
-    const bool has_pivot = joined || candidate >= 0;
-    const size_t at =
-        joined ? total - 1 : (candidate >= 0 ? static_cast<size_t>(candidate) : total);
-    // (A joining row is read where it was written long ago, not through
-    // the store just made.) 0: a free slot, the update only shifts.
-    const size_t from_join = begin + joining - 1;
-    const uint64_t p = joined ? join_coef[from_join] : (has_pivot ? act_coef[at] : 0);
-    const uint64_t pf = joined ? join_result[from_join] : (has_pivot ? act_result[at] : 0);
-    const size_t last = total - (has_pivot ? 1 : 0);
-    act_coef[at] = act_coef[last];
-    act_result[at] = act_result[last];
-    total = last;
-    coef[j] = p;
-    result[j] = static_cast<uint32_t>(pf);
-    // The update, finding the next slot's candidate on the way unless a row
-    // joins there (lanes past `total` hold stale rows: updated too, never
-    // taken).
-    if (j + 1 < m && rows.first[j + 2] != rows.first[j + 1]) {
-      UpdateRows<false>(p, pf, total, act_coef, act_result);
-    } else {
-      candidate = UpdateRows<true>(p, pf, total, act_coef, act_result);
-    }
-    active = total;
-    if ((j & 63) == 63) {
-      if (!SweepZeroRows(&active, act_coef, act_result)) return false;
-      candidate = ScanForPivot(active, act_coef);  // rows moved
-    }
-  }
-  return SweepZeroRows(&active, act_coef, act_result);  // every row left is 0
-}
-
-bool EliminateByColumnsPortable(uint64_t m, uint64_t* coef, uint32_t* result,
-                                const ColumnScratch& rows) {
-  return EliminateByColumnsImpl(m, coef, result, rows);
-}
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define BB_COMPACT_X86_DISPATCH 1
-__attribute__((target("avx2"))) bool EliminateByColumnsAvx2(uint64_t m, uint64_t* coef,
-                                                            uint32_t* result,
-                                                            const ColumnScratch& rows) {
-  return EliminateByColumnsImpl(m, coef, result, rows);
-}
-#endif
-
-std::atomic<V2Kernels> kernels_for_testing{V2Kernels::kBest};
-
-#ifdef BB_COMPACT_X86_DISPATCH
-// The library is built for baseline x86-64 (SSE2, no popcnt): the faster
-// kernels are chosen at run time.
-bool UseAvx2() {
-  static const bool have_avx2 = __builtin_cpu_supports("avx2");
-  return have_avx2 && kernels_for_testing.load(std::memory_order_relaxed) == V2Kernels::kBest;
-}
-bool UsePopcount() {
-  static const bool have_popcount = __builtin_cpu_supports("popcnt");
-  return have_popcount &&
-         kernels_for_testing.load(std::memory_order_relaxed) != V2Kernels::kPortable;
-}
-#endif
-
-bool EliminateByColumns(uint64_t m, uint64_t* coef, uint32_t* result, const ColumnScratch& rows) {
-#ifdef BB_COMPACT_X86_DISPATCH
-  if (UseAvx2()) return EliminateByColumnsAvx2(m, coef, result, rows);
-#endif
-  return EliminateByColumnsPortable(m, coef, result, rows);
-}
-
-// Back substitution, slot m-1 down to 0, one column b at a time (columns
-// are independent): with the solution's bits of slots above i in `window`
-// (bit j: slot i + 1 + j), slot i's bit is parity(coef[i] >> 1 AND window)
-// xor bit b of result[i] (0 for a free slot: coef and result are 0).
-// Up to 4 columns run interleaved (independent chains). Each 64 solved
-// slots are written to the zeroed body as one word. kPopcount: parity by
-// the popcnt instruction (the caller's target has it), else by the
-// compiler's portable xor folding.
-template <bool kPopcount>
-inline __attribute__((always_inline)) uint64_t NextSolutionBit(uint64_t c, uint64_t window,
-                                                               uint32_t f) {
-  const uint64_t x = c & window;
-  const uint64_t parity = kPopcount ? static_cast<uint64_t>(__builtin_popcountll(x))
-                                    : static_cast<uint64_t>(__builtin_parityll(x));
-  return (window << 1) | ((parity ^ f) & 1);
-}
-
-template <bool kPopcount, size_t... kColumn>
-inline __attribute__((always_inline)) void SolveColumns(const uint64_t* coef,
-                                                        const uint32_t* result, uint64_t m,
-                                                        int first_column, uint8_t* out,
-                                                        std::index_sequence<kColumn...>) {
-  uint64_t window[sizeof...(kColumn)] = {};
-  uint64_t hi = m;
-  while (hi > 0) {
-    const uint64_t lo = hi > 64 ? hi - 64 : 0;
-    for (uint64_t i = hi; i-- > lo;) {
-      const uint64_t c = coef[i] >> 1;
-      const uint32_t f = result[i] >> first_column;
-      ((window[kColumn] = NextSolutionBit<kPopcount>(c, window[kColumn], f >> kColumn)), ...);
-    }
-    const int bits = static_cast<int>(hi - lo);
-    const uint64_t mask = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
-    (OrBits(window[kColumn] & mask, bits, (first_column + kColumn) * m + lo, out), ...);
-    hi = lo;
-  }
-}
-
-// Every column of the solution into the zeroed body `out`, in groups of at
-// most 4 columns, sizes balanced (R = 9: 3 + 3 + 3).
-template <bool kPopcount>
-inline __attribute__((always_inline)) void SolveAllColumns(const uint64_t* coef,
-                                                           const uint32_t* result, uint64_t m,
-                                                           int r, uint8_t* out) {
-  const int groups = (r + 3) / 4;
-  for (int g = 0, b = 0; g < groups; ++g) {
-    const int size = (r - b + (groups - g) - 1) / (groups - g);
-    switch (size) {
-      case 1:
-        SolveColumns<kPopcount>(coef, result, m, b, out, std::make_index_sequence<1>());
-        break;
-      case 2:
-        SolveColumns<kPopcount>(coef, result, m, b, out, std::make_index_sequence<2>());
-        break;
-      case 3:
-        SolveColumns<kPopcount>(coef, result, m, b, out, std::make_index_sequence<3>());
-        break;
-      default:
-        SolveColumns<kPopcount>(coef, result, m, b, out, std::make_index_sequence<4>());
-        break;
-    }
-    b += size;
-  }
-}
-
-void SolvePortable(const uint64_t* coef, const uint32_t* result, uint64_t m, int r, uint8_t* out) {
-  SolveAllColumns<false>(coef, result, m, r, out);
-}
-
-#ifdef BB_COMPACT_X86_DISPATCH
-// Chosen at run time: the library is built for baseline x86-64, where
-// __builtin_parityll is a 6-instruction xor fold; popcnt makes it 2.
-// Measured at 164 keys, 10 bits/key (R = 9): back substitution 16.4 ns/key
-// portable, 9.6 with popcnt, 7.8 with AVX2 (below); the elimination 44.8
-// with SSE2 vectors, 22.3 with AVX2.
-__attribute__((target("popcnt"))) void SolvePopcount(const uint64_t* coef, const uint32_t* result,
-                                                     uint64_t m, int r, uint8_t* out) {
-  SolveAllColumns<true>(coef, result, m, r, out);
-}
-
-// One slot of four columns (Avx2 below): the window shifted up, the new
-// solution bits in bit 0.
-__attribute__((target("avx2"), always_inline)) inline __m256i Avx2NextSolutionBits(
-    __m256i c, __m256i f, __m256i window, __m256i lane_shift, __m256i nibble_parity,
-    __m256i low_nibble) {
-  const __m256i x = _mm256_and_si256(c, window);
-  const __m256i lo = _mm256_and_si256(x, low_nibble);
-  const __m256i hi = _mm256_and_si256(_mm256_srli_epi64(x, 4), low_nibble);
-  const __m256i bytes = _mm256_xor_si256(_mm256_shuffle_epi8(nibble_parity, lo),
-                                         _mm256_shuffle_epi8(nibble_parity, hi));
-  const __m256i sum = _mm256_sad_epu8(bytes, _mm256_setzero_si256());  // parity in bit 0
-  const __m256i bit = _mm256_and_si256(_mm256_xor_si256(sum, _mm256_srlv_epi64(f, lane_shift)),
-                                       _mm256_set1_epi64x(1));
-  return _mm256_or_si256(_mm256_slli_epi64(window, 1), bit);
-}
-
-// The same with four columns per AVX2 vector: parity by nibble lookups
-// (vpshufb) summed per 64-bit lane (vpsadbw), bit 0 of the sum.
-template <size_t... kVector>
-__attribute__((target("avx2"), always_inline)) inline void SolveAvx2Vectors(
-    const uint64_t* coef, const uint32_t* result, uint64_t m, int r, uint8_t* out,
-    std::index_sequence<kVector...>) {
-  __m256i window[sizeof...(kVector)] = {};
-  const __m256i shift[sizeof...(kVector)] = {
-      _mm256_setr_epi64x(4 * kVector, 4 * kVector + 1, 4 * kVector + 2, 4 * kVector + 3)...};
-  const __m256i nibble_parity = _mm256_setr_epi8(0, 1, 1, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 1, 0, 0,
-                                                 1, 1, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 1, 0);
-  const __m256i low_nibble = _mm256_set1_epi8(0x0F);
-  uint64_t hi = m;
-  while (hi > 0) {
-    const uint64_t lo = hi > 64 ? hi - 64 : 0;
-    for (uint64_t i = hi; i-- > lo;) {
-      const __m256i c = _mm256_set1_epi64x(static_cast<int64_t>(coef[i] >> 1));
-      const __m256i f = _mm256_set1_epi64x(result[i]);
-      ((window[kVector] =
-            Avx2NextSolutionBits(c, f, window[kVector], shift[kVector], nibble_parity, low_nibble)),
-       ...);
-    }
-    const int bits = static_cast<int>(hi - lo);
-    const uint64_t mask = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
-    alignas(32) uint64_t words[4 * sizeof...(kVector)];
-    (_mm256_store_si256(reinterpret_cast<__m256i*>(words + 4 * kVector), window[kVector]), ...);
-    for (int b = 0; b < r; ++b) {
-      OrBits(words[b] & mask, bits, static_cast<uint64_t>(b) * m + lo, out);
-    }
-    hi = lo;
-  }
-}
-
-__attribute__((target("avx2"))) void SolveAvx2(const uint64_t* coef, const uint32_t* result,
-                                               uint64_t m, int r, uint8_t* out) {
-  switch ((r + 3) / 4) {  // vectors of four columns, R <= 32
-    case 1:
-      return SolveAvx2Vectors(coef, result, m, r, out, std::make_index_sequence<1>());
-    case 2:
-      return SolveAvx2Vectors(coef, result, m, r, out, std::make_index_sequence<2>());
-    case 3:
-      return SolveAvx2Vectors(coef, result, m, r, out, std::make_index_sequence<3>());
-    case 4:
-      return SolveAvx2Vectors(coef, result, m, r, out, std::make_index_sequence<4>());
-    case 5:
-      return SolveAvx2Vectors(coef, result, m, r, out, std::make_index_sequence<5>());
-    case 6:
-      return SolveAvx2Vectors(coef, result, m, r, out, std::make_index_sequence<6>());
-    case 7:
-      return SolveAvx2Vectors(coef, result, m, r, out, std::make_index_sequence<7>());
-    default:
-      return SolveAvx2Vectors(coef, result, m, r, out, std::make_index_sequence<8>());
-  }
-}
-
-void Solve(const uint64_t* coef, const uint32_t* result, uint64_t m, int r, uint8_t* out) {
-  (UseAvx2() ? SolveAvx2 : UsePopcount() ? SolvePopcount : SolvePortable)(coef, result, m, r, out);
-}
-#else
-void Solve(const uint64_t* coef, const uint32_t* result, uint64_t m, int r, uint8_t* out) {
-  SolvePortable(coef, result, m, r, out);
-}
-#endif
-
 // Gauss-Jordan elimination over GF(2) for at most 64 slots (every row one
 // word, start 0): rows are kept fully reduced (row p has its pivot bit p and
 // no other pivot bit), so reducing a new row is a loop of independent xors
@@ -720,69 +350,15 @@ bool AppendDenseV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byte
   return false;
 }
 
-#ifdef BB_COMPACT_X86_DISPATCH
-// The elimination by columns for at most kSmallKeys keys in at most 64
-// slots (every row starts at slot 0), with every row in four AVX2
-// registers: per slot, the rows with bit 0 set (the sign of row << 63), the
-// first of them as the pivot, xored into all of them (the pivot row
-// itself becomes 0: 0 rows are never pivots), and a shift. After the last
-// slot every row is 0, so the system is solvable iff every result is 0.
-// Measured at 16 keys, 10 bits/key (17 slots): AppendFilter in ~0.68 of the
-// time it takes through the general elimination, whose per-slot costs
-// dominate at this size. Up to kDenseSlots slots DenseSystem stays faster.
-constexpr size_t kSmallKeys = 16;
-
-__attribute__((target("avx2"))) bool EliminateSmallAvx2(const uint64_t* row_coef,
-                                                        const uint64_t* row_result, uint64_t m,
-                                                        uint64_t* coef, uint32_t* result) {
-  __m256i c[4], f[4];
-#pragma GCC unroll 4
-  for (int k = 0; k < 4; ++k) {
-    c[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row_coef + 4 * k));
-    f[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row_result + 4 * k));
-  }
-  alignas(32) uint64_t rows[2][kSmallKeys];
-  for (uint64_t j = 0; j < m; ++j) {
-    __m256i take[4];
-    unsigned mask = 0;
-#pragma GCC unroll 4
-    for (int k = 0; k < 4; ++k) {
-      take[k] = _mm256_slli_epi64(c[k], 63);
-      mask |= static_cast<unsigned>(_mm256_movemask_pd(_mm256_castsi256_pd(take[k]))) << (4 * k);
-    }
-    uint64_t p = 0, pf = 0;  // a free slot: 0, the update only shifts
-    if (mask != 0) {
-#pragma GCC unroll 4
-      for (int k = 0; k < 4; ++k) {
-        _mm256_store_si256(reinterpret_cast<__m256i*>(rows[0] + 4 * k), c[k]);
-        _mm256_store_si256(reinterpret_cast<__m256i*>(rows[1] + 4 * k), f[k]);
-      }
-      const int q = __builtin_ctz(mask);
-      p = rows[0][q];
-      pf = rows[1][q];
-    }
-    const __m256i pv = _mm256_set1_epi64x(static_cast<int64_t>(p));
-    const __m256i pfv = _mm256_set1_epi64x(static_cast<int64_t>(pf));
-#pragma GCC unroll 4
-    for (int k = 0; k < 4; ++k) {
-      const __m256d sign = _mm256_castsi256_pd(take[k]);
-      c[k] = _mm256_castpd_si256(_mm256_blendv_pd(
-          _mm256_castsi256_pd(c[k]), _mm256_castsi256_pd(_mm256_xor_si256(c[k], pv)), sign));
-      c[k] = _mm256_srli_epi64(c[k], 1);
-      f[k] = _mm256_castpd_si256(_mm256_blendv_pd(
-          _mm256_castsi256_pd(f[k]), _mm256_castsi256_pd(_mm256_xor_si256(f[k], pfv)), sign));
-    }
-    coef[j] = p;
-    result[j] = static_cast<uint32_t>(pf);
-  }
-  const __m256i any = _mm256_or_si256(_mm256_or_si256(f[0], f[1]), _mm256_or_si256(f[2], f[3]));
-  return _mm256_testz_si256(any, any) != 0;  // every row is 0: consistent iff every result is
-}
-
-// AppendFilterV2 for at most kSmallKeys keys in at most 64 slots. REQUIRES:
-// UseAvx2().
+// AppendFilterV2 for at most simd::kSolverSmallRows keys in at most 64
+// slots (every row starts at slot 0): simd::EliminateSmall, every row
+// updated at every slot. Measured at 16 keys, 10 bits/key (17 slots):
+// AppendFilter in ~0.68 of the time it takes through the general
+// elimination, whose per-slot costs dominate at this size. Up to
+// kDenseSlots slots DenseSystem stays faster.
 bool AppendSmallV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_bytes, uint64_t m,
                    std::string* dst, BuildInfo* info) {
+  constexpr size_t kSmallKeys = simd::kSolverSmallRows;
   const uint64_t body = total_bytes - kV2TrailerSize;
   uint64_t x[kSmallKeys], row_coef[kSmallKeys] = {}, row_result[kSmallKeys] = {};
   for (size_t i = 0; i < hashes.size(); ++i) {
@@ -795,41 +371,34 @@ bool AppendSmallV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byte
   for (int s = 0; s < kDenseSeeds; ++s) {
     const uint8_t seed = static_cast<uint8_t>(s);
     for (size_t i = 0; i < hashes.size(); ++i) row_coef[i] = V2Coefficients(x[i], seed, m);
-    if (!EliminateSmallAvx2(row_coef, row_result, m, coef, result)) continue;
+    if (!simd::EliminateSmall(row_coef, row_result, m, coef, result)) continue;
     const size_t at = dst->size();
     dst->resize(at + static_cast<size_t>(total_bytes), '\0');
     uint8_t* out = reinterpret_cast<uint8_t*>(&(*dst)[at]);
-    SolveAvx2(coef, result, m, r, out);
+    simd::SolveColumns(coef, result, m, r, out);
     FinishV2(total_bytes, r, seed, m, out + body, info);
     return true;
   }
   return false;
 }
-#endif
 
 }  // namespace
-
-void SetV2KernelsForTesting(V2Kernels kernels) {
-  kernels_for_testing.store(kernels, std::memory_order_relaxed);
-}
 
 bool AppendFilterV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_bytes,
                     std::string* dst, BuildInfo* info) {
   const uint64_t body = total_bytes - kV2TrailerSize;
   const uint64_t m = V2Slots(body, r);
   assert(r >= 1 && r <= kV2MaxFingerprintBits && m >= hashes.size());
-#ifdef BB_COMPACT_X86_DISPATCH
-  if (hashes.size() <= kSmallKeys && m > kDenseSlots && m <= kV2WindowBits && UseAvx2()) {
+  if (hashes.size() <= simd::kSolverSmallRows && m > kDenseSlots && m <= kV2WindowBits) {
     return AppendSmallV2(hashes, r, total_bytes, m, dst, info);
   }
-#endif
   if (m <= kDenseSlots) return AppendDenseV2(hashes, r, total_bytes, m, dst, info);
   static_assert(kDenseSeeds <= kV2Seeds && kBandedSeeds <= kV2Seeds, "4-bit seed");
   // The seed-independent part of every key, once, in start order (a
   // counting sort); first[j] = keys starting before slot j. Scratch on the
   // stack up to kSmall keys and slots (about 22 KiB), else on the heap.
   constexpr size_t kSmall = 256;
-  constexpr size_t kPad = kJoin + kLanes;  // rows read or written past n
+  constexpr size_t kPad = simd::kSolverRowPad;  // rows read or written past n
   const size_t n = hashes.size();
   const bool small = n <= kSmall && m <= kSmall;
   const size_t stride = small ? kSmall + kPad : n + kPad;  // of each row array
@@ -866,8 +435,8 @@ bool AppendFilterV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byt
   uint64_t* const join_coef = words64 + stride;
   uint64_t* const join_result = words64 + 2 * stride;
   uint64_t* const coef = words64 + 5 * stride;
-  const ColumnScratch rows{first, join_coef, join_result, words64 + 3 * stride,
-                           words64 + 4 * stride};
+  const simd::SolverRows rows{first, join_coef, join_result, words64 + 3 * stride,
+                              words64 + 4 * stride};
   // Counting sort by start: counts, then first[] as prefix sums (the sum
   // kept in a register, not reloaded from the entry just stored), then the
   // counts reused as each start's next place.
@@ -896,11 +465,11 @@ bool AppendFilterV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byt
   for (int s = 0; s < seeds; ++s) {
     const uint8_t seed = static_cast<uint8_t>(s);
     for (size_t i = 0; i < n; ++i) join_coef[i] = V2Coefficients(sorted_x[i], seed, m);
-    if (!EliminateByColumns(m, coef, result, rows)) continue;
+    if (!simd::EliminateByColumns(m, coef, result, rows)) continue;
     const size_t at = dst->size();
     dst->resize(at + static_cast<size_t>(total_bytes), '\0');
     uint8_t* out = reinterpret_cast<uint8_t*>(&(*dst)[at]);
-    Solve(coef, result, m, r, out);
+    simd::SolveColumns(coef, result, m, r, out);
     FinishV2(total_bytes, r, seed, m, out + body, info);
     return true;
   }

@@ -20,8 +20,9 @@
 // ~0.82%.
 //
 // Thread-safety: the functions may run on any number of threads at once
-// (the version-2 builder's scratch is on the stack or per thread);
-// SetV2KernelsForTesting below is an atomic.
+// (the version-2 builder's scratch is on the stack or per thread). The
+// version-2 solver's kernels run on the CPU's best Highway target
+// (simd/compact_solver.h); simd::ForceTargetForTesting picks another.
 #ifndef BLOCKBLOOM_COMPACT_BUILDER_H_
 #define BLOCKBLOOM_COMPACT_BUILDER_H_
 
@@ -96,14 +97,6 @@ bool AppendFilterV2(absl::Span<const uint64_t> hashes, int fingerprint_bits, uin
 // than kInsertionSortMax per hash; tests check it).
 inline constexpr size_t kInsertionSortMax = 16;
 uint64_t SortHashes(std::vector<uint64_t>* hashes);
-
-// Which instruction-set variant of the version-2 solver the builders use:
-// the best the CPU runs (the default; on x86-64 chosen at run time: AVX2,
-// else popcnt, else baseline), or a narrower one, so that tests can check
-// every variant writes the same bytes on one machine. Thread-safe (an
-// atomic), but meant for tests only.
-enum class V2Kernels { kBest, kPopcount, kPortable };
-void SetV2KernelsForTesting(V2Kernels kernels);
 
 // The model's FPR for n distinct keys at bits_per_key (clamped): 2^-R where
 // version 2 applies (ChooseV2), else version 1's: the builder's first guess

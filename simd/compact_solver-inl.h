@@ -1,0 +1,328 @@
+// Per-target Highway kernels of the compact filter's version-2 build
+// (simd/compact_solver.h). Included once per target by
+// simd/compact_solver_simd.cc (foreach_target.h) and by
+// tests/compact_solver_test.cc.
+//
+// Every system has one solution with every free slot 0 (the pivot slots,
+// each the lowest slot of some combination of rows, depend only on the space
+// the rows span, not on the order of elimination), so the pivot an
+// elimination picks at a slot, which differs with the number of lanes, never
+// changes the bytes: every target writes the same filter.
+
+// Per-target include guard (the pattern Highway requires).
+#if defined(BLOCKBLOOM_SIMD_COMPACT_SOLVER_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef BLOCKBLOOM_SIMD_COMPACT_SOLVER_INL_H_
+#undef BLOCKBLOOM_SIMD_COMPACT_SOLVER_INL_H_
+#else
+#define BLOCKBLOOM_SIMD_COMPACT_SOLVER_INL_H_
+#endif
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "compact_solver.h"
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace blockbloom {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+namespace compact_solver {
+
+// At most kSolverMaxLanes rows per vector (kSolverJoinRows is a whole number
+// of vectors on every target).
+using RowTag = hn::CappedTag<uint64_t, simd::kSolverMaxLanes>;
+
+// ORs the low `bits` (<= 64) bits of `word` into out at bit offset `pos`.
+HWY_INLINE void OrBits(uint64_t word, int bits, uint64_t pos, uint8_t* HWY_RESTRICT out) {
+  const unsigned __int128 shifted = static_cast<unsigned __int128>(word) << (pos & 7);
+  const int bytes = static_cast<int>(((pos & 7) + static_cast<uint64_t>(bits) + 7) / 8);
+  for (int k = 0; k < bytes; ++k) out[(pos >> 3) + k] |= static_cast<uint8_t>(shifted >> (8 * k));
+}
+
+// Sweeps the 0 rows out of [0, *active). False if one has result 1 (0 = 1).
+HWY_INLINE bool SweepZeroRows(size_t* active, uint64_t* coef, uint64_t* result) {
+  for (size_t k = 0; k < *active;) {
+    if (coef[k] != 0) {
+      ++k;
+      continue;
+    }
+    if (result[k] != 0) return false;
+    --*active;
+    coef[k] = coef[*active];
+    result[k] = result[*active];
+  }
+  return true;
+}
+
+// An active row with bit 0 set, or -1.
+HWY_INLINE int64_t ScanForPivot(size_t active, const uint64_t* coef) {
+  for (size_t k = 0; k < active; ++k) {
+    if (coef[k] & 1) return static_cast<int64_t>(k);
+  }
+  return -1;
+}
+
+// One slot's update of rows [0, total) (rounded up to whole vectors: lanes
+// past `total` hold stale rows, updated too, never taken) with pivot row p
+// (result pf): every row with bit 0 set is xored with the pivot, then every
+// row shifts down one slot. kFind: also returns the index of a row with bit
+// 0 set after the update (the next slot's candidate pivot), or -1.
+template <bool kFind>
+HWY_INLINE int64_t UpdateRows(uint64_t p, uint64_t pf, size_t total,
+                              uint64_t* HWY_RESTRICT act_coef, uint64_t* HWY_RESTRICT act_result) {
+  const RowTag d;
+  const size_t lanes = hn::Lanes(d);
+  const auto one = hn::Set(d, 1);
+  const auto pv = hn::Set(d, p);
+  const auto pfv = hn::Set(d, pf);
+  // The index of a row found in each lane (-1: none), so that the largest
+  // is the answer (any would do). Signed: Highway has no unsigned 64-bit
+  // comparisons on every target.
+  const hn::RebindToSigned<RowTag> di;
+  auto index = hn::Iota(di, 0);
+  const auto limit = hn::Set(di, static_cast<int64_t>(total));
+  const auto step = hn::Set(di, static_cast<int64_t>(lanes));
+  auto found = hn::Set(di, -1);
+  for (size_t k = 0; k < total; k += lanes) {
+    auto c = hn::LoadU(d, act_coef + k);
+    auto f = hn::LoadU(d, act_result + k);
+    const auto take = hn::VecFromMask(d, hn::Eq(hn::And(c, one), one));
+    c = hn::ShiftRight<1>(hn::Xor(c, hn::And(pv, take)));
+    f = hn::Xor(f, hn::And(pfv, take));
+    hn::StoreU(c, d, act_coef + k);
+    hn::StoreU(f, d, act_result + k);
+    if (kFind) {
+      const auto next =
+          hn::And(hn::RebindMask(di, hn::Eq(hn::And(c, one), one)), hn::Lt(index, limit));
+      found = hn::IfThenElse(next, index, found);
+      index = hn::Add(index, step);
+    }
+  }
+  if (!kFind) return -1;
+  return hn::GetLane(hn::MaxOfLanes(di, found));
+}
+
+// simd::EliminateByColumns. Elimination by columns (the echelon form,
+// computed slot by slot): at slot j every row that starts at or before j and
+// has no pivot yet is "active", stored shifted so that bit 0 is slot j (its
+// bits all lie in [j, start + 64), so one word holds it). At slot j: the rows
+// starting at j join; one active row with bit 0 set (if any) becomes the
+// pivot row of slot j and leaves; it is xored into every other active row
+// with bit 0 set; every active row shifts down one slot.
+//
+// The update is the same branch-free operation on every active row, so it
+// runs as a vector loop (UpdateRows). Nothing else per slot branches on the
+// data: the joining rows are copied kSolverJoinRows at a time (more only when
+// more start at one slot), the pivot is the last row to join or else a row
+// the previous slot's update found with its next bit set, and it leaves by a
+// swap with the last row (a self-copy when there is none).
+//
+// A row that reaches 0 is dependent on the pivot rows: consistent iff its
+// result is 0 too. Such rows are swept out every 64 slots (so the active
+// rows stay those started in the last 128 slots) and at the end, where
+// every row left is 0.
+HWY_INLINE bool EliminateRows(uint64_t m, uint64_t* HWY_RESTRICT coef,
+                              uint32_t* HWY_RESTRICT result, const simd::SolverRows& rows) {
+  const RowTag d;
+  const size_t lanes = hn::Lanes(d);
+  uint64_t* HWY_RESTRICT act_coef = rows.coef;
+  uint64_t* HWY_RESTRICT act_result = rows.result;
+  const uint64_t* HWY_RESTRICT join_coef = rows.join_coef;
+  const uint64_t* HWY_RESTRICT join_result = rows.join_result;
+  constexpr size_t kJoin = simd::kSolverJoinRows;
+  size_t active = 0;
+  int64_t candidate = -1;  // an active row with bit 0 set, or -1
+  for (uint64_t j = 0; j < m; ++j) {
+    const size_t begin = rows.first[j], joining = rows.first[j + 1] - begin;
+    for (size_t k = 0; k < kJoin; k += lanes) {
+      hn::StoreU(hn::LoadU(d, join_coef + begin + k), d, act_coef + active + k);
+      hn::StoreU(hn::LoadU(d, join_result + begin + k), d, act_result + active + k);
+    }
+    if (HWY_UNLIKELY(joining > kJoin)) {
+      std::memcpy(act_coef + active + kJoin, join_coef + begin + kJoin,
+                  (joining - kJoin) * sizeof(uint64_t));
+      std::memcpy(act_result + active + kJoin, join_result + begin + kJoin,
+                  (joining - kJoin) * sizeof(uint64_t));
+    }
+    size_t total = active + joining;
+    // The pivot: the last row to join (bit 0 is set in every new row), else
+    // the candidate; `at` is its index, or `total` (a spare entry) if none.
+    const bool joined = joining != 0;
+    const bool has_pivot = joined || candidate >= 0;
+    const size_t at =
+        joined ? total - 1 : (candidate >= 0 ? static_cast<size_t>(candidate) : total);
+    // (A joining row is read where it was written long ago, not through
+    // the store just made.) 0: a free slot, the update only shifts.
+    const size_t from_join = begin + joining - 1;
+    const uint64_t p = joined ? join_coef[from_join] : (has_pivot ? act_coef[at] : 0);
+    const uint64_t pf = joined ? join_result[from_join] : (has_pivot ? act_result[at] : 0);
+    const size_t last = total - (has_pivot ? 1 : 0);
+    act_coef[at] = act_coef[last];
+    act_result[at] = act_result[last];
+    total = last;
+    coef[j] = p;
+    result[j] = static_cast<uint32_t>(pf);
+    // The update, finding the next slot's candidate on the way unless a row
+    // joins there.
+    if (j + 1 < m && rows.first[j + 2] != rows.first[j + 1]) {
+      UpdateRows<false>(p, pf, total, act_coef, act_result);
+    } else {
+      candidate = UpdateRows<true>(p, pf, total, act_coef, act_result);
+    }
+    active = total;
+    if ((j & 63) == 63) {
+      if (!SweepZeroRows(&active, act_coef, act_result)) return false;
+      candidate = ScanForPivot(active, act_coef);  // rows moved
+    }
+  }
+  return SweepZeroRows(&active, act_coef, act_result);  // every row left is 0
+}
+
+// simd::EliminateSmall: the same elimination with every row starting at
+// slot 0, all of them updated at every slot (no joining, no sweeps): per
+// slot, the first row with bit 0 set is the pivot, xored into every row with
+// bit 0 set (itself becomes 0: 0 rows are never pivots), and every row
+// shifts. After the last slot every row is 0, so the system is solvable iff
+// every result is 0.
+HWY_INLINE bool EliminateSmallRows(const uint64_t* HWY_RESTRICT row_coef,
+                                   const uint64_t* HWY_RESTRICT row_result, uint64_t m,
+                                   uint64_t* HWY_RESTRICT coef, uint32_t* HWY_RESTRICT result) {
+  const RowTag d;
+  const size_t lanes = hn::Lanes(d);
+  constexpr size_t kRows = simd::kSolverSmallRows;
+  alignas(64) uint64_t c[kRows], f[kRows];
+  std::memcpy(c, row_coef, sizeof(c));
+  std::memcpy(f, row_result, sizeof(f));
+  const auto one = hn::Set(d, 1);
+  for (uint64_t j = 0; j < m; ++j) {
+    uint64_t p = 0, pf = 0;  // a free slot: 0, the update only shifts
+    for (size_t k = 0; k < kRows; k += lanes) {
+      const intptr_t q = hn::FindFirstTrue(d, hn::Eq(hn::And(hn::Load(d, c + k), one), one));
+      if (q >= 0) {
+        p = c[k + static_cast<size_t>(q)];
+        pf = f[k + static_cast<size_t>(q)];
+        break;
+      }
+    }
+    const auto pv = hn::Set(d, p);
+    const auto pfv = hn::Set(d, pf);
+    for (size_t k = 0; k < kRows; k += lanes) {
+      const auto ck = hn::Load(d, c + k);
+      const auto take = hn::VecFromMask(d, hn::Eq(hn::And(ck, one), one));
+      hn::Store(hn::ShiftRight<1>(hn::Xor(ck, hn::And(pv, take))), d, c + k);
+      hn::Store(hn::Xor(hn::Load(d, f + k), hn::And(pfv, take)), d, f + k);
+    }
+    coef[j] = p;
+    result[j] = static_cast<uint32_t>(pf);
+  }
+  auto any = hn::Zero(d);
+  for (size_t k = 0; k < kRows; k += lanes) any = hn::Or(any, hn::Load(d, f + k));
+  return hn::AllTrue(d, hn::Eq(any, hn::Zero(d)));
+}
+
+// Bit 0 of each lane: the parity of its bits.
+template <class D, class V>
+HWY_INLINE V Parity(D d, V x) {
+#if HWY_TARGET == HWY_SCALAR || HWY_TARGET == HWY_AVX3_DL
+  (void)d;
+  return hn::PopulationCount(x);
+#else
+  // Nibble parities by table lookup, their sum per 64-bit lane.
+  const hn::Repartition<uint8_t, D> d8;
+  alignas(16) static constexpr uint8_t kNibbleParity[16] = {0, 1, 1, 0, 1, 0, 0, 1,
+                                                            1, 0, 0, 1, 0, 1, 1, 0};
+  const auto table = hn::LoadDup128(d8, kNibbleParity);
+  const auto low_nibble = hn::Set(d8, 0x0F);
+  const auto bytes = hn::BitCast(d8, x);
+  const auto lo = hn::And(bytes, low_nibble);
+  const auto hi = hn::And(hn::BitCast(d8, hn::ShiftRight<4>(x)), low_nibble);
+  const auto sum = hn::Xor(hn::TableLookupBytes(table, lo), hn::TableLookupBytes(table, hi));
+  return hn::BitCast(d, hn::SumsOf8(sum));
+#endif
+}
+
+// Columns [first, first + kVectors * lanes) of the solution (those below r),
+// slot m-1 down to 0: with the solution's bits of slots above i in a window
+// per column (bit j: slot i + 1 + j), slot i's bit is parity(coef[i] >> 1
+// AND window) xor bit b of result[i] (0 for a free slot: coef and result are
+// 0). Each lane is one column; each 64 solved slots are ORed into `out` as
+// one word per column.
+template <size_t kVectors>
+HWY_INLINE void SolveColumnGroup(const uint64_t* HWY_RESTRICT coef,
+                                 const uint32_t* HWY_RESTRICT result, uint64_t m, int r, int first,
+                                 uint8_t* HWY_RESTRICT out) {
+  const RowTag d;
+  const size_t lanes = hn::Lanes(d);
+  const auto one = hn::Set(d, 1);
+  hn::Vec<RowTag> window[kVectors];
+  hn::Vec<RowTag> shift[kVectors];
+  for (size_t v = 0; v < kVectors; ++v) {
+    window[v] = hn::Zero(d);
+    shift[v] = hn::Iota(d, static_cast<uint64_t>(first) + v * lanes);
+  }
+  alignas(64) uint64_t words[kVectors * simd::kSolverMaxLanes];
+  uint64_t hi = m;
+  while (hi > 0) {
+    const uint64_t lo = hi > 64 ? hi - 64 : 0;
+    for (uint64_t i = hi; i-- > lo;) {
+      const auto c = hn::Set(d, coef[i] >> 1);
+      const auto f = hn::Set(d, static_cast<uint64_t>(result[i]));
+      for (size_t v = 0; v < kVectors; ++v) {
+        const auto bit = hn::And(hn::Xor(Parity(d, hn::And(c, window[v])), (f >> shift[v])), one);
+        window[v] = hn::Or(hn::ShiftLeft<1>(window[v]), bit);
+      }
+    }
+    const int bits = static_cast<int>(hi - lo);
+    const uint64_t mask = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+    for (size_t v = 0; v < kVectors; ++v) hn::Store(window[v], d, words + v * lanes);
+    const int columns = static_cast<int>(kVectors * lanes) < r - first
+                            ? static_cast<int>(kVectors * lanes)
+                            : r - first;
+    for (int b = 0; b < columns; ++b) {
+      OrBits(words[b] & mask, bits, static_cast<uint64_t>(first + b) * m + lo, out);
+    }
+    hi = lo;
+  }
+}
+
+// simd::SolveColumns: the columns in groups of at most four vectors (four
+// independent chains per slot), group sizes balanced.
+HWY_INLINE void SolveAllColumns(const uint64_t* HWY_RESTRICT coef,
+                                const uint32_t* HWY_RESTRICT result, uint64_t m, int r,
+                                uint8_t* HWY_RESTRICT out) {
+  const RowTag d;
+  const int lanes = static_cast<int>(hn::Lanes(d));
+  const int vectors = (r + lanes - 1) / lanes;
+  const int groups = (vectors + 3) / 4;
+  for (int g = 0, v = 0; g < groups; ++g) {
+    const int size = (vectors - v + (groups - g) - 1) / (groups - g);
+    const int first = v * lanes;
+    switch (size) {
+      case 1:
+        SolveColumnGroup<1>(coef, result, m, r, first, out);
+        break;
+      case 2:
+        SolveColumnGroup<2>(coef, result, m, r, first, out);
+        break;
+      case 3:
+        SolveColumnGroup<3>(coef, result, m, r, first, out);
+        break;
+      default:
+        SolveColumnGroup<4>(coef, result, m, r, first, out);
+        break;
+    }
+    v += size;
+  }
+}
+
+}  // namespace compact_solver
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace blockbloom
+HWY_AFTER_NAMESPACE();
+
+#endif  // include guard

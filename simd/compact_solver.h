@@ -1,0 +1,76 @@
+// Runtime-dispatched kernels of the compact filter's version-2 build
+// (src/compact/builder.cc): the GF(2) elimination of its banded system and
+// the back substitution that writes the solution's columns
+// (docs/FORMAT.md, "Compact filter, version 2"). simd/compact_solver-inl.h
+// computes them per Highway target; every target returns the same answers
+// and writes the same bytes (tests/compact_solver_test.cc runs each).
+//
+// Each call goes through one function pointer, resolved on first use for
+// the CPU's best target (re-resolved by simd::ForceTargetForTesting).
+//
+// Thread-safety: pure functions over caller-owned memory.
+#ifndef BLOCKBLOOM_SIMD_COMPACT_SOLVER_H_
+#define BLOCKBLOOM_SIMD_COMPACT_SOLVER_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "targets.h"  // SupportedTargets, ForceTargetForTesting
+
+namespace blockbloom {
+namespace simd {
+
+// Rows the elimination copies per slot unconditionally, and the most rows
+// one vector holds on any target: every row array of SolverRows holds this
+// many entries past the last row (SolverRows says which).
+inline constexpr size_t kSolverJoinRows = 8;
+inline constexpr size_t kSolverMaxLanes = 8;
+inline constexpr size_t kSolverRowPad = kSolverJoinRows + kSolverMaxLanes;
+
+// The system of EliminateByColumns: n rows (keys) sorted by their first
+// slot; row i's coefficients lie in slots [start, start + 64), stored with
+// bit 0 at its start. Scratch owned by the caller, reused across seeds.
+struct SolverRows {
+  const uint32_t* first;        // first[j]: rows starting before slot j; m + 1 entries
+  const uint64_t* join_coef;    // the rows in start order; n + kSolverRowPad entries
+  const uint64_t* join_result;  // their right-hand sides; n + kSolverRowPad entries
+  uint64_t* coef;               // active rows (scratch); n + kSolverRowPad entries
+  uint64_t* result;             // (scratch); n + kSolverRowPad entries
+};
+
+// Eliminates the system slot by slot (the echelon form: coef[j] is slot j's
+// pivot row shifted so that bit 0 is slot j, or 0 for a free slot; result[j]
+// its right-hand side). False if the system has no solution. coef and result
+// hold m entries, written in full. REQUIRES: entries past row n of
+// join_coef / join_result are 0 (kSolverRowPad of them).
+bool EliminateByColumns(uint64_t m, uint64_t* coef, uint32_t* result, const SolverRows& rows);
+
+// The same for at most kSolverSmallRows rows, all starting at slot 0, in at
+// most 64 slots: row_coef / row_result hold kSolverSmallRows entries, 0 past
+// the last row.
+inline constexpr size_t kSolverSmallRows = 16;
+bool EliminateSmall(const uint64_t* row_coef, const uint64_t* row_result, uint64_t m,
+                    uint64_t* coef, uint32_t* result);
+
+// Back substitution of an eliminated system (every free slot 0): bit b of
+// slot i's solution goes to bit b * m + i of the zeroed `out` (ceil(r * m /
+// 8) bytes), for b < r. REQUIRES: 1 <= r <= 32.
+void SolveColumns(const uint64_t* coef, const uint32_t* result, uint64_t m, int r, uint8_t* out);
+
+using EliminateByColumnsFn = bool (*)(uint64_t m, uint64_t* coef, uint32_t* result,
+                                      const SolverRows& rows);
+using EliminateSmallFn = bool (*)(const uint64_t* row_coef, const uint64_t* row_result, uint64_t m,
+                                  uint64_t* coef, uint32_t* result);
+using SolveColumnsFn = void (*)(const uint64_t* coef, const uint32_t* result, uint64_t m, int r,
+                                uint8_t* out);
+
+// The kernels compiled for `target` (a bit of SupportedTargets()), for tests
+// and benchmarks; nullptr if that target is not compiled.
+EliminateByColumnsFn EliminateByColumnsForTarget(int64_t target);
+EliminateSmallFn EliminateSmallForTarget(int64_t target);
+SolveColumnsFn SolveColumnsForTarget(int64_t target);
+
+}  // namespace simd
+}  // namespace blockbloom
+
+#endif  // BLOCKBLOOM_SIMD_COMPACT_SOLVER_H_

@@ -1,0 +1,123 @@
+// Compile every attainable target, the portable scalar one included, whatever
+// the build passes: tests prove each writes the same bytes.
+#ifndef HWY_COMPILE_ALL_ATTAINABLE
+#define HWY_COMPILE_ALL_ATTAINABLE
+#endif
+#include "compact_solver.h"
+
+#include <atomic>
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "compact_solver_simd.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "compact_solver-inl.h"
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace blockbloom {
+namespace HWY_NAMESPACE {
+
+// Out-of-line per-target entry points (the -inl.h kernels are HWY_INLINE).
+HWY_NOINLINE bool EliminateByColumnsKernel(uint64_t m, uint64_t* coef, uint32_t* result,
+                                           const simd::SolverRows& rows) {
+  return compact_solver::EliminateRows(m, coef, result, rows);
+}
+
+HWY_NOINLINE bool EliminateSmallKernel(const uint64_t* row_coef, const uint64_t* row_result,
+                                       uint64_t m, uint64_t* coef, uint32_t* result) {
+  return compact_solver::EliminateSmallRows(row_coef, row_result, m, coef, result);
+}
+
+HWY_NOINLINE void SolveColumnsKernel(const uint64_t* coef, const uint32_t* result, uint64_t m,
+                                     int r, uint8_t* out) {
+  compact_solver::SolveAllColumns(coef, result, m, r, out);
+}
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace blockbloom
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace blockbloom {
+namespace simd {
+
+HWY_EXPORT(EliminateByColumnsKernel);
+HWY_EXPORT(EliminateSmallKernel);
+HWY_EXPORT(SolveColumnsKernel);
+
+EliminateByColumnsFn EliminateByColumnsForTarget(int64_t target) {
+  if (!internal::IsCompiledTarget(target)) return nullptr;
+  return HWY_DISPATCH_TABLE(EliminateByColumnsKernel)[internal::DispatchTableIndex(target)];
+}
+
+EliminateSmallFn EliminateSmallForTarget(int64_t target) {
+  if (!internal::IsCompiledTarget(target)) return nullptr;
+  return HWY_DISPATCH_TABLE(EliminateSmallKernel)[internal::DispatchTableIndex(target)];
+}
+
+SolveColumnsFn SolveColumnsForTarget(int64_t target) {
+  if (!internal::IsCompiledTarget(target)) return nullptr;
+  return HWY_DISPATCH_TABLE(SolveColumnsKernel)[internal::DispatchTableIndex(target)];
+}
+
+namespace {
+
+// The chosen target's kernels, resolved together on first use (each starts
+// as a resolver that replaces all three; constant-initialised).
+std::atomic<EliminateByColumnsFn> g_eliminate_by_columns;
+std::atomic<EliminateSmallFn> g_eliminate_small;
+std::atomic<SolveColumnsFn> g_solve_columns;
+
+void Resolve() {
+  const int64_t target = internal::KernelTarget(KernelFamily::kBuild);
+  g_eliminate_by_columns.store(EliminateByColumnsForTarget(target), std::memory_order_relaxed);
+  g_eliminate_small.store(EliminateSmallForTarget(target), std::memory_order_relaxed);
+  g_solve_columns.store(SolveColumnsForTarget(target), std::memory_order_relaxed);
+}
+
+bool ResolveAndEliminateByColumns(uint64_t m, uint64_t* coef, uint32_t* result,
+                                  const SolverRows& rows) {
+  Resolve();
+  return EliminateByColumns(m, coef, result, rows);
+}
+
+bool ResolveAndEliminateSmall(const uint64_t* row_coef, const uint64_t* row_result, uint64_t m,
+                              uint64_t* coef, uint32_t* result) {
+  Resolve();
+  return EliminateSmall(row_coef, row_result, m, coef, result);
+}
+
+void ResolveAndSolveColumns(const uint64_t* coef, const uint32_t* result, uint64_t m, int r,
+                            uint8_t* out) {
+  Resolve();
+  SolveColumns(coef, result, m, r, out);
+}
+
+// ForceTargetForTesting re-resolves the pointers above.
+[[maybe_unused]] const bool kRegistered = internal::RegisterRetargetHook(&Resolve);
+
+}  // namespace
+
+bool EliminateByColumns(uint64_t m, uint64_t* coef, uint32_t* result, const SolverRows& rows) {
+  EliminateByColumnsFn fn = g_eliminate_by_columns.load(std::memory_order_relaxed);
+  if (fn == nullptr) fn = &ResolveAndEliminateByColumns;
+  return fn(m, coef, result, rows);
+}
+
+bool EliminateSmall(const uint64_t* row_coef, const uint64_t* row_result, uint64_t m,
+                    uint64_t* coef, uint32_t* result) {
+  EliminateSmallFn fn = g_eliminate_small.load(std::memory_order_relaxed);
+  if (fn == nullptr) fn = &ResolveAndEliminateSmall;
+  return fn(row_coef, row_result, m, coef, result);
+}
+
+void SolveColumns(const uint64_t* coef, const uint32_t* result, uint64_t m, int r, uint8_t* out) {
+  SolveColumnsFn fn = g_solve_columns.load(std::memory_order_relaxed);
+  if (fn == nullptr) fn = &ResolveAndSolveColumns;
+  fn(coef, result, m, r, out);
+}
+
+}  // namespace simd
+}  // namespace blockbloom
+#endif  // HWY_ONCE
