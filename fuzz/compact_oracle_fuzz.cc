@@ -6,8 +6,11 @@
 //   1  insert a copy of an earlier key (duplicates must work)
 //   2  build: CompactFilter and both LevelDB policies from the keys so far;
 //      every oracle key must match (a false negative calls abort()), the
-//      policies' bytes must equal Serialize(), the size must be within
-//      ceil(n * bpk / 8) + 8, Deserialize must accept and answer alike
+//      class's size must be within ceil(n * bpk / 8) + 8 and Deserialize
+//      must accept and answer alike; the two policies must write the same
+//      bytes, at most LevelDB's built-in bit bytes + 3 (+ 8 for version 1),
+//      which the class of their format (compact or, at 1-3 bits/key, a
+//      blocked-format Bloom filter) loads and answers alike
 //   3  query: next byte = length, key bytes; if the oracle holds the key,
 //      the last built filter must say "may match"
 // The oracle is a std::unordered_set<std::string> of the keys.
@@ -22,8 +25,10 @@
 #include <unordered_set>
 #include <vector>
 
+#include "blockbloom/blocked_bloom.h"
 #include "blockbloom/compact_filter.h"
 #include "blockbloom/compact_filter_policy.h"
+#include "format/recognize.h"
 #include "leveldb/filter_policy.h"
 #include "leveldb/slice.h"
 
@@ -95,13 +100,26 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         std::string from_policy, from_migrating;
         compact->CreateFilter(slices.data(), static_cast<int>(slices.size()), &from_policy);
         migrating->CreateFilter(slices.data(), static_cast<int>(slices.size()), &from_migrating);
-        Check(from_policy == filter->Serialize());
-        Check(from_migrating == filter->Serialize());
+        Check(from_policy == from_migrating);
+        const double clamped = blockbloom::ClampBitsPerKey(bpk);
+        const uint64_t bit_bytes =
+            std::max<uint64_t>(std::ceil(keys.size() * clamped / 8.0), keys.empty() ? 0 : 8);
+        Check(from_policy.size() <= bit_bytes + 3 + 8);
         for (const std::string& key : oracle) {
           Check(compact->KeyMayMatch(key, from_policy));
           Check(migrating->KeyMayMatch(key, from_policy));
         }
-        auto reloaded = blockbloom::CompactFilter::Deserialize(from_policy);
+        auto as_compact = blockbloom::CompactFilter::Deserialize(from_policy);
+        auto as_bloom = blockbloom::BlockedBloomFilter::Deserialize(from_policy);
+        Check(as_compact.ok() != as_bloom.ok());  // exactly one format
+        for (uint64_t i = 0; i < 64; ++i) {
+          const uint64_t h = i * 0x9E3779B97F4A7C15ull + size;
+          const bool reloaded =
+              as_compact.ok() ? as_compact->MayContainHash(h) : as_bloom->MayContainHash(h);
+          Check(reloaded == blockbloom::format::Recognize(from_policy).read(from_policy, h));
+        }
+        // The class's own bytes reload alike.
+        auto reloaded = blockbloom::CompactFilter::Deserialize(filter->Serialize());
         Check(reloaded.ok());
         Check(reloaded->num_entries() == filter->num_entries());
         for (uint64_t i = 0; i < 64; ++i) {
