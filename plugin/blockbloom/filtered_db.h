@@ -4,7 +4,7 @@
 // It IS a leveldb::DB: code written against leveldb::DB* runs unchanged after
 // swapping the Open call.
 //
-//   blockbloom::FilteredDBOptions fdb_options;      // d-left, 1M keys, 1% FPR
+//   blockbloom::FilteredDBOptions fdb_options;      // d-left, 0.2% FPR
 //   leveldb::DB* db = nullptr;
 //   leveldb::Status s = blockbloom::OpenFilteredDB(fdb_options, options, "/tmp/db", &db);
 //   db->Put(leveldb::WriteOptions(), "apple", "red");
@@ -104,14 +104,20 @@ enum class IndexKind {
 };
 
 struct FilteredDBOptions {
-  // Capacity of the first index; it grows (doubling) when the keys outgrow it.
-  // 0 means 1. Open fails (IOError, nothing left open) when an index of this
-  // capacity cannot be allocated.
+  // A hint, not a floor. The index is sized for the live keys: at most 4
+  // bytes per live key plus 256 KiB of memory and of index file (d-left),
+  // growing in steps of at most 1/8 as keys are added and shrinking after
+  // mass deletes (docs/FILTERED_DB.md, "Sizing"). Within that budget a larger
+  // hint gives a young database a larger first index (fewer early growth
+  // rebuilds); a program that opens many small databases may set it low
+  // (e.g. 1000: an index of a few KiB per database instead of up to 256 KiB).
   uint64_t expected_keys = 1000000;
-  // Target FPR at capacity. d-left at its design load gives ~0.15% whatever
-  // this asks, and less when asked for less (blockbloom/dleft_counting_bloom.h).
-  // Any value is accepted: each filter clamps it (NaN means 1%).
-  double target_fpr = 0.01;
+  // Target FPR of the whole index (front filter and counting filter
+  // together) at capacity. The d-left filter's 14-bit remainders alone give
+  // <= 0.15% at its design load, so every target above ~8e-5 is met at that
+  // load and lower ones lower the load (blockbloom/dleft_counting_bloom.h).
+  // Any value is accepted: it is clamped (NaN means the default).
+  double target_fpr = 0.002;
   IndexKind kind = IndexKind::kDleft;
   // Save the index at close / SaveIndex() and load it at Open when valid.
   bool persist_index = true;
@@ -136,6 +142,7 @@ struct FilteredDBStats {
   uint64_t keys = 0;          // live keys the index holds
   uint64_t capacity = 0;      // keys before the next growth rebuild
   uint64_t memory_bytes = 0;  // current index (plus retired ones not yet freed)
+  // The pair's model FPR (front filter at its load times the counting filter's).
   double estimated_fpr = 0.0;
   // Per-Get counters (summed over the per-thread slots; each is exact once
   // the counted Gets have returned).

@@ -626,11 +626,15 @@ leveldb::Status FilteredDB::Impl::RebuildAttempt(uint64_t* capacity, bool* refus
     }
     return s;
   }
-  *capacity = std::max<uint64_t>({*capacity, hashes.size() + hashes.size() / 2, 1});
+  *capacity = std::max<uint64_t>({*capacity,
+                                  KeyIndex::CapacityFor(options.kind, hashes.size(),
+                                                        options.expected_keys, options.target_fpr),
+                                  1});
   auto built = KeyIndex::Create(options.kind, *capacity, options.target_fpr);
   std::unique_ptr<KeyIndex> next;
   if (built.ok()) {
     next = std::move(built).value();
+    *capacity = next->capacity();  // a retry after a refusal doubles the table
     for (uint64_t h : hashes) {
       if (!next->Insert(h).ok()) {
         *refused = true;
@@ -848,7 +852,7 @@ leveldb::Status FilteredDB::Open(const FilteredDBOptions& fdb_options,
     m.opened_from = IndexSource::kFile;
     m.PublishLocked(std::move(loaded), &garbage);
   } else {
-    s = m.Rebuild(fdb_options.expected_keys);
+    s = m.Rebuild(1);       // sized for the keys found (expected_keys: a hint)
     if (!s.ok()) return s;  // ~FilteredDB closes LevelDB
   }
   *db = std::move(result);
@@ -883,7 +887,7 @@ leveldb::Status DestroyFilteredDB(const std::string& name, const leveldb::Option
   return s;
 }
 
-leveldb::Status FilteredDB::RebuildIndex() { return impl_->Rebuild(impl_->options.expected_keys); }
+leveldb::Status FilteredDB::RebuildIndex() { return impl_->Rebuild(1); }
 
 leveldb::Status FilteredDB::SaveIndex() { return impl_->Save(); }
 
@@ -937,6 +941,8 @@ leveldb::Status FilteredDB::Impl::ApplyLocked(const leveldb::WriteOptions& write
         ++insert_refusals;
         const uint64_t capacity = current->capacity();
         PublishLocked(nullptr, garbage);
+        // Twice the size: a refusal means keys that collide there (rare; each
+        // doubling of a power-of-two table adds a fingerprint bit).
         StartGrowthLocked(2 * capacity);
         break;
       }
@@ -944,10 +950,11 @@ leveldb::Status FilteredDB::Impl::ApplyLocked(const leveldb::WriteOptions& write
     // After a failed growth the next attempt waits (growth_retry_inserts).
     if (current != nullptr && current->inserted_since_build() >= growth_retry_inserts) {
       if (current->keys() > current->capacity()) {
-        StartGrowthLocked(2 * current->capacity());
+        StartGrowthLocked(current->capacity() + 1);
       } else if (current->inserted_since_build() > 2 * current->capacity()) {
-        // Churn: the front filter holds many deleted keys. Same size, fresh.
-        StartGrowthLocked(current->capacity());
+        // Churn: the front filter holds many deleted keys. Fresh, sized for
+        // the live keys.
+        StartGrowthLocked(1);
       }
     }
   }
@@ -969,6 +976,15 @@ leveldb::Status FilteredDB::Impl::ApplyLocked(const leveldb::WriteOptions& write
     // Live => inserted before, so Erase's precondition holds.
     if (current != nullptr) (void)current->Erase(removed[i]);
     if (logging) log.push_back({removed[i], false});
+  }
+  // Shrink: the index takes more than twice the budget for its live keys
+  // (KeyIndex::shrink_below). Rebuilt in the background like a growth, sized
+  // for the keys the scan finds; not while a growth runs (it sizes for them
+  // too), nor after a failed rebuild until inserts resume (as for growth).
+  if (current != nullptr && num_removed != 0 && !growth_running &&
+      current->keys() < current->shrink_below() &&
+      current->inserted_since_build() >= growth_retry_inserts) {
+    StartGrowthLocked(1);
   }
   return s;
 }
@@ -1149,7 +1165,7 @@ bool FilteredDB::GetProperty(const leveldb::Slice& property, std::string* value)
     std::snprintf(buf, sizeof(buf),
                   "index-active: %d\nopened-from: %s\nkeys: %" PRIu64 "\ncapacity: %" PRIu64
                   "\nmemory-bytes: %" PRIu64
-                  "\nbytes-per-key: %.2f\nestimated-fpr: %.6g\n"
+                  "\nbytes-per-live-key: %.2f\nestimated-fpr: %.6g\n"
                   "gets-checked: %" PRIu64 "\ngets-ruled-out: %" PRIu64 "\nfilter-passes: %" PRIu64
                   "\npasses-not-found: %" PRIu64 "\ncounting-probes-skipped: %" PRIu64
                   "\nmeasured-fpr: %.6g\nrebuilds: %" PRIu64 "\ninsert-refusals: %" PRIu64
