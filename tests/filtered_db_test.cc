@@ -703,8 +703,13 @@ TEST(FilteredDBSizingTest, GrowsAndShrinksWithTheLiveKeysAndReopens) {
     db->WaitForGrowth();
     const FilteredDBStats grown = db->index_stats();
     EXPECT_EQ(grown.keys, kPeak);
-    EXPECT_GE(grown.rebuilds, 3u);  // several growth steps from a 1024-key index
-    if (kind == IndexKind::kDleft) EXPECT_LE(grown.memory_bytes, KeyIndex::BudgetBytes(kPeak));
+    EXPECT_GE(grown.rebuilds, 2u);  // Open's and at least one growth (background: maybe one)
+    EXPECT_GE(grown.capacity, kPeak);
+    // Within the budget, unless a rebuild met a d-left refusal (a bucket
+    // full at near-design load: its retry doubles the table).
+    if (kind == IndexKind::kDleft && grown.insert_refusals == 0) {
+      EXPECT_LE(grown.memory_bytes, KeyIndex::BudgetBytes(kPeak));
+    }
     for (uint64_t i = 0; i < kPeak; ++i) {
       ASSERT_TRUE(db->Get(leveldb::ReadOptions(), Key(i), &value).ok()) << i;
     }

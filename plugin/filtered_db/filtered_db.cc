@@ -680,6 +680,9 @@ leveldb::Status FilteredDB::Impl::RebuildAttempt(uint64_t* capacity, bool* refus
           ++rebuilds;
           growth_requested = 0;  // met by this index
           PublishLocked(std::move(next), &garbage);
+          // It was sized at the scan: writers may have added more keys than
+          // it holds since. Grow again now rather than at the next write.
+          if (current->keys() > current->capacity()) StartGrowthLocked(current->capacity() + 1);
           return leveldb::Status::OK();
         }
         continue;  // handled at the top
@@ -941,9 +944,10 @@ leveldb::Status FilteredDB::Impl::ApplyLocked(const leveldb::WriteOptions& write
         ++insert_refusals;
         const uint64_t capacity = current->capacity();
         PublishLocked(nullptr, garbage);
-        // Twice the size: a refusal means keys that collide there (rare; each
-        // doubling of a power-of-two table adds a fingerprint bit).
-        StartGrowthLocked(2 * capacity);
+        // At least one size up (the rule's size for the keys, within the
+        // budget): other buckets, other collisions. A rebuild refused again
+        // doubles its table (Rebuild).
+        StartGrowthLocked(capacity + 1);
         break;
       }
     }
