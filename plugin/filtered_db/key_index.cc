@@ -26,28 +26,15 @@ constexpr double kDefaultTargetFpr = 0.002;
 //   u8 kind (0 counting, 1 d-left) | u64 capacity | u64 keys |
 //   counting: u64 num_blocks | u8 num_probes | counters
 //   d-left:   u8 log2_buckets | u8 segments | tables
-void PutU64(std::string* out, uint64_t v) {
-  for (int i = 0; i < 8; ++i, v >>= 8) out->push_back(static_cast<char>(v & 0xff));
-}
-bool GetU64(std::string_view* in, uint64_t* v) {
-  if (in->size() < 8) return false;
-  *v = 0;
-  for (int i = 7; i >= 0; --i) *v = (*v << 8) | static_cast<unsigned char>((*in)[i]);
-  in->remove_prefix(8);
-  return true;
-}
-bool GetU8(std::string_view* in, uint8_t* v) {
-  if (in->empty()) return false;
-  *v = static_cast<unsigned char>((*in)[0]);
-  in->remove_prefix(1);
-  return true;
-}
+using internal::GetByte;
+using internal::GetFixed64;
+using internal::PutFixed64;
 
 }  // namespace
 
 void FrontFilter::Serialize(std::string* out) const {
-  PutU64(out, blocks_.size());
-  PutU64(out, inserted());
+  PutFixed64(out, blocks_.size());
+  PutFixed64(out, inserted());
   internal::AppendAtomicWords(blocks_, out);
 }
 
@@ -60,7 +47,7 @@ double FrontFilter::estimated_fpr() const {
 
 std::unique_ptr<FrontFilter> FrontFilter::Deserialize(std::string_view* in) {
   uint64_t num_blocks = 0, inserted = 0;
-  if (!GetU64(in, &num_blocks) || !GetU64(in, &inserted) || num_blocks == 0 ||
+  if (!GetFixed64(in, &num_blocks) || !GetFixed64(in, &inserted) || num_blocks == 0 ||
       in->size() / sizeof(Block) < num_blocks) {
     return nullptr;
   }
@@ -91,9 +78,9 @@ class CountingIndex final : public KeyIndex::Counting {
   double estimated_fpr() const override { return filter_->stats().estimated_fpr; }
   void Serialize(std::string* out) const override {
     out->push_back(0);
-    PutU64(out, capacity_);
-    PutU64(out, filter_->num_keys());
-    PutU64(out, filter_->num_blocks());
+    PutFixed64(out, capacity_);
+    PutFixed64(out, filter_->num_keys());
+    PutFixed64(out, filter_->num_blocks());
     out->push_back(static_cast<char>(filter_->num_probes()));
     filter_->AppendCounters(out);
   }
@@ -118,8 +105,8 @@ class DleftIndex final : public KeyIndex::Counting {
   double estimated_fpr() const override { return filter_->stats().estimated_fpr; }
   void Serialize(std::string* out) const override {
     out->push_back(1);
-    PutU64(out, capacity());
-    PutU64(out, filter_->num_keys());
+    PutFixed64(out, capacity());
+    PutFixed64(out, filter_->num_keys());
     out->push_back(static_cast<char>(filter_->log2_buckets()));
     out->push_back(static_cast<char>(filter_->segments()));
     filter_->AppendTables(out);
@@ -188,11 +175,11 @@ absl::StatusOr<std::unique_ptr<KeyIndex::Counting>> DeserializeInner(std::string
   const auto bad = [] { return absl::InvalidArgumentError("index payload: malformed"); };
   uint8_t kind = 0;
   uint64_t capacity = 0, keys = 0;
-  if (!GetU8(&in, &kind) || !GetU64(&in, &capacity) || !GetU64(&in, &keys)) return bad();
+  if (!GetByte(&in, &kind) || !GetFixed64(&in, &capacity) || !GetFixed64(&in, &keys)) return bad();
   if (kind == 0) {
     uint64_t num_blocks = 0;
     uint8_t probes = 0;
-    if (!GetU64(&in, &num_blocks) || !GetU8(&in, &probes) || capacity == 0) return bad();
+    if (!GetFixed64(&in, &num_blocks) || !GetByte(&in, &probes) || capacity == 0) return bad();
     auto filter = CountingBloomFilter::FromCounters(num_blocks, probes, keys, in);
     if (!filter.ok()) return filter.status();
     return std::unique_ptr<KeyIndex::Counting>(
@@ -200,7 +187,7 @@ absl::StatusOr<std::unique_ptr<KeyIndex::Counting>> DeserializeInner(std::string
   }
   if (kind == 1) {
     uint8_t log2 = 0, segments = 0;
-    if (!GetU8(&in, &log2) || !GetU8(&in, &segments)) return bad();
+    if (!GetByte(&in, &log2) || !GetByte(&in, &segments)) return bad();
     auto filter = DleftCountingBloomFilter::FromTables(log2, keys, in, segments);
     if (!filter.ok()) return filter.status();
     if (capacity == 0 || capacity > (*filter)->design_capacity()) return bad();
@@ -288,14 +275,14 @@ absl::StatusOr<std::unique_ptr<KeyIndex>> KeyIndex::Create(IndexKind kind, uint6
 void KeyIndex::Serialize(std::string* out) const {
   std::string inner;
   counting_->Serialize(&inner);
-  PutU64(out, inner.size());
+  PutFixed64(out, inner.size());
   out->append(inner);
   front_->Serialize(out);
 }
 
 absl::StatusOr<std::unique_ptr<KeyIndex>> KeyIndex::Deserialize(std::string_view in) {
   uint64_t inner_len = 0;
-  if (!GetU64(&in, &inner_len) || inner_len > in.size()) {
+  if (!GetFixed64(&in, &inner_len) || inner_len > in.size()) {
     return absl::InvalidArgumentError("index payload: malformed");
   }
   auto inner = DeserializeInner(in.substr(0, inner_len));
