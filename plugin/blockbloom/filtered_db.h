@@ -70,8 +70,14 @@
 // 8 absent) skips the counting filter's probe until that changes; answers
 // are LevelDB's either way (docs/FILTERED_DB.md).
 //
+// Sizing. The index is sized for the live keys: at most 4 bytes per live key
+// plus 256 KiB of memory, and of index file (d-left, the default). It grows
+// in steps of at most 1/8 and shrinks after mass deletes (docs/FILTERED_DB.md,
+// "Sizing"); FilteredDBOptions::expected_keys is only a hint.
+//
 // Growth and RebuildIndex(). When the live keys outgrow the index's capacity
-// (or a d-left insert is refused), a background thread builds a larger index
+// (or a d-left insert is refused), or deletes leave it more than twice its
+// budget, a background thread builds a new index sized for the live keys
 // from a LevelDB snapshot scan while writers continue; writes made since the
 // snapshot are logged and replayed into the new index, which is then
 // published atomically. Meanwhile the old index keeps serving (a key it can no
@@ -190,7 +196,8 @@ class FilteredDB final : public leveldb::DB {
   const leveldb::Snapshot* GetSnapshot() override;
   void ReleaseSnapshot(const leveldb::Snapshot* snapshot) override;
   // LevelDB's properties, plus:
-  //   "blockbloom.stats"               all of FilteredDBStats, "name: value" per line
+  //   "blockbloom.stats"               all of FilteredDBStats, "name: value" per line,
+  //                                    and bytes-per-live-key (index memory / keys)
   //   "blockbloom.index-keys"          live keys in the index
   //   "blockbloom.index-memory-bytes"  index memory
   //   "blockbloom.index-estimated-fpr"
@@ -208,8 +215,8 @@ class FilteredDB final : public leveldb::DB {
   void GetApproximateSizes(const leveldb::Range* range, int n, uint64_t* sizes) override;
   void CompactRange(const leveldb::Slice* begin, const leveldb::Slice* end) override;
 
-  // Rebuilds the index from a snapshot scan (sized for the keys found, at
-  // least FilteredDBOptions::expected_keys) while writers continue; returns
+  // Rebuilds the index from a snapshot scan (sized for the keys found, as a
+  // growth is; expected_keys only a hint) while writers continue; returns
   // when the new index is published. The way out of the saturated state.
   // On a failed scan, LevelDB's error (every Get then passes through); when
   // the index cannot be built (out of memory), an IOError and the index in
