@@ -31,8 +31,9 @@ namespace bench {
 inline constexpr size_t kKeyBytes = 16;
 inline constexpr uint64_t kAbsentBase = uint64_t{1} << 63;
 
-// SplitMix64's finaliser (Steele, Lea, Flood 2014): a bijection on 64 bits.
-inline uint64_t Mix64(uint64_t z) {
+// SplitMix64 (Steele, Lea, Flood 2014) at state z: its finaliser of z + the
+// golden gamma, a bijection on 64 bits.
+inline uint64_t SplitMix64Of(uint64_t z) {
   z += 0x9E3779B97F4A7C15ull;
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
@@ -41,7 +42,7 @@ inline uint64_t Mix64(uint64_t z) {
 
 // Writes the 16 bytes of key `id` to out[0, 16).
 inline void WriteKey(uint64_t id, char* out) {
-  const uint64_t head = Mix64(id);
+  const uint64_t head = SplitMix64Of(id);
   std::memcpy(out, &head, 8);
   std::memcpy(out + 8, &id, 8);
 }
@@ -68,7 +69,7 @@ inline ProbeSet MakeProbeSet(uint64_t n, bool present, size_t count, uint64_t se
   ps.hashes.resize(count);
   ps.views.resize(count);
   for (size_t i = 0; i < count; ++i) {
-    const uint64_t r = Mix64(seed * 0x100000001B3ull + i);
+    const uint64_t r = SplitMix64Of(seed * 0x100000001B3ull + i);
     const uint64_t id = present
                             ? static_cast<uint64_t>((static_cast<unsigned __int128>(r) * n) >> 64)
                             : kAbsentBase + seed * (uint64_t{1} << 40) + i;

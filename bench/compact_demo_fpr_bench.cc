@@ -1,6 +1,6 @@
-// FPR and build time of the compact policy on the demo's filters (issue 12,
-// section 1): keys shaped like bench/demo.cc's ("user%016lld", present keys
-// even, absent keys odd), every policy at the same bits/key, in one run.
+// FPR and build time of the compact policy on the demo's filters: keys shaped like bench/demo.cc's
+// ("user%016lld", present keys even, absent keys odd), every policy at the same bits/key, in one
+// run.
 //
 // Two sets of filters:
 //  - "synthetic": runs of --keys_per_filter consecutive present keys (the

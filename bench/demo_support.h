@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "blockbloom/read_counting_env.h"
+#include "testing/read_counting_env.h"
 #include "leveldb/db.h"
 #include "leveldb/filter_policy.h"
 #include "leveldb/write_batch.h"

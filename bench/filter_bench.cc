@@ -2,8 +2,8 @@
 // filter against LevelDB's built-in filter, a textbook Bloom filter and
 // absl::flat_hash_set, for filters from 16 KiB (in L1) to 1 GiB (far beyond
 // the last-level cache), next to two floors no filter can beat; and FPR
-// against bits/key next to the closed-form models. bench/RESULTS.md explains
-// every benchmark and records a run; scripts/run_bench.sh runs and plots it.
+// against bits/key next to the closed-form models. scripts/run_bench.sh runs
+// and plots it; bench/RESULTS.md shows its FPR table.
 //
 // Benchmark names are "<group>/<contender>/<mode>/<keys>/<filter bytes>":
 //   build/<c>/whole/all/<B>          build a filter of B bytes from its n keys
@@ -78,8 +78,8 @@ constexpr size_t kDefaultWindow = simd::kDefaultWindow;
 constexpr uint64_t kMaxStoredBytes = uint64_t{16} << 20;
 
 // The textbook filter is probed up to this size: building it at 1 GiB costs
-// ~6 random cache-line writes per key for 860M keys (minutes on the machine
-// of bench/RESULTS.md), and no target depends on it.
+// ~6 random cache-line writes per key for 860M keys (minutes on 2 cores), and
+// no table depends on it.
 constexpr uint64_t kMaxTextbookBytes = uint64_t{256} << 20;
 
 bool g_quick = false;

@@ -63,6 +63,7 @@
 
 #include "bench_common.h"
 #include "blockbloom/filtered_db.h"
+#include "common/large_allocator.h"
 #include "common/xxh3_inline.h"
 #include "filtered_db/key_index.h"
 #include "range_reduction.h"
@@ -146,7 +147,7 @@ class KeySet {
 KeySet Keys(uint64_t count, uint64_t n, uint64_t offset, bool absent) {
   KeySet keys;
   for (uint64_t i = 0; i < count; ++i) {
-    const uint64_t j = blockbloom::bench::Mix64(i + offset) % n;
+    const uint64_t j = blockbloom::bench::SplitMix64Of(i + offset) % n;
     keys.Add(2 * j + (absent ? 1 : 0));
   }
   return keys;

@@ -1,5 +1,6 @@
 // The blocked filter's kernel side by side with its baselines and floors, in
-// one run (issue 13's table). Every figure is ns per key.
+// one run (bench/RESULTS.md, "Probe speed" and "Build speed"). Every figure is
+// ns per key.
 //
 //   kernel_bench [--big] [--quick] [google-benchmark flags]
 //
@@ -410,7 +411,7 @@ const SmallFilters& GetSmallFilters(size_t keys_per_filter, bool present) {
     uint64_t id;
     std::memcpy(&id, sf->probes.key(i) + 8, 8);  // WriteKey's second half is the id
     sf->which[i] = present ? static_cast<uint32_t>(id / keys_per_filter)
-                           : static_cast<uint32_t>(Mix64(i) % SmallFilters::kFilters);
+                           : static_cast<uint32_t>(SplitMix64Of(i) % SmallFilters::kFilters);
   }
   return *sf;
 }
@@ -590,9 +591,13 @@ __attribute__((target("avx2"))) void FloorBuild(const BuildKeys& bk, uint64_t n,
 
 void Build(benchmark::State& state, uint64_t n, Builder b) {
   const BuildKeys& bk = GetBuildKeys(n);
-  if (b == Builder::kFastLocal) {  // the same bits as our policy's, or no figure
+  if (b == Builder::kFastLocal) {  // the same bits as our blocked layout's, or no figure
     std::string ours, theirs;
-    OurPolicy().CreateFilter(bk.slices.data(), static_cast<int>(n), &ours);
+    blocked::AppendFilter(
+        n, BlockedBloomBytes(n, kBitsPerKey), BlockedBloomProbes(kBitsPerKey),
+        blocked::Geometry::kBlocked512,
+        [&](size_t i) { return std::string_view(bk.slices[i].data(), bk.slices[i].size()); },
+        &ours);
     FastLocalBuild(bk, n, &theirs);
     if (ours.size() != theirs.size() + blocked::kTrailerSize ||
         ours.compare(0, theirs.size(), theirs) != 0) {

@@ -1,4 +1,4 @@
-// What blockbloom/large_allocator.h saves when a large table is filled, as
+// What common/large_allocator.h saves when a large table is filled, as
 // FilteredDB's Open from its index file fills the d-left table: one array
 // zero-filled, then overwritten, on ordinary 4 KiB pages (malloc) and through
 // internal::AllocateLarge (2 MiB-aligned, MADV_HUGEPAGE), alternated.
@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "blockbloom/large_allocator.h"
+#include "common/large_allocator.h"
 
 namespace {
 

@@ -192,7 +192,7 @@ void ReadRandom(benchmark::State& state, bool builtin, bool present) {
   // in the block cache.
   std::vector<std::string> keys(std::max<size_t>(kGetsPerIter, n / kGetsPerIter * kGetsPerIter));
   for (size_t j = 0; j < keys.size(); ++j) {
-    const uint64_t i = Mix64(j + (present ? 0 : 1'000'000'007ull)) % n;
+    const uint64_t i = SplitMix64Of(j + (present ? 0 : 1'000'000'007ull)) % n;
     keys[j] = DecimalKey(2 * i + (present ? 0 : 1));
   }
   // Warm the table cache so table opens (index and filter reads) are not

@@ -1,5 +1,5 @@
 // rocksdb_e2e_bench: LevelDB + blockbloom against RocksDB, the engine a user
-// would switch to, on the same keys, values and bits per key (issue 12).
+// would switch to, on the same keys, values and bits per key.
 //
 //   rocksdb_e2e_bench                      # 1,000,000 keys, a few minutes
 //   rocksdb_e2e_bench --quick              # 50,000 keys (a smoke test)

@@ -5,6 +5,7 @@
 // kernel's; and the key-level build (hash and set in one loop,
 // blocked::AddKeysForTarget) writes the scalar composition's bytes, flat and
 // blocked, sometimes over simd::kPrefetchMinBytes (its prefetched path).
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -52,21 +53,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::unique_ptr<char[]> exact_encoding(new char[encoding.size()]);
   std::memcpy(exact_encoding.get(), encoding.data(), encoding.size());
   // Keys for the key-level build: each hash's 8 bytes. Flat geometry when
-  // the size allows and the hash count is odd; one input in four builds a
-  // filter over the prefetch threshold.
+  // the hash count is odd (of any size one input in three, with up to 30
+  // probes one in five, as the LevelDB policies write); one input in four
+  // builds a blocked filter over the prefetch threshold.
   std::vector<std::string_view> keys(hashes.size());
   for (size_t i = 0; i < hashes.size(); ++i) {
     keys[i] = std::string_view(reinterpret_cast<const char*>(&hashes[i]), 8);
   }
-  const bool flat = bytes <= blocked::kFlatMaxBytes && hashes.size() % 2 == 1;
+  const bool flat = hashes.size() % 2 == 1 && (bytes <= blocked::kFlatMaxBytes || window % 3 == 0);
+  const int key_k = flat && window % 5 == 0 ? std::min(blocked::kMaxFlatProbes, k + 14) : k;
   const uint64_t key_bytes = !flat && window % 4 == 0 ? bytes + simd::kPrefetchMinBytes : bytes;
   std::vector<uint8_t> key_expected(key_bytes);
   for (std::string_view key : keys) {
     const uint64_t h = blockbloom::HashBytes(key.data(), key.size());
     if (flat) {
-      blocked::flat::AddHash(h, key_bytes * 8, k, key_expected.data());
+      blocked::flat::AddHash(h, key_bytes * 8, key_k, key_expected.data());
     } else {
-      blocked::AddHash(h, key_bytes * 8, k, key_expected.data());
+      blocked::AddHash(h, key_bytes * 8, key_k, key_expected.data());
     }
   }
   std::unique_ptr<uint8_t[]> key_built(new uint8_t[key_bytes]);
@@ -87,7 +90,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const blocked::AddKeysFn add_keys = blocked::AddKeysForTarget(target);
     if (add_keys == nullptr) Fail("target without a key-level build", "");
     std::memset(key_built.get(), 0, key_bytes);
-    add_keys(keys.data(), keys.size(), key_bytes * 8, k, key_built.get(), flat);
+    add_keys(keys.data(), keys.size(), key_bytes * 8, key_k, key_built.get(), flat);
     if (std::memcmp(key_built.get(), key_expected.data(), key_bytes) != 0) {
       Fail("target's key-level build wrote different bytes", "");
     }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 13's side-by-side in one command: builds kernel_bench (Release), runs
+# The kernel's side-by-side in one command: builds kernel_bench (Release), runs
 # it once with 3 repetitions (our kernel, the clean-room FastLocalBloom probe,
 # LevelDB's built-in and the memory floors in the same run), writes the JSON
 # and prints each target's ratio from it (scripts/kernel_targets.py).
@@ -20,5 +20,5 @@ echo "== $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), 
      "load $(cut -d' ' -f1-3 /proc/loadavg), commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 "$BUILD_DIR/bench/kernel_bench" --benchmark_min_time=0.2 --benchmark_repetitions=3 \
   --benchmark_report_aggregates_only=true --benchmark_out="$OUT" --benchmark_out_format=json "$@"
-echo "== targets of issue 13, from $OUT"
+echo "== the kernel's targets, from $OUT"
 python3 "$ROOT/scripts/kernel_targets.py" "$OUT"

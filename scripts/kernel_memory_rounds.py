@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 13's out-of-cache targets, each ratio taken inside one run, medians
+"""The kernel's out-of-cache ratios, each ratio taken inside one run, medians
 over repeated runs.
 
     scripts/kernel_memory_rounds.py BINARY [NEW_BINARY] [--rounds N] [--size BYTES]
@@ -12,7 +12,7 @@ each run every batch row is divided by the floor row with the same hint and
 window (the same prefetch pattern with one load per key instead of a probe),
 and every single probe by the unprefetched floor measured beside it. The
 medians of those per-run ratios are printed for every configuration, then
-the issue's two targets:
+the two out-of-cache targets of scripts/kernel_targets.py:
 
   batch <= 1.15x the prefetched-line floor with the best hint: the hint and
       window whose floor has the lowest median, and the batch with the same

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 13's targets, computed from ONE kernel_bench run (its JSON output).
+"""The blocked kernel's performance targets, computed from ONE kernel_bench run.
 
     build/release/bench/kernel_bench --benchmark_min_time=0.2 \
         --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
@@ -10,7 +10,7 @@ Every ratio divides two figures of the same run (medians when the run has
 repetitions), so a noisy machine moves both sides together. Prints one line per
 target: the figures, the ratio, the bound and whether it is met. Rows whose
 benchmarks are not in the file (1 GiB without --big, 128 MiB with --quick) are
-skipped. The targets are those of the issue "The SIMD core, v2"; the bench's
+skipped. Each target is stated beside its computation in main(); the bench's
 names are documented at the top of bench/kernel_bench.cc.
 """
 import json
@@ -125,7 +125,7 @@ def main():
                 row("build: LevelDB / ours >= 3",
                     f"{n} keys {variant}: {theirs:.2f} / {ours:.2f} ns/key{note}", theirs / ours,
                     3.0, lower_is_better=False)
-    # The brief's bar beside the issue's targets: faster than RocksDB's
+    # Beside them, the bar of the best known kernel: faster than RocksDB's
     # FastLocalBloom on the same bits. Probes: ours over the clean-room
     # FastLocalBloom probe, inlined into the same loop and behind one call;
     # builds: FastLocalBloom's build (k byte writes per key, RocksDB's ring of

@@ -9,8 +9,8 @@ written by scripts/run_bench.sh) and writes into the same directory:
   build_ns_per_key.png   build ns/key against filter size
   window_sweep.png       batch probe ns/key against prefetch window
   fpr_vs_bits.png        measured FPR against bits/key, with the models
-  tables.md              the tables of bench/RESULTS.md, with every ratio and
-                         each target stated met/missed
+  tables.md              the run's tables, with every ratio and each target
+                         stated met/missed
 
 Times are medians over repetitions when the run has them (cpu_time: the
 thread's own time, which other processes on a shared machine do not inflate),
@@ -176,7 +176,7 @@ def verdict(ok):
 
 
 def targets_table(r, fpr_runs, lines):
-    lines.append("\n#### Targets (issue 4), ratios from this run\n")
+    lines.append("\n#### Targets, ratios from this run\n")
     lines.append("| target | size | keys | measured | ratio | bound | verdict |")
     lines.append("|---|---|---|---|---|---|---|")
     sizes = r.sizes()

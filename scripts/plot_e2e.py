@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The plot of bench/RESULTS.md's "LevelDB + blockbloom against RocksDB".
+"""The plot of bench/RESULTS.md's "Against RocksDB" (bench/results/rocksdb_e2e.png).
 
 Usage: plot_e2e.py <rocksdb_e2e.json> <out.png>
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs blockbloom's benchmark suite, writes Google Benchmark JSON and draws the
-# plots and tables of bench/RESULTS.md.
+# Runs blockbloom's benchmark suite, writes Google Benchmark JSON and draws its
+# plots and tables (tables.md).
 #
 #   scripts/run_bench.sh           full run (~15 min on 2 cores, ~4 GiB RAM):
 #                                  results in bench/results/

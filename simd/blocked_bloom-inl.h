@@ -19,6 +19,9 @@
 //
 // Only full 512-bit blocks take the vector path (64 bytes are then readable);
 // a filter's short last block uses the scalar kernel, which is the reference.
+//
+// Installed as <blockbloom/simd/blocked_bloom-inl.h> for blockbloom/blocked_bloom_inline.h,
+// which compiles the probe into its caller; not an API (see there).
 
 // Per-target include guard (the pattern Highway requires).
 #if defined(BLOCKBLOOM_SIMD_BLOCKED_BLOOM_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -112,7 +115,7 @@ HWY_INLINE ProbeWords ProbesOf(const LineVec* line, LineVec seeds, const uint32_
   const LineTag d;
   const LineVec x = seeds * hn::Load(d, powers);
   const LineVec bit = hn::ShiftRight<32 - 5>(hn::ShiftLeft<4>(x));  // bits 23..27 of x
-  return ProbeWords{WordsOfLine(line, x), hn::Load(d, blocked::kOneLanes) << bit};
+  return ProbeWords{WordsOfLine(line, x), hn::Load(d, blocked::OneLanes()) << bit};
 }
 
 // Whether every bit of v is clear. x86 targets with PTEST answer in one
@@ -154,9 +157,9 @@ HWY_INLINE bool TestFullBlock(const uint8_t* HWY_RESTRICT block, uint32_t seed, 
   const LineTag d;
   // The line is loaded into registers first. (Loading each vector where its
   // permute reads it lets GCC fold the loads into vpermd, three instructions
-  // fewer per probe, but it measured slower in cache on Zen 3: ours over
-  // FastLocalBloom inlined 0.91 -> 1.08, scripts/kernel_ab.py, 14 rounds;
-  // bench/RESULTS.md, "Session 8".)
+  // fewer per probe, but it is slower in cache on Zen 3: compare
+  // hash/best-inlined against hash/fastlocal-avx2-inlined at 16384 bytes with
+  // scripts/kernel_ab.py OLD NEW --sizes 16384.)
   LineVec line[kLineVectors];
   for (size_t j = 0; j < kLineVectors; ++j) {
     line[j] = hn::BitCast(
@@ -218,10 +221,10 @@ HWY_INLINE LineVec ShiftLeftOrZero(LineVec v, LineVec count) {
 // 1 << (p - 32 j), which the variable shift makes 0 in every lane but the
 // probe's word (p - 32 j wraps to >= 32 below it, and is >= 32 above it).
 // With the keys hashed in the same loop (key_probe-inl.h, AddKeys), the
-// hash's integer work overlaps the mask's vector work: on Zen 3 (AVX2) the
-// build of 1,000,000 keys went from 1.80x to 2.15x faster than LevelDB's
-// and 10,000 keys from 1.48x to 1.50x, against one 32-bit read-modify-write
-// per probe (bench/RESULTS.md, "Session 7", scripts/kernel_ab.py --build).
+// hash's integer work overlaps the mask's vector work, which makes it faster
+// than one 32-bit read-modify-write per probe on Zen 3 (AVX2) from 10,000 to
+// 1,000,000 keys (build/bbpolicy-best/* rows; scripts/kernel_ab.py OLD NEW
+// --build).
 //
 // Elsewhere: each probe ORs its bit into its 32-bit word (little-endian, as
 // the vector probe reads the words).
@@ -289,7 +292,8 @@ HWY_INLINE void AddHashOne(uint64_t hash, uint64_t total_bits, int num_probes,
 // AVX2 / AVX-512: every key's mask (SetFullBlock's shifts, with the block's
 // ProbeBit positions) is ORed into registers and the filter's bytes are
 // written once at the end. The per-probe read-modify-writes of the other
-// path all land in the same few bytes, about 1 ns each here. This is the
+// path all land in the same few bytes, each waiting for the last store to
+// them (build/class-best/20 in kernel_bench measures this path). This is the
 // class's build of filters of up to ~50 keys (it writes version 1, one short
 // block); the policies write such filters flat. Elsewhere: per key, as
 // AddHashOne.
@@ -313,9 +317,9 @@ HWY_INLINE void AddHashesToOneBlock(size_t n, HashAt&& hash_at, uint32_t block_b
       const LineVec x = seeds * hn::Load(d, powers + i);
       hn::Store(hn::ShiftRight<22>(hn::ShiftRight<10>(x) * bits), d, position + i);
     }
-    // SetFullBlock's mask loop, written out in both: as one helper taking
-    // the mask array, GCC 12 built slower in both (LevelDB / ours at 10,000
-    // keys 1.54 -> 1.25, scripts/kernel_ab.py --build, 8 rounds).
+    // SetFullBlock's mask loop, written out in both: as one function taking
+    // the mask array, GCC 12 builds slower in both (scripts/kernel_ab.py OLD
+    // NEW --build, build/*-best/10000).
     for (int i = 0; i < num_probes; ++i) {
       const LineVec p = hn::Set(d, position[i]);
       for (size_t j = 0; j < kLineVectors; ++j) {
@@ -375,11 +379,9 @@ HWY_INLINE void MarkProbes(uint64_t hash, uint64_t total_bits, int num_probes,
 // the other paths keep landing on bytes or lines that a store still in
 // flight is writing (in a 125-byte filter, about one load in six), each a
 // memory-order replay or a forwarding stall. The byte map's stores have no
-// loads to collide with. On Zen 3 (AVX2), LevelDB's CreateFilter time over
-// ours went from 1.21 to 1.53 at 20 keys and 1.29 to 1.59 at 100 (the
-// policy, flat) and 1.26 to 1.48 at 100 (the class, two blocks), and stayed
-// at 1.6 at 10,000 (not this path): scripts/kernel_ab.py --build, 12
-// rounds; bench/RESULTS.md, "Session 10".
+// loads to collide with: on Zen 3 (AVX2) it builds the policy's 20- and
+// 100-key flat filters about 1.25x faster than the read-modify-write path
+// (scripts/kernel_ab.py OLD NEW --build --build-sizes 20,100).
 // HashAt: size_t -> uint64_t. REQUIRES: 1 <= total_bits <=
 // kByteMapMaxBits, 1 <= num_probes <= 16; data holds ceil(total_bits / 8)
 // writable bytes.

@@ -25,7 +25,7 @@ namespace simd {
 
 // Prefetch window of the batch probes and of builds, in keys: a rolling
 // window (the block of key j + window is prefetched while key j is probed).
-// Chosen with the hint below (bench/RESULTS.md, "Kernel (issue 13)").
+// Chosen with the hint below.
 inline constexpr size_t kDefaultWindow = 64;
 inline constexpr size_t kMaxWindow = 1024;
 // Builds and batch probes prefetch only filters above this size (about L2):
@@ -33,9 +33,11 @@ inline constexpr size_t kMaxWindow = 1024;
 inline constexpr uint64_t kPrefetchMinBytes = uint64_t{256} << 10;
 
 // Prefetch hint of the batch probes: __builtin_prefetch locality 3 (T0), 2
-// (T1), 1 (T2) or 0 (NTA). T2 with window 64 measured best at 128 MiB on AMD
-// Zen 3 and Zen 4 (bench/kernel_bench.cc, batch/*; bench/RESULTS.md,
-// "Kernel (issue 13)", has the figures and the machines).
+// (T1), 1 (T2) or 0 (NTA). T2 with window 64 is within 1% of the fastest of
+// the 20 hint and window pairs at 128 MiB on AMD Zen 3 (AVX2) and Zen 4
+// (AVX-512), and none is faster by more than the run-to-run spread
+// (kernel_bench's batch/<hint>/w<window>/absent/134217728 rows;
+// scripts/kernel_memory_rounds.py repeats them).
 enum class PrefetchHint { kT0 = 3, kT1 = 2, kT2 = 1, kNta = 0 };
 inline constexpr PrefetchHint kDefaultPrefetchHint = PrefetchHint::kT2;
 

@@ -27,6 +27,9 @@
 //    scheme RocksDB's FastLocalBloom measured at 0.957% FPR for 10 bits/key
 //    against 0.9535% for ideal independent probes. The 22-bit intermediate
 //    keeps every product inside 32 bits, so SIMD lanes need no widening.
+//
+// Installed as <blockbloom/simd/blocked_kernel.h> for blockbloom/blocked_bloom_inline.h,
+// which compiles the probe into its caller; not an API (see there).
 #ifndef BLOCKBLOOM_SIMD_BLOCKED_KERNEL_H_
 #define BLOCKBLOOM_SIMD_BLOCKED_KERNEL_H_
 
@@ -74,16 +77,16 @@ inline uint32_t ProbeSeed(uint64_t hash) { return static_cast<uint32_t>(hash); }
 // Bit offset of one probe inside a block of `block_bits` (<= 512) bits.
 inline uint32_t ProbeBit(uint32_t x, uint32_t block_bits) { return ((x >> 10) * block_bits) >> 22; }
 
-// of[i] = kMultiplier^i (mod 2^bits of Word), i < kMaxProbes: probe i's
+// of[i] = kMultiplier^i (mod 2^bits of Word), i < kCount: probe i's
 // multiplier, tabulated, so x_i = x_0 * of[i] gives the same values as
 // multiplying i times in a row, but no probe waits for the previous one's
 // multiply (a 3-cycle dependency chain per probe otherwise).
-template <typename Word, Word kMultiplier>
+template <typename Word, Word kMultiplier, int kCount = kMaxProbes>
 struct ProbePowers {
-  Word of[kMaxProbes];
+  Word of[kCount];
   constexpr ProbePowers() : of() {
     Word power = 1;
-    for (int i = 0; i < kMaxProbes; ++i, power *= kMultiplier) of[i] = power;
+    for (int i = 0; i < kCount; ++i, power *= kMultiplier) of[i] = power;
   }
 };
 // Version 1 (512-bit blocks): 32-bit probe seeds.
@@ -108,10 +111,8 @@ struct PaddedProbePowers {
 // pointer (bench/kernel_bench.cc, hash/best/*/16384).
 BLOCKBLOOM_HIDDEN inline constexpr PaddedProbePowers kPaddedProbePowers{};
 
-// 1 in each of 16 32-bit lanes, for the vector probes' `1 << bit`: one load.
-// Not const on purpose (and never written): GCC 12 turns a constant whose
-// value it sees into mov + vmovd + vpbroadcastd on every call of an
-// out-of-line probe. Inline and hidden, like the tables above, so that every
+// 1 in each of 16 32-bit lanes, for the vector probes' `1 << bit`: one load,
+// through OneLanes(). Inline and hidden, like the tables above, so that every
 // shared object or program compiling the kernels has its own copy: the
 // LevelDB plugin's policies and code including the public
 // blockbloom/blocked_bloom_inline.h could not link to a hidden one defined in
@@ -119,7 +120,20 @@ BLOCKBLOOM_HIDDEN inline constexpr PaddedProbePowers kPaddedProbePowers{};
 // (tests/check_hidden_imports.cmake). alignas first: clang rejects it after
 // a GNU attribute (tests/public_headers_check.cc).
 alignas(64) BLOCKBLOOM_HIDDEN
-    inline uint32_t kOneLanes[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+    inline constexpr uint32_t kOneLanes[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+
+// kOneLanes' address, hidden from the optimiser by an empty asm: GCC 12 turns
+// a constant whose value it sees into mov + vmovd + vpbroadcastd on every
+// call of an out-of-line probe; loaded through this pointer it stays one
+// vector load (the asm emits nothing and, having no side effects, is hoisted
+// out of loops with the address).
+inline const uint32_t* OneLanes() {
+  const uint32_t* p = kOneLanes;
+#if defined(__GNUC__)
+  asm("" : "+r"(p));
+#endif
+  return p;
+}
 
 // Is the block of `hash` a full 512-bit block (every block but possibly the
 // last)? Only the high bits of the hash decide. REQUIRES: total_bits > 0.
@@ -195,18 +209,27 @@ inline bool MayContainHash(uint64_t hash, uint64_t total_bits, int num_probes,
 // probe is the v1 block choice's bit. The high bits of h * c for distinct odd
 // constants c behave as independent multiply-shift hashes of h
 // (Dietzfelbinger et al. 1997), the family a 64-bit hash needs for k probes.
+//
+// A flat filter may have any size and up to kMaxFlatProbes probes (LevelDB's
+// own cap on k): the LevelDB policies write it at every size where the
+// 512-bit blocks would cost FPR against LevelDB's built-in filter, and at
+// high bits per key the best k exceeds the blocked geometry's 16
+// (docs/FORMAT.md, "How the LevelDB policies size a filter").
+// BlockedBloomFilter writes it for filters of at most kFlatMaxBytes.
 inline constexpr uint64_t kFlatMaxBytes = 512;  // 8 lines: see docs/FORMAT.md
+inline constexpr int kMaxFlatProbes = 30;
 inline constexpr uint64_t kFlatMultiplier = 0x9E3779B97F4A7C15ull;
 
-BLOCKBLOOM_HIDDEN inline constexpr ProbePowers<uint64_t, kFlatMultiplier> kFlatProbePowers{};
+BLOCKBLOOM_HIDDEN inline constexpr ProbePowers<uint64_t, kFlatMultiplier, kMaxFlatProbes>
+    kFlatProbePowers{};
 
 namespace flat {
-// The bit of probe i (0 <= i < kMaxProbes) in flat bits of total_bits.
+// The bit of probe i (0 <= i < kMaxFlatProbes) in flat bits of total_bits.
 inline uint64_t BitOf(uint64_t hash, int i, uint64_t total_bits) {
   return FastRange64(hash * kFlatProbePowers.of[i], total_bits);
 }
 
-// REQUIRES: total_bits > 0, 1 <= num_probes <= kMaxProbes; data holds
+// REQUIRES: total_bits > 0, 1 <= num_probes <= kMaxFlatProbes; data holds
 // ceil(total_bits / 8) bytes (any alignment; nothing else is touched).
 inline void AddHash(uint64_t hash, uint64_t total_bits, int num_probes, uint8_t* data) {
   for (int i = 0; i < num_probes; ++i) {

@@ -2,6 +2,9 @@
 // (the bottom layer) and every structure in src/.
 //
 // Thread-safety: pure functions, safe from any thread.
+//
+// Installed as <blockbloom/simd/range_reduction.h> for blockbloom/blocked_bloom_inline.h,
+// which compiles the probe into its caller; not an API (see there).
 #ifndef BLOCKBLOOM_SIMD_RANGE_REDUCTION_H_
 #define BLOCKBLOOM_SIMD_RANGE_REDUCTION_H_
 

@@ -49,10 +49,56 @@ std::vector<uint64_t> Hashes(size_t n, uint64_t seed) {
   return out;
 }
 
-TEST(BlockedBloomInlineTest, ReportsItsTarget) {
+// The x86 target this translation unit's compiler flags enable, read from
+// the compiler's own macros (what each Highway x86 target requires), so that
+// the header's choice is checked against the flags, not against itself. 0
+// where this test does not know the architecture.
+int64_t X86TargetOfTheCompilerFlags() {
+#if defined(__x86_64__) || defined(__i386__)
+#if defined(__AVX2__) && defined(__BMI2__) && defined(__FMA__) && defined(__F16C__) && \
+    defined(__SSE4_2__) && defined(__PCLMUL__) && defined(__AES__)
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512VL__)
+#if defined(__AVXVNNI__) && defined(__VAES__) && defined(__VPCLMULQDQ__) &&                \
+    defined(__AVX512VBMI__) && defined(__AVX512VBMI2__) && defined(__AVX512VPOPCNTDQ__) && \
+    defined(__AVX512BITALG__)
+  return HWY_AVX3_DL;
+#else
+  return HWY_AVX3;
+#endif
+#else
+  return HWY_AVX2;
+#endif
+#elif defined(__SSE4_2__) && defined(__SSE4_1__) && defined(__PCLMUL__) && defined(__AES__)
+  return HWY_SSE4;
+#elif defined(__SSSE3__)
+  return HWY_SSSE3;
+#else
+  return HWY_SCALAR;  // plain x86-64: the portable target
+#endif
+#else
+  return 0;
+#endif
+}
+
+// The inline probe is compiled for the target the compiler flags give (the
+// generic build: the portable one, falling back to the dispatched call; the
+// -march=native build: this CPU's best, inlined), and the CPU runs it.
+TEST(BlockedBloomInlineTest, TargetIsTheCompilerFlags) {
   RecordProperty("inline_target", hwy::TargetName(kInlineProbeTarget));
   RecordProperty("inlined", kInlineProbeIsInlined ? "yes" : "no (dispatched fallback)");
-  EXPECT_NE(kInlineProbeTarget, 0);
+  const int64_t expected = X86TargetOfTheCompilerFlags();
+  if (expected == 0) GTEST_SKIP() << "not x86: the flags' target is not derived here";
+  const bool portable = expected == HWY_SCALAR;
+  if (portable) {
+    EXPECT_TRUE(kInlineProbeTarget == HWY_SCALAR || kInlineProbeTarget == HWY_EMU128)
+        << hwy::TargetName(kInlineProbeTarget);
+  } else {
+    EXPECT_EQ(kInlineProbeTarget, expected)
+        << hwy::TargetName(kInlineProbeTarget) << " vs " << hwy::TargetName(expected);
+  }
+  EXPECT_EQ(kInlineProbeIsInlined, !portable);
+  EXPECT_NE(hwy::SupportedTargets() & kInlineProbeTarget, 0)
+      << "compiled for a target this CPU lacks";
 }
 
 TEST(BlockedBloomInlineTest, SameAnswersForEveryBlockedGeometry) {

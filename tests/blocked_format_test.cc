@@ -14,6 +14,7 @@
 
 #include "blockbloom/blocked_bloom.h"
 #include "blockbloom/compact_filter_policy.h"
+#include "blockbloom/filter_format.h"
 #include "blockbloom/hash.h"
 #include "blockbloom/leveldb_filter_policy.h"
 #include "blocked/format.h"
@@ -147,7 +148,6 @@ TEST(BlockedFormatTest, CorruptTrailersMayMatchEverything) {
       {"geometry 2 (256-bit blocks)", 2, 0x12},
       {"geometry 4", 2, 0x14},
       {"k = 0", 3, 0},
-      {"k = 17", 3, 17},
       {"k = 31", 3, 31},
       {"reserved bit 5 set", 3, 0x20 | 7},
       {"reserved bit 7 set", 3, 0x80 | 7},
@@ -155,6 +155,14 @@ TEST(BlockedFormatTest, CorruptTrailersMayMatchEverything) {
   };
   for (const Corruption& c : kTable) {
     EXPECT_TRUE(policy->KeyMayMatch("definitely-absent-key", Corrupted(good, c))) << c.what;
+  }
+  // More than 16 probes is valid only for the flat geometry (version 2).
+  const std::string v1 = BuildV1Filter(1000);
+  ASSERT_FALSE(policy->KeyMayMatch("definitely-absent-key", v1));
+  for (int k : {17, 30}) {
+    EXPECT_TRUE(policy->KeyMayMatch("definitely-absent-key",
+                                    Corrupted(v1, {"v1, k > 16", 3, static_cast<uint8_t>(k)})))
+        << k;
   }
 }
 
@@ -402,7 +410,7 @@ TEST(BlockedFormatV2Test, OldReadersReadVersion2AsMayMatch) {
       {"v2, geometry 3", 2, 0x23},
       {"version 3", 2, 0x30},
       {"k = 0", 3, 0},
-      {"k = 17", 3, 17},
+      {"k = 31", 3, 31},
       {"reserved bit", 3, 0x40 | 7},
   };
   for (const Corruption& c : kTable) {
@@ -411,19 +419,14 @@ TEST(BlockedFormatV2Test, OldReadersReadVersion2AsMayMatch) {
     EXPECT_FALSE(blocked::ParseFilter(bad, &view)) << c.what;
     EXPECT_TRUE(blocked::EncodedMayContainHash(bad, HashKey("definitely-absent-key"))) << c.what;
   }
-  // A flat trailer on more than kFlatMaxBytes of bits is not a valid filter.
-  std::string big = WriteFilter(EvenKeys(1000));
-  big[big.size() - 2] = static_cast<char>(0x20);
+  // A flat trailer on zero bytes is not a valid filter.
   blocked::FilterView view;
-  EXPECT_FALSE(blocked::ParseFilter(big, &view));
-  EXPECT_TRUE(blocked::EncodedMayContainHash(big, HashKey("definitely-absent-key")));
-  // ... nor on zero bytes.
   std::string empty_flat = WriteFilter({});
   empty_flat[empty_flat.size() - 2] = static_cast<char>(0x20);
   EXPECT_FALSE(blocked::ParseFilter(empty_flat, &view));
 }
 
-// ---- No bad tails on tiny filters (issue 12) ----
+// ---- No bad tails on tiny filters ----
 //
 // For each key shape and n, 2,000 filters of n keys at 10 bits/key, each
 // probed with the same 2,000 absent keys of that shape through the real
@@ -436,7 +439,8 @@ TEST(BlockedFormatV2Test, OldReadersReadVersion2AsMayMatch) {
 // on the same keys. Also printed: the exact mean FPR computed from the bits
 // ((fraction set)^k; per block for version 1) for our filters.
 // BLOCKBLOOM_TAIL_FULL=1 sweeps n = 10..400 in steps of 10 and adds version
-// 1: the figures in bench/RESULTS.md.
+// 1 (bench/results/tails_10k_probes.txt is its output with
+// BLOCKBLOOM_TAIL_PROBES=10000).
 enum class Shape { kDecimal, kRandom, kLongPrefix };
 
 std::string ShapedKey(Shape shape, uint64_t id, bool absent) {
@@ -576,6 +580,57 @@ TEST(BlockedFormatV2Test, NoBadTailsOnTinyFilters) {
       EXPECT_LE(ours.mean_fpr, builtin.mean_fpr) << name << " n=" << n;
     }
   }
+}
+
+// The public description of a filter's bytes (blockbloom/filter_format.h)
+// for what each policy writes (the blocked policy's flat version 2, the
+// compact policy's, LevelDB's built-in), a standalone BlockedBloomFilter's
+// 512-bit blocks (version 1), and the degenerate ones.
+TEST(BlockedFormatTest, DescribeFilterNamesWhatEachPolicyWrote) {
+  const auto filter_of = [](const leveldb::FilterPolicy& policy, int n) {
+    std::vector<std::string> keys;
+    for (int i = 0; i < n; ++i) keys.push_back(testing_keys::Key(i));
+    std::vector<leveldb::Slice> slices(keys.begin(), keys.end());
+    std::string out;
+    policy.CreateFilter(slices.data(), n, &out);
+    return out;
+  };
+  std::unique_ptr<const leveldb::FilterPolicy> blocked(NewBlockedBloomFilterPolicy(10));
+  const std::string small = filter_of(*blocked, 100);  // LevelDB-sized: one flat block
+  FilterDescription d = DescribeFilter(small);
+  EXPECT_EQ(d.encoding, FilterEncoding::kBlocked);
+  EXPECT_EQ(d.version, 2);
+  EXPECT_TRUE(d.blocked_readable);
+  EXPECT_TRUE(d.single_block);
+  EXPECT_EQ(d.bits_bytes, small.size() - 3);
+  EXPECT_GE(d.num_probes, 1);
+  absl::StatusOr<BlockedBloomFilter> standalone = BlockedBloomFilter::Create(5000, 10.0);
+  ASSERT_TRUE(standalone.ok()) << standalone.status();
+  for (int i = 0; i < 5000; ++i) standalone->AddKey(testing_keys::Key(i));
+  const std::string large = standalone->Serialize();
+  d = DescribeFilter(large);
+  EXPECT_EQ(d.encoding, FilterEncoding::kBlocked);
+  EXPECT_EQ(d.num_probes, standalone->num_probes());
+  EXPECT_EQ(d.version, 1);
+  EXPECT_TRUE(d.blocked_readable);
+  EXPECT_FALSE(d.single_block);
+  EXPECT_EQ(d.bits_bytes, large.size() - 3);
+  std::string damaged = large;
+  damaged[damaged.size() - 2] = '\x7f';  // an unknown version and geometry
+  d = DescribeFilter(damaged);
+  EXPECT_EQ(d.encoding, FilterEncoding::kBlocked);
+  EXPECT_FALSE(d.blocked_readable);
+
+  std::unique_ptr<const leveldb::FilterPolicy> compact(NewCompactFilterPolicy(10));
+  d = DescribeFilter(filter_of(*compact, 100));
+  EXPECT_EQ(d.encoding, FilterEncoding::kCompact);
+  EXPECT_EQ(d.version, 2);
+  std::unique_ptr<const leveldb::FilterPolicy> builtin(leveldb::NewBloomFilterPolicy(10));
+  d = DescribeFilter(filter_of(*builtin, 100));
+  EXPECT_EQ(d.encoding, FilterEncoding::kLevelDbBuiltin);
+  EXPECT_EQ(d.version, 6);  // LevelDB's k = bits_per_key * ln 2, rounded down
+  EXPECT_EQ(DescribeFilter("x").encoding, FilterEncoding::kEmpty);
+  EXPECT_EQ(DescribeFilter(std::string("\0\xff", 2)).encoding, FilterEncoding::kUnknown);
 }
 
 }  // namespace

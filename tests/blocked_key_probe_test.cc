@@ -41,6 +41,7 @@
 #include "blockbloom/leveldb_filter_policy.h"
 #include "blocked_bloom_simd.h"
 #include "policy/blocked_policy.h"
+#include "policy/filter_sizing.h"
 #include "targets.h"
 namespace blockbloom {
 namespace key_probe_test {
@@ -334,15 +335,16 @@ TEST_F(KeyProbeDispatch, EveryTargetBuildsTheReferenceBytes) {
     std::unique_ptr<const internal::BlockedPolicy> policy(
         internal::NewBlockedPolicyForTarget(target, 10, "test.policy", false));
     ASSERT_NE(policy, nullptr);
-    // 10 bits/key: 0 and 1 key, flat (<= 409 keys), blocked in cache, and
-    // over simd::kPrefetchMinBytes (30000 keys: 37500 bytes; 1 MiB of
-    // filter needs ~840k keys, so the class API covers the prefetched path
-    // below with few keys and a large filter).
+    // 10 bits/key: 0 and 1 key, flat in the byte map (<= 409 keys) and
+    // beyond it (flat up to millions of keys at 10 bits/key: the blocked
+    // geometry's paths are covered by the class API below).
+    const internal::FilterSizing sizing(10);
     for (size_t n : {size_t{0}, size_t{1}, size_t{20}, size_t{409}, size_t{410}, keys.size()}) {
       std::string want = "prefix";
       std::string got = want;
+      const internal::BloomLayout layout = sizing.Bloom(n);
       blocked::AppendFilter(
-          n, BlockedBloomBytes(n, 10), BlockedBloomProbes(10),
+          n, layout.bytes, layout.num_probes, layout.geometry,
           [&](size_t i) -> std::string_view { return keys[i]; }, &want);
       policy->CreateFilter(slices.data(), static_cast<int>(n), &got);
       ASSERT_EQ(got, want) << simd::TargetName(target) << " n=" << n;

@@ -348,9 +348,31 @@ static double RuledOutShare(leveldb_t* db, const struct Oracle* oracle) {
   return (Stat(db, "gets-ruled-out") - before) / (kRange - CountLive(oracle));
 }
 
-/* The whole cycle on the (new) database at `path`. */
+/* "blockbloom.filter-policy-stats" of a FilteredDB opened with `policy`
+ * (from blockbloom_filterpolicy_create_*) gives the policy's own counters,
+ * as blockbloom_filterpolicy_stats reads them, and at least one probe. No
+ * Get may run concurrently (the two reads must see the same counts). */
+static int PolicyStatsPropertyAgrees(leveldb_t* db, const leveldb_filterpolicy_t* policy) {
+  char* text = leveldb_property_value(db, "blockbloom.filter-policy-stats");
+  unsigned long long probes = 0, negatives = 0, positives = 0;
+  uint64_t policy_probes = 0, policy_negatives = 0;
+  int fields;
+  CHECK(text != NULL);
+  fields = sscanf(text, "probes: %llu\nnegatives: %llu\npositives: %llu\n", &probes, &negatives,
+                  &positives);
+  leveldb_free(text);
+  CHECK(fields == 3);
+  CHECK(blockbloom_filterpolicy_stats(policy, &policy_probes, &policy_negatives) == 1);
+  CHECK(probes == policy_probes && negatives == policy_negatives);
+  CHECK(positives == probes - negatives);
+  CHECK(probes > 0);
+  return 1;
+}
+
+/* The whole cycle on the (new) database at `path`, whose options hold
+ * `policy`. */
 static int FilteredDbCycle(const char* path, int kind, struct Oracle* oracle,
-                           leveldb_options_t* options) {
+                           leveldb_options_t* options, const leveldb_filterpolicy_t* policy) {
   const char* kind_name = kind == blockbloom_index_dleft ? "d-left" : "counting";
   struct Progress progress = {0, 0};
   char* err = NULL;
@@ -383,9 +405,6 @@ static int FilteredDbCycle(const char* path, int kind, struct Oracle* oracle,
     CHECK(files != NULL);
     leveldb_free(files);
     CHECK(leveldb_property_value(g_db, "blockbloom.no-such-property") == NULL);
-    /* The table filters' own counters are C++ policies' (filter_stats.h);
-     * asking with a policy from blockbloom/c.h answers without crashing. */
-    leveldb_free((char*)leveldb_property_value(g_db, "blockbloom.filter-policy-stats"));
     leveldb_compact_range(g_db, NULL, 0, NULL, 0);
     leveldb_approximate_sizes(g_db, 1, &start, &start_len, &limit, &limit_len, &size);
     CHECK(size > 0);
@@ -394,6 +413,8 @@ static int FilteredDbCycle(const char* path, int kind, struct Oracle* oracle,
   printf("FilteredDB (%s) from C: %.4f of absent Gets ruled out by the index\n", kind_name, share);
   /* d-left gives ~0.15% FPR, counting ~1%: a 5% cap is loose but can fail. */
   CHECK(share >= 0.95 && share <= 1.0);
+  /* The table filters' own counters, through LevelDB's wrapper of a C policy. */
+  CHECK(PolicyStatsPropertyAgrees(g_db, policy));
   {
     /* The numeric property agrees with the stats line. */
     char* ruled = (char*)leveldb_property_value(g_db, "blockbloom.index-gets-ruled-out");
@@ -477,7 +498,7 @@ static int TestFilteredDb(int kind) {
     leveldb_options_set_create_if_missing(options, 1);
     leveldb_options_set_filter_policy(options, policy);
     leveldb_options_set_write_buffer_size(options, 64 * 1024); /* several tables */
-    ok = FilteredDbCycle(path, kind, oracle, options);
+    ok = FilteredDbCycle(path, kind, oracle, options, policy);
     RemoveDb(path); /* closes g_db first */
   }
   leveldb_options_destroy(options);
@@ -556,6 +577,8 @@ static int ErrorCases(const char* path, leveldb_options_t* options,
   CHECK(g_db != NULL);
   CHECK(Stat(g_db, "capacity") >= 1000);
   CHECK(Stat(g_db, "memory-bytes") > 0 && Stat(g_db, "memory-bytes") <= 256 * 1024);
+  /* No filter policy in `options`: no policy counters to report. */
+  CHECK(leveldb_property_value(g_db, "blockbloom.filter-policy-stats") == NULL);
   second = blockbloom_filtered_db_open(options, NULL, bad, &err);
   if (second != NULL) leveldb_close(second);
   CHECK(second == NULL && err != NULL);

@@ -11,7 +11,7 @@
 #include "c/c_api_internal.h"
 #include "blockbloom/compact_filter_policy.h"
 #include "blockbloom/leveldb_filter_policy.h"
-#include "blockbloom/read_counting_env.h"
+#include "testing/read_counting_env.h"
 #include "leveldb/cache.h"
 #include "leveldb/db.h"
 #include "leveldb/env.h"

@@ -5,7 +5,7 @@
 // readers, and real databases on disk: absent-key data-block reads match the
 // filters' FPR, and migration works in both directions.
 #include "blockbloom/compact_filter_policy.h"
-#include "blockbloom/read_counting_env.h"
+#include "testing/read_counting_env.h"
 
 #include <gtest/gtest.h>
 
@@ -22,6 +22,7 @@
 #include "blockbloom/compact_filter.h"
 #include "blockbloom/hash.h"
 #include "blockbloom/leveldb_filter_policy.h"
+#include "blocked/format.h"
 #include "compact/builder.h"
 #include "compact/format.h"
 #include "format/recognize.h"
@@ -29,6 +30,7 @@
 #include "leveldb/db.h"
 #include "leveldb/env.h"
 #include "leveldb/filter_policy.h"
+#include "policy/filter_sizing.h"
 #include "test_keys.h"
 #include "test_paths.h"
 #include "sanitizers.h"
@@ -96,25 +98,49 @@ TEST(CompactPolicyTest, Names) {
   EXPECT_STREQ(migrating->Name(), "leveldb.BuiltinBloomFilter2");
 }
 
-TEST(CompactPolicyTest, WritesTheSameBytesAsCompactFilter) {
-  for (double bpk : {1.0, 7.5, 10.0, 20.0}) {
+// The policies write the layout internal::FilterSizing::Compact chooses
+// (plugin/policy/filter_sizing.h): version 2 with its R and size, else its
+// Bloom filter, byte for byte what the format-level writers produce.
+TEST(CompactPolicyTest, WritesTheLayoutFilterSizingChooses) {
+  int compact_filters = 0, bloom_filters = 0;
+  for (double bpk : {1.0, 2.0, 3.0, 7.5, 10.0, 20.0, 30.0}) {
     PolicyPtr compact(NewCompactFilterPolicy(bpk));
     PolicyPtr migrating(NewMigratingCompactFilterPolicy(bpk));
-    for (size_t n : {0, 1, 10, 35, 100, 300, 1000}) {
+    const internal::FilterSizing sizing(bpk);
+    for (size_t n : {0, 1, 3, 10, 35, 100, 300, 1000}) {
       const std::vector<std::string> keys = PresentKeys(n);
-      const std::vector<std::string_view> views(keys.begin(), keys.end());
-      auto filter = CompactFilter::BuildFromKeys(views, bpk);
-      ASSERT_TRUE(filter.ok());
-      EXPECT_EQ(CreateFilter(*compact, keys), filter->Serialize());
-      EXPECT_EQ(CreateFilter(*migrating, keys), filter->Serialize());
+      std::vector<uint64_t> hashes;
+      for (const std::string& key : keys) hashes.push_back(HashKey(key));
+      const internal::CompactLayout layout = sizing.Compact(n);
+      std::string want;
+      if (layout.version1) {
+        compact::AppendFilterV1(hashes, bpk, &want);
+      } else if (layout.fingerprint_bits > 0) {
+        compact::BuildInfo info;
+        ASSERT_TRUE(compact::AppendFilterV2(hashes, layout.fingerprint_bits, layout.total_bytes,
+                                            &want, &info))
+            << "bpk=" << bpk << " n=" << n;
+        EXPECT_EQ(want.size(), layout.bloom.bytes + compact::kV2TrailerSize);
+        ++compact_filters;
+      } else {
+        blocked::AppendFilter(
+            n, layout.bloom.bytes, layout.bloom.num_probes, layout.bloom.geometry,
+            [&](size_t i) { return std::string_view(keys[i]); }, &want);
+        ++bloom_filters;
+      }
+      EXPECT_EQ(CreateFilter(*compact, keys), want) << "bpk=" << bpk << " n=" << n;
+      EXPECT_EQ(CreateFilter(*migrating, keys), want) << "bpk=" << bpk << " n=" << n;
       // LevelDB appends filters to one string: the appended bytes must be
       // the same as a fresh filter's.
       std::string appended = "prefix";
       std::vector<leveldb::Slice> slices(keys.begin(), keys.end());
       compact->CreateFilter(slices.data(), static_cast<int>(n), &appended);
-      EXPECT_EQ(appended, "prefix" + filter->Serialize());
+      EXPECT_EQ(appended, "prefix" + want);
     }
   }
+  // Both kinds occur in this sweep (Bloom at 1-3 bits/key of large sets).
+  EXPECT_GT(compact_filters, 20);
+  EXPECT_GT(bloom_filters, 3);
 }
 
 TEST(CompactPolicyTest, NoFalseNegativesAndEmptySetRejectsEverything) {

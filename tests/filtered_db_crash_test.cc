@@ -133,6 +133,10 @@ std::string RoundKey(uint64_t round, uint64_t i) { return Key(round * 1000000 + 
 struct Shared {
   std::atomic<uint64_t> acked{0};
   std::atomic<int> phase{0};  // 1: inside SaveIndex, 2: inside close (save), 0: else
+  // Phases left (counted before phase goes back to 0): a kill that finds
+  // phase == mode and this count unchanged since the phase was seen landed
+  // inside that phase.
+  std::atomic<uint64_t> phases_left{0};
 };
 
 // Step i of a round: Put RoundKey(i); every 3rd step also deletes
@@ -160,11 +164,13 @@ struct Shared {
         std::fprintf(stderr, "SaveIndex: %s\n", s.ToString().c_str());
         _exit(4);
       }
+      shared->phases_left.fetch_add(1);
       shared->phase.store(0);
     }
     if (i % 1500 == 1499) {
       shared->phase.store(2);
       db.reset();
+      shared->phases_left.fetch_add(1);
       shared->phase.store(0);
       if (!FilteredDB::Open(fdb_options, options, path, &db).ok()) _exit(5);
     }
@@ -249,6 +255,7 @@ TEST(FilteredDBPersistTest, SigkillAtRandomPointsAndDuringSavesNeverLosesAKey) {
   testing_keys::SplitMix64 rng(42);
   std::vector<uint64_t> acked;
   int from_file = 0;
+  int landed_inside[3] = {0, 0, 0};  // per mode: kills that hit the phase asked for
   constexpr int kRounds = 9;
   for (int round = 0; round < kRounds; ++round) {
     shared->acked.store(0);
@@ -270,15 +277,23 @@ TEST(FilteredDBPersistTest, SigkillAtRandomPointsAndDuringSavesNeverLosesAKey) {
     while (shared->acked.load() < min_acked && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
+    uint64_t left_when_seen = 0;
     if (mode != 0) {
+      // Spin (a sleep would miss most saves): react as soon as the phase starts.
       while (shared->phase.load() != mode && std::chrono::steady_clock::now() < deadline) {
       }
-      std::this_thread::sleep_for(std::chrono::microseconds(rng.Next() % 1500));
+      left_when_seen = shared->phases_left.load();
+      ASSERT_EQ(shared->phase.load(), mode) << "round " << round << ": the phase never came";
+      std::this_thread::sleep_for(std::chrono::microseconds(rng.Next() % 300));
     }
     ASSERT_EQ(kill(child, SIGKILL), 0);
     int status = 0;
     ASSERT_EQ(waitpid(child, &status, 0), child);
     ASSERT_TRUE(WIFSIGNALED(status)) << "child exited early with " << WEXITSTATUS(status);
+    // The child is dead: its last phase is final. Where did the kill land?
+    if (mode != 0 && shared->phase.load() == mode && shared->phases_left.load() == left_when_seen) {
+      ++landed_inside[mode];
+    }
     acked.push_back(shared->acked.load());
     ASSERT_GE(acked.back(), min_acked);
 
@@ -296,6 +311,12 @@ TEST(FilteredDBPersistTest, SigkillAtRandomPointsAndDuringSavesNeverLosesAKey) {
   // A kill right after a save with no write since may legitimately reuse it;
   // most rounds die with writes after the last save and must scan.
   EXPECT_LT(from_file, kRounds);
+  // The rounds meant to kill inside a save did, at least once per kind: else
+  // the test would pass without testing a torn index file.
+  std::printf("kills inside SaveIndex: %d of %d, inside a close's save: %d of %d\n",
+              landed_inside[1], kRounds / 3, landed_inside[2], kRounds / 3);
+  EXPECT_GE(landed_inside[1], 1) << "no kill landed inside SaveIndex";
+  EXPECT_GE(landed_inside[2], 1) << "no kill landed inside a close's save";
   DestroyFilteredDB(path, leveldb::Options());
 }
 

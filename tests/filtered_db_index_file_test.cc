@@ -179,6 +179,14 @@ TEST_P(FilteredDBKeyIndexPayloadTest, RoundTripsByteExactWithTheSameAnswers) {
   for (int i = 0; i < 60; ++i) EXPECT_TRUE((*index)->MayContain(rng.Next())) << i;
 }
 
+// The payload's kind byte is the format's (docs/FORMAT.md: 0 counting,
+// 1 d-left), whatever IndexKind's values are (those follow blockbloom/c.h).
+TEST_P(FilteredDBKeyIndexPayloadTest, KindByteIsTheFormats) {
+  const std::string payload = IndexPayload(GetParam(), 100, 10);
+  ASSERT_GT(payload.size(), 8u);  // u64 inner length, then the inner payload's u8 kind
+  EXPECT_EQ(payload[8], GetParam() == IndexKind::kCounting ? 0 : 1);
+}
+
 // Every declared size is checked against the bytes before anything is
 // allocated for it; a mismatch is InvalidArgument, never a crash.
 TEST_P(FilteredDBKeyIndexPayloadTest, SizesNotMatchingTheBytesAreRejected) {

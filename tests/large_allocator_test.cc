@@ -1,6 +1,6 @@
-// blockbloom/large_allocator.h: the arrays behind the counting, d-left and
+// common/large_allocator.h: the arrays behind the counting, d-left and
 // FilteredDB front filters.
-#include "blockbloom/large_allocator.h"
+#include "common/large_allocator.h"
 
 #include <gtest/gtest.h>
 

@@ -60,7 +60,10 @@
  * counter as "name: value" lines (gets-ruled-out, filter-passes,
  * passes-not-found, measured-fpr, keys, memory-bytes, opened-from, ...);
  * the other names are listed at FilteredDB::GetProperty in
- * blockbloom/filtered_db.h. How that works and what it assumes of
+ * blockbloom/filtered_db.h. When `options` hold a policy from
+ * blockbloom_filterpolicy_create_*, "blockbloom.filter-policy-stats" gives
+ * its probes, negatives and positives (as blockbloom_filterpolicy_stats);
+ * with any other policy, or none, that property is NULL. How that works and what it assumes of
  * libleveldb (LevelDB 1.23's leveldb_t layout, checked at run time): see
  * blockbloom_filtered_db_open below.
  *
@@ -80,9 +83,13 @@ extern "C" {
  * one 64-byte cache line per key probe. Name "blockbloom.BlockedBloom.v1". */
 leveldb_filterpolicy_t* blockbloom_filterpolicy_create_blocked(double bits_per_key);
 
-/* The compact (Golomb-Rice fingerprint) filter policy (C++:
- * blockbloom::NewCompactFilterPolicy): the lowest FPR per bit; slower to
- * build. Name "blockbloom.Compact.v1". */
+/* The compact filter policy (C++: blockbloom::NewCompactFilterPolicy): each
+ * per-block filter of n keys gets the bits LevelDB's built-in filter would
+ * spend, plus a 3-byte trailer, as a GF(2) retrieval structure of R-bit
+ * fingerprints (format version 2) with FPR 2^-R: 0.195% at 10 bits/key; at
+ * 1-3 bits/key, where it does better, a Bloom filter of the same bytes
+ * (docs/FORMAT.md, "How the LevelDB policies size a filter"). The lowest FPR
+ * per bit; slower to build. Name "blockbloom.Compact.v1". */
 leveldb_filterpolicy_t* blockbloom_filterpolicy_create_compact(double bits_per_key);
 
 /* For databases written with LevelDB's built-in Bloom filter
@@ -126,7 +133,8 @@ unsigned char blockbloom_filterpolicy_stats(const leveldb_filterpolicy_t* policy
  * another thread opens with it. */
 typedef struct blockbloom_filtered_db_options_t blockbloom_filtered_db_options_t;
 
-/* Values of blockbloom_filtered_db_options_set_kind (C++ IndexKind). */
+/* Values of blockbloom_filtered_db_options_set_kind, the same as C++
+ * blockbloom::IndexKind's. Fixed: bindings compile them in as integers. */
 enum {
   blockbloom_index_dleft = 0,   /* d-left counting Bloom filter (default): ~half the memory */
   blockbloom_index_counting = 1 /* blocked counting Bloom filter, 4-bit counters */

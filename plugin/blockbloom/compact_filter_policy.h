@@ -1,10 +1,12 @@
 // LevelDB filter policies whose per-block filters are compact filters
-// (blockbloom/compact_filter.h). They write format version 2, a retrieval
-// filter of exactly ceil(n * bits_per_key / 8) bytes per filter, trailer
-// included, with FPR 2^-R for R = min(32, floor((8 * bytes - 24) / n)):
-// 0.195% at 10 bits/key from 21 keys up, 0.39% at 9..20 keys (docs/FORMAT.md,
-// "Compact filter, version 2"). Version-1 filters (Golomb-Rice sets, written by
-// earlier builds) are still read.
+// (blockbloom/compact_filter.h). For n keys a filter gets the bits LevelDB's
+// built-in filter would spend, max(n * bits_per_key, 64) in whole bytes,
+// plus a 3-byte trailer, and holds format version 2, a retrieval filter with
+// FPR 2^-R (R the largest fingerprint that leaves the solver its spare
+// slots: 2^-9 = 0.195% at 10 bits/key), or, where a Bloom filter of the same
+// bytes has the lower FPR (1-3 bits/key), a flat blocked-format Bloom filter
+// (docs/FORMAT.md, "How the LevelDB policies size a filter"). Sets of more
+// than 65,536 keys get version 1 (a Golomb-Rice set); every version is read.
 //
 //   #include "blockbloom/compact_filter_policy.h"
 //   leveldb::Options options;

@@ -104,9 +104,12 @@
 
 namespace blockbloom {
 
+// The values are blockbloom/c.h's blockbloom_index_* (a published C API,
+// compiled into bindings as plain integers); the index file records the
+// kind with its own byte (docs/FORMAT.md), not with these values.
 enum class IndexKind {
-  kCounting,  // blocked counting Bloom filter: 4-bit counters, FPR from target_fpr
-  kDleft,     // d-left counting Bloom filter: ~half the memory at equal FPR
+  kDleft = 0,     // d-left counting Bloom filter: ~half the memory at equal FPR
+  kCounting = 1,  // blocked counting Bloom filter: 4-bit counters, FPR from target_fpr
 };
 
 struct FilteredDBOptions {

@@ -9,12 +9,16 @@
 //
 // LevelDB calls CreateFilter once per ~2 KB of table data and KeyMayMatch on
 // every Get that reaches a table. Filters use the format of docs/FORMAT.md
-// (blocked Bloom). Every policy reads every blockbloom format (one
-// recognizer, src/format/recognize.h: a blocked policy reads compact filters
-// too). A filter this policy cannot parse (damaged, truncated, or from a
-// newer version) answers "may match": a damaged filter costs a disk read,
-// never a missed key. The one exception is the migrating policy's, which
-// answers to LevelDB's built-in name and so reads a filter ending in a byte
+// (blocked Bloom): for n keys, the bits LevelDB's built-in filter would
+// spend, max(n * bits_per_key, 64) in whole bytes, plus a 3-byte trailer,
+// laid out flat with the best k for those bits (never a higher FPR than the
+// built-in's), in 512-bit blocks only for filters of millions of keys
+// (docs/FORMAT.md, "How the LevelDB policies size a filter"). Every policy reads every blockbloom
+// format (one recognizer, src/format/recognize.h: a blocked policy reads compact filters too). A
+// filter this policy cannot parse (damaged, truncated, or from a newer version) answers "may
+// match": a damaged filter costs a disk read, never a missed key. The one exception is the
+// migrating policy's, which answers to LevelDB's built-in name and so reads a filter ending in a
+// byte
 // <= 30 as a built-in one, as LevelDB's own policy does: a blockbloom filter
 // truncated to such a byte (its k, or version 1's 0x13) may then answer "no";
 // LevelDB's block checksums (paranoid_checks) catch that damage on disk. A

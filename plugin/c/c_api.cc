@@ -4,6 +4,7 @@
 // exception crosses into C.
 #include "blockbloom/c.h"
 
+#include <cinttypes>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -43,16 +44,23 @@ namespace {
 struct PolicyState {
   std::unique_ptr<const leveldb::FilterPolicy> policy;
   const leveldb_filterpolicy_t* handle = nullptr;  // registered in PolicyRegistry
+  // The handle as the leveldb::FilterPolicy* that leveldb_options_set_filter_policy
+  // stores in Options (c.cc's wrapper class), registered in by_options_policy;
+  // null if unknown.
+  const leveldb::FilterPolicy* options_policy = nullptr;
 };
 
 // The C policies alive, by the handle LevelDB's C API returned for them, so
 // blockbloom_filterpolicy_stats can find the C++ policy behind a handle
 // (leveldb/c.h gives no way back from a leveldb_filterpolicy_t to its
-// state). Entries are removed by Destroy, which c.cc calls when the handle is
-// destroyed. Never destroyed itself (policies may outlive static destruction).
+// state), and by the FilterPolicy* a leveldb_options_t holds for it, so
+// blockbloom_filtered_db_open can. Entries are removed by Destroy, which
+// c.cc calls when the handle is destroyed. Never destroyed itself (policies
+// may outlive static destruction).
 struct PolicyRegistry {
   std::mutex mu;
   std::unordered_map<const leveldb_filterpolicy_t*, const PolicyState*> live;
+  std::unordered_map<const leveldb::FilterPolicy*, const PolicyState*> by_options_policy;
 };
 
 PolicyRegistry& GetPolicyRegistry() {
@@ -80,6 +88,9 @@ void Destroy(void* state) {
     PolicyRegistry& r = GetPolicyRegistry();
     std::lock_guard<std::mutex> lock(r.mu);
     r.live.erase(policy_state->handle);
+    if (policy_state->options_policy != nullptr) {
+      r.by_options_policy.erase(policy_state->options_policy);
+    }
   }
   delete policy_state;
 }
@@ -117,6 +128,20 @@ uint8_t KeyMayMatch(void* state, const char* key, size_t length, const char* fil
   }
 }
 
+// What leveldb_options_set_filter_policy stores in Options for `handle`: c.cc
+// converts its leveldb_filterpolicy_t* to leveldb::FilterPolicy*, a
+// conversion only c.cc's complete type can make, so ask c.cc to make it and
+// read the result back. Null if LevelDB's handles are not laid out as
+// c_api_internal.h assumes (the field could not be read safely).
+const leveldb::FilterPolicy* OptionsPolicyOf(leveldb_filterpolicy_t* handle) {
+  if (!capi_internal::CheckLevelDBHandleLayout()) return nullptr;
+  leveldb_options_t* options = leveldb_options_create();
+  leveldb_options_set_filter_policy(options, handle);
+  const leveldb::FilterPolicy* out = options->rep.filter_policy;
+  leveldb_options_destroy(options);
+  return out;
+}
+
 // Takes ownership of `policy`; NULL only if `policy` is NULL or out of memory.
 leveldb_filterpolicy_t* Wrap(const leveldb::FilterPolicy* policy) {
   std::unique_ptr<const leveldb::FilterPolicy> owned(policy);
@@ -132,15 +157,30 @@ leveldb_filterpolicy_t* Wrap(const leveldb::FilterPolicy* policy) {
     return nullptr;
   }
   try {
+    const leveldb::FilterPolicy* options_policy = OptionsPolicyOf(handle);
     PolicyRegistry& r = GetPolicyRegistry();
     std::lock_guard<std::mutex> lock(r.mu);
     r.live.emplace(handle, state);
     state->handle = handle;
+    if (options_policy != nullptr && r.by_options_policy.emplace(options_policy, state).second) {
+      state->options_policy = options_policy;
+    }
   } catch (...) {
     // Out of memory: the policy works, only blockbloom_filterpolicy_stats
-    // will not find it.
+    // and a FilteredDB's "blockbloom.filter-policy-stats" will not find it.
   }
   return handle;
+}
+
+// The C++ policy of a live C policy whose handle Options hold as
+// `options_policy` (leveldb_options_t::rep.filter_policy), else null.
+// REQUIRES: the C policy is not destroyed concurrently.
+const leveldb::FilterPolicy* CxxPolicyOf(const leveldb::FilterPolicy* options_policy) {
+  if (options_policy == nullptr) return nullptr;
+  PolicyRegistry& r = GetPolicyRegistry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  const auto it = r.by_options_policy.find(options_policy);
+  return it == r.by_options_policy.end() ? nullptr : it->second->policy.get();
 }
 
 template <typename Factory>
@@ -190,9 +230,16 @@ internal::LiveSet<leveldb::DB>& LiveFilteredDBs() {
 // each forward is a direct call), catching what FilteredDB may throw (out of
 // memory) and answering it the way leveldb::DB reports errors, and registers
 // itself while alive. Thread-safety: as FilteredDB.
+//
+// LevelDB sees a C policy through c.cc's wrapper, which
+// GetFilterPolicyStats cannot see through, so when the database was opened
+// with a policy from blockbloom_filterpolicy_create_*, this answers
+// "blockbloom.filter-policy-stats" from the C++ policy behind it
+// (`cxx_policy`, owned by the C policy, which outlives the database).
 class CFilteredDB final : public leveldb::DB {
  public:
-  explicit CFilteredDB(std::unique_ptr<FilteredDB> db) : db_(std::move(db)) {}
+  CFilteredDB(std::unique_ptr<FilteredDB> db, const leveldb::FilterPolicy* cxx_policy)
+      : db_(std::move(db)), cxx_policy_(cxx_policy) {}
   // REQUIRES: called once, before the handle is published; may throw.
   void Register() { LiveFilteredDBs().Add(this); }
   // Unregisters, then deletes the FilteredDB (closes LevelDB, saves the
@@ -248,7 +295,19 @@ class CFilteredDB final : public leveldb::DB {
   }
   bool GetProperty(const leveldb::Slice& property, std::string* value) override {
     try {
-      return db_->GetProperty(property, value);
+      if (db_->GetProperty(property, value)) return true;
+      if (cxx_policy_ == nullptr || property != leveldb::Slice(kFilterPolicyStatsProperty)) {
+        return false;
+      }
+      // The same lines as FilteredDB::GetProperty gives for a C++ policy.
+      const FilterPolicyStats p = GetFilterPolicyStats(cxx_policy_);
+      if (!p.available) return false;
+      char buf[128];
+      std::snprintf(buf, sizeof(buf),
+                    "probes: %" PRIu64 "\nnegatives: %" PRIu64 "\npositives: %" PRIu64 "\n",
+                    p.probes, p.negatives, p.probes - p.negatives);
+      *value = buf;
+      return true;
     } catch (...) {
       return false;
     }
@@ -270,7 +329,9 @@ class CFilteredDB final : public leveldb::DB {
   }
 
  private:
+  static constexpr char kFilterPolicyStatsProperty[] = "blockbloom.filter-policy-stats";
   std::unique_ptr<FilteredDB> db_;
+  const leveldb::FilterPolicy* cxx_policy_;  // null: not a policy from blockbloom/c.h
 };
 
 // The FilteredDB behind `db` if it is a live handle from
@@ -391,6 +452,10 @@ bool IsFilteredDBHandle(const leveldb_t* db) { return capi::FilteredOf(db) != nu
 
 }  // namespace capi_internal
 }  // namespace blockbloom
+
+// The C kinds are the C++ ones (IndexKind's values follow blockbloom/c.h).
+static_assert(static_cast<int>(blockbloom::IndexKind::kDleft) == blockbloom_index_dleft);
+static_assert(static_cast<int>(blockbloom::IndexKind::kCounting) == blockbloom_index_counting);
 
 // C's view of FilteredDBOptions; kind stays an int until Open checks it.
 struct blockbloom_filtered_db_options_t {
@@ -516,7 +581,8 @@ leveldb_t* blockbloom_filtered_db_open(const leveldb_options_t* options,
       return nullptr;
     }
     // From here every failure closes the FilteredDB (saving its index) again.
-    auto rep = std::make_unique<blockbloom::capi::CFilteredDB>(std::move(db));
+    auto rep = std::make_unique<blockbloom::capi::CFilteredDB>(
+        std::move(db), blockbloom::capi::CxxPolicyOf(options->rep.filter_policy));
     auto handle = std::make_unique<leveldb_t>();
     rep->Register();
     handle->rep = rep.release();

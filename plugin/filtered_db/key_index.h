@@ -26,7 +26,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "blockbloom/filtered_db.h"
-#include "blockbloom/large_allocator.h"
+#include "common/large_allocator.h"
 #include "range_reduction.h"
 
 namespace blockbloom {

@@ -7,7 +7,6 @@
 
 #include <string>
 
-#include "blockbloom/blocked_bloom.h"  // BlockedBloomBytes
 #include "blocked/format.h"
 
 #undef HWY_TARGET_INCLUDE
@@ -36,12 +35,13 @@ class TargetBlockedPolicy final : public internal::BlockedPolicy {
 
   void CreateFilter(const leveldb::Slice* keys, int n, std::string* dst) const override {
     const size_t count = n > 0 ? static_cast<size_t>(n) : 0;
-    const uint64_t num_bytes = BlockedBloomBytes(count, bits_per_key());
+    const internal::BloomLayout layout = sizing().Bloom(count);
     blocked::AppendFilterBits(
-        num_bytes, num_probes(), dst, [&](uint8_t* bits, blocked::Geometry geometry) {
+        layout.bytes, layout.num_probes, layout.geometry, dst,
+        [&](uint8_t* bits, blocked::Geometry geometry) {
           AddKeys(
-              count, [keys](size_t i) -> const leveldb::Slice& { return keys[i]; }, num_bytes * 8,
-              num_probes(), bits, geometry == blocked::Geometry::kFlat);
+              count, [keys](size_t i) -> const leveldb::Slice& { return keys[i]; },
+              layout.bytes * 8, layout.num_probes, bits, geometry == blocked::Geometry::kFlat);
         });
   }
 };
@@ -66,11 +66,7 @@ namespace internal {
 HWY_EXPORT(NewTargetBlockedPolicy);
 
 BlockedPolicy::BlockedPolicy(double bits_per_key, const char* name, bool migrating, int64_t target)
-    : PolicyBase(migrating),
-      name_(name),
-      bits_per_key_(ClampBitsPerKey(bits_per_key)),
-      num_probes_(BlockedBloomProbes(bits_per_key_)),
-      target_(target) {}
+    : PolicyBase(migrating), name_(name), sizing_(bits_per_key), target_(target) {}
 
 const char* BlockedPolicy::Name() const { return name_; }
 

@@ -20,6 +20,7 @@
 
 #include "leveldb/filter_policy.h"
 #include "leveldb/slice.h"
+#include "policy/filter_sizing.h"
 #include "policy/policy_base.h"
 
 namespace blockbloom {
@@ -28,10 +29,10 @@ namespace internal {
 class BlockedPolicy : public PolicyBase {
  public:
   const char* Name() const override;
-  // CreateFilter (in the per-target subclass): version 2 (flat) filters of
-  // at most blocked::kFlatMaxBytes bit bytes, version 1 above
-  // (docs/FORMAT.md), the keys hashed and set in one loop compiled for the
-  // target (key_probe-inl.h, AddKeys): blocked::AppendFilter's bytes.
+  // CreateFilter (in the per-target subclass): the layout of
+  // FilterSizing::Bloom (policy/filter_sizing.h), the keys hashed and set in
+  // one loop compiled for the target (key_probe-inl.h, AddKeys):
+  // blocked::AppendFilter's bytes for that layout.
 
   // The Highway target bit KeyMayMatch was compiled for.
   int64_t target() const { return target_; }
@@ -39,13 +40,11 @@ class BlockedPolicy : public PolicyBase {
  protected:
   BlockedPolicy(double bits_per_key, const char* name, bool migrating, int64_t target);
 
-  double bits_per_key() const { return bits_per_key_; }
-  int num_probes() const { return num_probes_; }
+  const FilterSizing& sizing() const { return sizing_; }
 
  private:
   const char* const name_;
-  const double bits_per_key_;
-  const int num_probes_;
+  const FilterSizing sizing_;
   const int64_t target_;
 };
 

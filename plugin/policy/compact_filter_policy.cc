@@ -1,24 +1,26 @@
 #include "blockbloom/compact_filter_policy.h"
 
+#include <cmath>
 #include <string>
 #include <vector>
 
-#include "blockbloom/blocked_bloom.h"
+#include "blocked/format.h"
 #include "common/xxh3_inline.h"
 #include "compact/builder.h"
 #include "leveldb/slice.h"
+#include "policy/filter_sizing.h"
 #include "policy/policy_base.h"
 
 namespace blockbloom {
 namespace {
 
 // The compact policy and the compact migrating policy: the same filters
-// (CompactFilter::BuildFromKeys(...).Serialize()'s bytes), the same reader;
-// only the name differs.
+// (the layout of FilterSizing::Compact, policy/filter_sizing.h), the same
+// reader; only the name differs.
 class CompactPolicy final : public internal::PolicyBase {
  public:
   CompactPolicy(double bits_per_key, const char* name, bool migrating)
-      : PolicyBase(migrating), name_(name), bits_per_key_(ClampBitsPerKey(bits_per_key)) {}
+      : PolicyBase(migrating), name_(name), sizing_(bits_per_key) {}
 
   const char* Name() const override { return name_; }
 
@@ -33,15 +35,31 @@ class CompactPolicy final : public internal::PolicyBase {
     std::vector<uint64_t>& hashes = count <= kKeptHashes ? kept : once;
     hashes.resize(count);
     for (size_t i = 0; i < count; ++i) hashes[i] = internal::InlineHashKey(internal::View(keys[i]));
-    compact::AppendFilterConsuming(&hashes, bits_per_key_, dst);
+    const internal::CompactLayout layout = sizing_.Compact(count);
+    if (layout.version1) {
+      compact::AppendFilterV1Consuming(&hashes, sizing_.bits_per_key(), dst);
+      return;
+    }
+    // R, else R - 1 while it still beats the Bloom filter (a system no seed
+    // solves: rare, see policy/filter_sizing.h), else the Bloom filter.
+    compact::BuildInfo info;
+    for (int r = layout.fingerprint_bits;
+         r >= 1 && r + 1 >= layout.fingerprint_bits && std::ldexp(1.0, -r) < layout.bloom_fpr;
+         --r) {
+      if (compact::AppendFilterV2(hashes, r, layout.total_bytes, dst, &info)) return;
+    }
+    const internal::BloomLayout& bloom = layout.bloom;
+    blocked::AppendFilterBits(bloom.bytes, bloom.num_probes, bloom.geometry, dst,
+                              [&](uint8_t* bits, blocked::Geometry geometry) {
+                                blocked::AddHashes(hashes.data(), count, bloom.bytes,
+                                                   bloom.num_probes, geometry, bits);
+                              });
   }
 
  private:
   const char* const name_;
-  const double bits_per_key_;
+  const internal::FilterSizing sizing_;
 };
-
-constexpr char kBuiltinName[] = "leveldb.BuiltinBloomFilter2";
 
 }  // namespace
 
@@ -50,7 +68,7 @@ const leveldb::FilterPolicy* NewCompactFilterPolicy(double bits_per_key) {
 }
 
 const leveldb::FilterPolicy* NewMigratingCompactFilterPolicy(double bits_per_key) {
-  return new CompactPolicy(bits_per_key, kBuiltinName, true);
+  return new CompactPolicy(bits_per_key, internal::kBuiltinPolicyName, true);
 }
 
 }  // namespace blockbloom

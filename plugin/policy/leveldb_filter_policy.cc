@@ -4,13 +4,6 @@
 #include "targets.h"
 
 namespace blockbloom {
-namespace {
-
-// LevelDB's built-in policy's name (leveldb::NewBloomFilterPolicy).
-constexpr char kBuiltinName[] = "leveldb.BuiltinBloomFilter2";
-
-}  // namespace
-
 // Each policy's KeyMayMatch is compiled for the CPU's best target
 // (policy/blocked_policy.h); the dispatch happens here, once.
 const leveldb::FilterPolicy* NewBlockedBloomFilterPolicy(double bits_per_key) {
@@ -20,7 +13,7 @@ const leveldb::FilterPolicy* NewBlockedBloomFilterPolicy(double bits_per_key) {
 
 const leveldb::FilterPolicy* NewMigratingFilterPolicy(double bits_per_key) {
   return internal::NewBlockedPolicyForTarget(simd::internal::BestTarget(), bits_per_key,
-                                             kBuiltinName, true);
+                                             internal::kBuiltinPolicyName, true);
 }
 
 }  // namespace blockbloom

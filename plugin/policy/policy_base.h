@@ -26,6 +26,10 @@ namespace internal {
 
 inline std::string_view View(const leveldb::Slice& s) { return {s.data(), s.size()}; }
 
+// LevelDB's built-in policy's name (leveldb::NewBloomFilterPolicy), which the
+// migrating policies answer to.
+inline constexpr char kBuiltinPolicyName[] = "leveldb.BuiltinBloomFilter2";
+
 // The calling thread's counter slot in [0, kProbeSlots): slots are handed
 // out to live threads and returned when a thread exits, so while a thread
 // holds slot s no other thread writes shard s of any policy. kSharedSlot
@@ -46,10 +50,9 @@ inline int ProbeSlot() {
 // updated with a relaxed load and store (no locked instruction: only its
 // owner writes it); the shared slot, and a thread's first probe, take
 // CountSlow.
-// Counting costs about a tenth of LevelDB's own probe time at 16 KiB
-// (scripts/kernel_ab.py --policy against a build without it: 0.563 -> 0.458
-// of LevelDB's time, absent keys, 12 rounds); the two counts of probes and
-// negatives cost the same as this one (bench/RESULTS.md, session 9).
+// Counting costs about a tenth of LevelDB's own probe time at 16 KiB, in
+// this form or as separate counts of probes and negatives
+// (scripts/kernel_ab.py OLD NEW --policy, OLD built without the counters).
 class ProbeCounters {
  public:
   void Count(bool match) {

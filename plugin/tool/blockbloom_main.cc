@@ -1,6 +1,7 @@
 // blockbloom: size, build, query and inspect Bloom filters from the shell.
 //
 //   blockbloom calc --keys 1e9 --fpr 0.01
+//   blockbloom calc --keys 1e9 --bits_per_key 10
 //   blockbloom build --fpr 0.01 keys.txt -o seen.bbf
 //   blockbloom query seen.bbf < candidates.txt
 //   blockbloom inspect /path/to/leveldb
@@ -27,12 +28,13 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/flags/commandlineflag.h"
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
+#include "absl/flags/reflection.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "blockbloom/blocked_bloom.h"
+#include "blockbloom/c.h"
 #include "blockbloom/compact_filter.h"
 #include "blockbloom/filter_file.h"
 #include "blockbloom/hash.h"
@@ -40,12 +42,12 @@
 #include "blockbloom/partitioned_bloom.h"
 #include "blockbloom/scalable_bloom.h"
 #include "blockbloom/standard_bloom.h"
-#include "tool/sstable_inspect.h"
+#include "sstable_inspect.h"
 
 ABSL_FLAG(double, keys, 0, "calc: number of keys (accepts 1e9)");
 ABSL_FLAG(double, fpr, 0.01, "calc, build: target false-positive rate, in (0, 1)");
 ABSL_FLAG(double, bits_per_key, 0,
-          "build: bits per key in [1, 64] instead of --fpr (blocked, standard, partitioned)");
+          "calc, build: bits per key in [1, 64] instead of --fpr (not scalable)");
 ABSL_FLAG(std::string, structure, "blocked",
           "build: blocked | standard | standard-double | partitioned | scalable");
 ABSL_FLAG(std::string, o, "", "build: output filter file (same as --output)");
@@ -73,7 +75,8 @@ constexpr char kMainUsage[] =
     "  query    test candidates, one per line, against a filter file\n"
     "  inspect  report the filters of every table of a LevelDB database\n"
     "\n"
-    "`blockbloom <command> --help` describes a command.\n";
+    "`blockbloom <command> --help` describes a command; `blockbloom --version`\n"
+    "prints the library's version.\n";
 
 struct Command {
   const char* name;
@@ -84,14 +87,16 @@ struct Command {
 const std::vector<Command>& Commands() {
   static const auto* commands = new std::vector<Command>{
       {"calc",
-       "usage: blockbloom calc --keys N [--fpr P]\n"
+       "usage: blockbloom calc --keys N [--fpr P | --bits_per_key B]\n"
        "\n"
        "Prints, for N keys at target false-positive rate P (default 0.01), the bits,\n"
        "bytes, bits per key and probes k of a standard, partitioned, blocked and\n"
        "scalable (first stage) Bloom filter and of a compact filter, and each one's\n"
-       "predicted FPR (a percentage). N is a whole number and accepts scientific\n"
-       "notation (1e9).\n",
-       {"keys", "fpr"}},
+       "predicted FPR (a percentage). With --bits_per_key B (in [1, 64]) instead,\n"
+       "each structure gets B bits per key and the rows give the FPR that buys\n"
+       "(LevelDB's question: what FPR at 10 bits per key?). N is a whole number\n"
+       "and accepts scientific notation (1e9).\n",
+       {"keys", "fpr", "bits_per_key"}},
       {"build",
        "usage: blockbloom build [--fpr P | --bits_per_key B] [--structure S] KEYS -o OUT\n"
        "\n"
@@ -100,6 +105,8 @@ const std::vector<Command>& Commands() {
        "One key per line: the line's bytes without its '\\n' (and a trailing '\\r');\n"
        "empty lines are skipped. S: blocked (default) | standard (enhanced double\n"
        "hashing) | standard-double (double hashing) | partitioned | scalable.\n"
+       "(The compact filter that calc sizes is written by blockbloom's LevelDB\n"
+       "policies and blockbloom::CompactFilter; a .bbf file does not hold one.)\n"
        "The filter is sized for the number of lines; a scalable filter starts\n"
        "there too and keeps its bound if keys are added later.\n"
        "Shows a progress bar on stderr when it is a terminal (or with --progress).\n",
@@ -173,6 +180,68 @@ std::optional<std::string> ForeignFlag(const std::vector<char*>& args, const Com
     if (known(name)) continue;
     if (name.rfind("no", 0) == 0 && known(name.substr(2))) continue;
     return "--" + name;
+  }
+  return std::nullopt;
+}
+
+// Sets the flags of `args` (args[0] is the program) and returns the
+// positional arguments, program first, as absl::ParseCommandLine would, but
+// reports a bad flag value as every other mistake is reported (a message,
+// then the command's usage) instead of absl's own style. Takes --f=v, -f=v,
+// --f v, and for booleans --f and --nof; "--" ends the flags. REQUIRES:
+// ForeignFlag(args, cmd) found nothing.
+std::optional<std::vector<char*>> ParseFlags(const std::vector<char*>& args, const Command& cmd,
+                                             std::string* error) {
+  std::vector<char*> positional = {args[0]};
+  for (size_t i = 1; i < args.size(); ++i) {
+    const std::string_view a = args[i];
+    if (a == "--") {
+      positional.insert(positional.end(), args.begin() + i + 1, args.end());
+      break;
+    }
+    std::string name = FlagName(a);
+    if (name.empty()) {
+      positional.push_back(args[i]);
+      continue;
+    }
+    const size_t eq = a.find('=');
+    absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
+    bool negated = false;
+    if (flag == nullptr && name.rfind("no", 0) == 0) {
+      flag = absl::FindCommandLineFlag(name.substr(2));
+      negated = flag != nullptr && flag->IsOfType<bool>() && eq == std::string_view::npos;
+      if (!negated) flag = nullptr;
+    }
+    if (flag == nullptr) {
+      *error = absl::StrFormat("%s does not take --%s", cmd.name, name);
+      return std::nullopt;
+    }
+    std::string value;
+    if (negated) {
+      value = "false";
+    } else if (eq != std::string_view::npos) {
+      value = std::string(a.substr(eq + 1));
+    } else if (flag->IsOfType<bool>()) {
+      value = "true";
+    } else if (i + 1 < args.size()) {
+      value = args[++i];
+    } else {
+      *error = absl::StrFormat("--%s needs a value", flag->Name());
+      return std::nullopt;
+    }
+    std::string why;
+    if (!flag->ParseFrom(value, &why)) {
+      *error = absl::StrFormat("bad value '%s' for --%s", value, flag->Name());
+      return std::nullopt;
+    }
+  }
+  return positional;
+}
+
+// --fpr and --bits_per_key ask for the same thing two ways: one at most.
+std::optional<std::string> ConflictingSizeFlags() {
+  if (FlagGiven("fpr") && FlagGiven("bits_per_key")) {
+    return "give --fpr or --bits_per_key, not both";
   }
   return std::nullopt;
 }
@@ -268,11 +337,23 @@ std::string Percent(double p) {
 
 // ---- calc ----
 
+// n keys at B bits per key (clamped like the filters clamp it) as a whole
+// number of bits, or nullopt past 2^64 bits.
+std::optional<uint64_t> BitsFor(double n, double bits_per_key) {
+  const double bits = std::ceil(n * bits_per_key);
+  if (!(bits < 18446744073709551616.0)) return std::nullopt;
+  return static_cast<uint64_t>(bits);
+}
+
 int Calc(const std::vector<char*>& args) {
   const char* usage = Commands()[0].usage;
   if (args.size() != 1) return UsageError("calc takes no arguments, only flags", usage);
+  if (!FlagGiven("keys")) return UsageError("calc needs --keys N", usage);
+  if (std::optional<std::string> both = ConflictingSizeFlags()) return UsageError(*both, usage);
   const double n = absl::GetFlag(FLAGS_keys);
   const double p = absl::GetFlag(FLAGS_fpr);
+  const bool bpk_given = FlagGiven("bits_per_key");
+  const double bpk = absl::GetFlag(FLAGS_bits_per_key);
   if (!(n >= 1) || !std::isfinite(n)) {
     return UsageError(absl::StrFormat("--keys must be a whole number >= 1, got %g", n), usage);
   }
@@ -280,76 +361,152 @@ int Calc(const std::vector<char*>& args) {
     return UsageError(absl::StrFormat("--keys must be a whole number, got %g", n), usage);
   }
   if (!(p > 0 && p < 1)) return UsageError("--fpr must be in (0, 1)", usage);
-  if (n > 1.8e19) return UsageError("--keys must be below 2^64", usage);
+  if (bpk_given && !(bpk >= 1 && bpk <= 64)) {
+    return UsageError(absl::StrFormat("--bits_per_key must be in [1, 64], got %g", bpk), usage);
+  }
+  if (n >= 18446744073709551616.0) return UsageError("--keys must be below 2^64", usage);
   const uint64_t keys = static_cast<uint64_t>(n);
 
-  std::printf("%" PRIu64 " keys at target FPR %s\n\n", keys, Percent(p).c_str());
-  std::printf("%-22s %16s %16s %9s %3s  %s\n", "structure", "bits", "bytes", "bits/key", "k",
+  if (bpk_given) {
+    std::printf("%" PRIu64 " keys at %g bits per key\n\n", keys, bpk);
+  } else {
+    std::printf("%" PRIu64 " keys at target FPR %s\n\n", keys, Percent(p).c_str());
+  }
+  std::printf("%-22s %20s %20s %9s %3s  %s\n", "structure", "bits", "bytes", "bits/key", "k",
               "predicted FPR");
-  const auto row = [&](const char* name, uint64_t bits, int k, double fpr) {
-    std::printf("%-22s %16" PRIu64 " %16" PRIu64 " %9.3f %3d  %s\n", name, bits, (bits + 7) / 8,
-                static_cast<double>(bits) / keys, k, Percent(fpr).c_str());
-  };
   // A structure that cannot be sized for these arguments (too many bits for
-  // its format) gets a row saying why; the other rows still print.
-  const auto no_row = [](const char* name, const absl::Status& why) {
-    std::printf("%-22s %s\n", name, std::string(why.message()).c_str());
+  // its format, an FPR it cannot reach) gets a row saying why; the other
+  // rows still print.
+  const auto no_row = [](const char* name, const std::string& why) {
+    std::printf("%-22s %s\n", name, why.c_str());
   };
-  absl::StatusOr<StandardBloomFilter::Geometry> sg = StandardBloomFilter::GeometryForFpr(keys, p);
-  if (sg.ok()) {
-    row("standard", sg->num_bits, sg->num_probes,
-        *StandardFprFor(sg->num_probes, static_cast<double>(sg->num_bits), n));
-  } else {
-    no_row("standard", sg.status());
-  }
-  absl::StatusOr<PartitionedBloomFilter::Geometry> pg =
-      PartitionedBloomFilter::GeometryForFpr(keys, p);
-  if (pg.ok()) {
-    const uint64_t pbits = pg->slice_bits * static_cast<uint64_t>(pg->num_probes);
-    row("partitioned", pbits, pg->num_probes,
-        *PartitionedFprFor(pg->num_probes, static_cast<double>(pbits), n));
-  } else {
-    no_row("partitioned", pg.status());
-  }
-  const auto blocked_row = [&](const char* name, double target) {
-    absl::StatusOr<double> bpk = BlockedBitsPerKeyForFpr(target);
-    if (!bpk.ok()) {
-      no_row(name, bpk.status());
+  const auto row = [&](const char* name, std::optional<uint64_t> bits, const std::string& k,
+                       double fpr) {
+    if (!bits.has_value()) {
+      no_row(name, "more than 2^64 bits");
       return;
     }
-    const uint64_t bytes = BlockedBloomBytes(keys, *bpk);
-    const int k = BlockedBloomProbes(*bpk);
-    row(name, bytes * 8, k, BlockedBloomPredictedFpr(keys, bytes, k));
+    std::printf("%-22s %20" PRIu64 " %20" PRIu64 " %9.3f %3s  %s\n", name, *bits,
+                *bits / 8 + (*bits % 8 != 0), static_cast<double>(*bits) / n, k.c_str(),
+                Percent(fpr).c_str());
   };
-  blocked_row("blocked (512-bit)", p);
-  // Compact (Golomb-Rice) filter: the smallest bits/key whose model FPR
-  // meets p, by bisection over [1, 64] (the model falls with bits/key).
-  if (CompactFilterPredictedFpr(keys, 64.0) > p) {
-    std::printf("%-22s cannot reach FPR %s with at most 64 bits per key\n", "compact (Rice)",
-                Percent(p).c_str());
+  const auto bytes_to_bits = [](uint64_t bytes) -> std::optional<uint64_t> {
+    if (bytes > UINT64_MAX / 8) return std::nullopt;
+    return bytes * 8;
+  };
+
+  // Standard and partitioned: m bits and the k that minimises the FPR.
+  if (bpk_given) {
+    const std::optional<uint64_t> m = BitsFor(n, bpk);
+    absl::StatusOr<int> k =
+        m.has_value() ? StandardOptimalProbes(static_cast<double>(std::max<uint64_t>(*m, 64)), n)
+                      : absl::StatusOr<int>(1);
+    if (!k.ok()) {
+      no_row("standard", std::string(k.status().message()));
+      no_row("partitioned", std::string(k.status().message()));
+    } else {
+      const std::optional<uint64_t> sm =
+          m.has_value() ? std::optional<uint64_t>(std::max<uint64_t>(*m, 64)) : std::nullopt;
+      absl::StatusOr<double> sfpr =
+          sm.has_value() ? StandardFprFor(*k, static_cast<double>(*sm), n) : 1.0;
+      row("standard", sm, std::to_string(*k), sfpr.ok() ? *sfpr : 1.0);
+      std::optional<uint64_t> pm;
+      if (sm.has_value()) {
+        const uint64_t slice = *sm / *k + (*sm % *k != 0);
+        if (slice <= UINT64_MAX / *k) pm = slice * *k;
+      }
+      absl::StatusOr<double> pfpr =
+          pm.has_value() ? PartitionedFprFor(*k, static_cast<double>(*pm), n) : 1.0;
+      row("partitioned", pm, std::to_string(*k), pfpr.ok() ? *pfpr : 1.0);
+    }
   } else {
+    absl::StatusOr<StandardBloomFilter::Geometry> sg = StandardBloomFilter::GeometryForFpr(keys, p);
+    if (sg.ok()) {
+      row("standard", sg->num_bits, std::to_string(sg->num_probes),
+          *StandardFprFor(sg->num_probes, static_cast<double>(sg->num_bits), n));
+    } else {
+      no_row("standard", std::string(sg.status().message()));
+    }
+    absl::StatusOr<PartitionedBloomFilter::Geometry> pg =
+        PartitionedBloomFilter::GeometryForFpr(keys, p);
+    if (pg.ok()) {
+      const uint64_t pbits = pg->slice_bits * static_cast<uint64_t>(pg->num_probes);
+      row("partitioned", pbits, std::to_string(pg->num_probes),
+          *PartitionedFprFor(pg->num_probes, static_cast<double>(pbits), n));
+    } else {
+      no_row("partitioned", std::string(pg.status().message()));
+    }
+  }
+
+  // Blocked at a bits per key: given, or the fewest that meet `target`.
+  const auto blocked_row = [&](const char* name, std::optional<double> bits_per_key,
+                               double target) {
+    double b = 0;
+    if (bits_per_key.has_value()) {
+      b = *bits_per_key;
+    } else {
+      absl::StatusOr<double> needed = BlockedBitsPerKeyForFpr(target);
+      if (!needed.ok()) {
+        no_row(name, std::string(needed.status().message()));
+        return;
+      }
+      b = *needed;
+    }
+    const uint64_t bytes = BlockedBloomBytes(keys, b);
+    const int k = BlockedBloomProbes(b);
+    row(name, bytes_to_bits(bytes), std::to_string(k), BlockedBloomPredictedFpr(keys, bytes, k));
+  };
+  blocked_row("blocked (512-bit)", bpk_given ? std::optional<double>(bpk) : std::nullopt, p);
+
+  // Compact: the given bits per key, or the fewest (bisection over [1, 64];
+  // the model falls with bits per key) whose model FPR meets p.
+  std::optional<double> compact_bpk;
+  if (bpk_given) {
+    compact_bpk = bpk;
+  } else if (CompactFilterPredictedFpr(keys, 64.0) <= p) {
     double lo = 1.0, hi = 64.0;
     for (int i = 0; i < 40; ++i) {
       const double mid = 0.5 * (lo + hi);
       (CompactFilterPredictedFpr(keys, mid) <= p ? hi : lo) = mid;
     }
-    const uint64_t bytes = CompactFilterMaxBytes(keys, hi);
-    std::printf("%-22s %16" PRIu64 " %16" PRIu64 " %9.3f %3s  %s\n", "compact (Rice)", bytes * 8,
-                bytes, 8.0 * static_cast<double>(bytes) / keys, "-",
-                Percent(CompactFilterPredictedFpr(keys, hi)).c_str());
+    compact_bpk = hi;
   }
+  const int compact_version = CompactFilterFormatVersion(keys, compact_bpk.value_or(10.0));
+  const char* compact_name = compact_version == 2 ? "compact (v2)" : "compact (v1, Rice)";
+  if (!compact_bpk.has_value()) {
+    no_row(compact_name, "cannot reach FPR " + Percent(p) + " with at most 64 bits per key");
+  } else {
+    // Version 2 takes exactly ceil(n B / 8) bytes; version 1 at most 8 more.
+    std::optional<uint64_t> bits = bytes_to_bits(CompactFilterMaxBytes(keys, *compact_bpk));
+    if (compact_version == 2) bits = (*BitsFor(n, *compact_bpk) + 7) / 8 * 8;  // n <= 2^16
+    row(compact_name, bits, "-", CompactFilterPredictedFpr(keys, *compact_bpk));
+  }
+
   ScalableBloomOptions so;
   so.fpr = p;
   so.initial_capacity = keys;
-  blocked_row("scalable, 1st stage", ScalableBloomFilter::StageFpr(so, 0));
+  if (bpk_given) {
+    no_row("scalable, 1st stage", "sized by --fpr only");
+  } else {
+    blocked_row("scalable, 1st stage", std::nullopt, ScalableBloomFilter::StageFpr(so, 0));
+  }
   std::printf(
-      "\nstandard: k = (m/n) ln 2 rounded to the better integer, m raised until that k meets\n"
-      "the target. blocked: Poisson-mixture model (Putze et al. 2007). compact: static\n"
-      "Golomb-Rice coded fingerprints (no k; for LevelDB tables only). scalable: first\n"
-      "stage holds all %" PRIu64
-      " keys at p(1-r) with r = %.1f, leaving headroom for growth\n"
-      "(s = %.0f) under the same compound bound.\n",
-      keys, so.tightening, so.growth);
+      "\nstandard: k = (m/n) ln 2 rounded to the better integer%s.\n"
+      "blocked: Poisson-mixture model (Putze et al. 2007).\n"
+      "compact: one filter of all the keys, no k. Up to 65,536 keys it is a GF(2)\n"
+      "retrieval structure of R-bit fingerprints (format version 2: FPR 2^-R, R the\n"
+      "bits per key left after a 3-byte trailer); beyond that, Golomb-Rice coded\n"
+      "fingerprints (version 1). The compact LevelDB policies write one filter per\n"
+      "table block (tens to hundreds of keys): LevelDB's built-in bits plus a 3-byte\n"
+      "trailer, version 2 (a flat Bloom filter at 1-3 bits/key, where it does\n"
+      "better; docs/FORMAT.md): `calc --keys 100 --bits_per_key 10` comes close.\n",
+      bpk_given ? "" : ", m raised\nuntil that k meets the target");
+  if (!bpk_given) {
+    std::printf("scalable: the first stage holds all %" PRIu64
+                " keys at p(1-r) with r = %.1f, leaving\n"
+                "headroom for growth (s = %.0f) under the same compound bound.\n",
+                keys, so.tightening, so.growth);
+  }
   return 0;
 }
 
@@ -398,6 +555,7 @@ int Build(const std::vector<char*>& args) {
   std::string output = absl::GetFlag(FLAGS_o);
   if (output.empty()) output = absl::GetFlag(FLAGS_output);
   if (output.empty()) return UsageError("missing -o OUT", usage);
+  if (std::optional<std::string> both = ConflictingSizeFlags()) return UsageError(*both, usage);
   const double fpr = absl::GetFlag(FLAGS_fpr);
   const double bpk = absl::GetFlag(FLAGS_bits_per_key);
   if (!(fpr > 0 && fpr < 1)) return UsageError("--fpr must be in (0, 1)", usage);
@@ -406,6 +564,13 @@ int Build(const std::vector<char*>& args) {
     return UsageError(absl::StrFormat("--bits_per_key must be in [1, 64], got %g", bpk), usage);
   }
   const std::string structure = absl::GetFlag(FLAGS_structure);
+  if (structure == "compact") {
+    return UsageError(
+        "a .bbf file does not hold a compact filter: blockbloom's compact LevelDB policies "
+        "(blockbloom::NewCompactFilterPolicy) and blockbloom::CompactFilter build one; "
+        "`calc` sizes it",
+        usage);
+  }
 
   // Regular files are read twice (count, add). Stdin and other streams (a
   // pipe, a FIFO, bash's <(...)) can be read once only: they are buffered in
@@ -656,9 +821,10 @@ int Inspect(const std::vector<char*>& args) {
   if (args.size() != 2) return UsageError("inspect takes exactly one DBDIR", usage);
   const std::string dir = args[1];
   struct stat st;
-  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    return RuntimeError(dir + " is not a directory", kExitIo);
+  if (::stat(dir.c_str(), &st) != 0) {
+    return RuntimeError(absl::StrFormat("cannot read %s: %s", dir, std::strerror(errno)), kExitIo);
   }
+  if (!S_ISDIR(st.st_mode)) return RuntimeError(dir + " is not a directory", kExitIo);
   if (::access((dir + "/CURRENT").c_str(), F_OK) != 0) {
     return RuntimeError(dir + " is not a LevelDB database (no CURRENT file)", kExitIo);
   }
@@ -740,6 +906,10 @@ int Main(int argc, char** argv) {
     std::fputs(kMainUsage, stdout);
     return 0;
   }
+  if (name == "--version" || name == "-version") {
+    std::printf("blockbloom %s\n", blockbloom_version());
+    return 0;
+  }
   const Command* cmd = nullptr;
   for (const Command& c : Commands()) {
     if (name == c.name) cmd = &c;
@@ -764,9 +934,10 @@ int Main(int argc, char** argv) {
   if (std::optional<std::string> bad = ForeignFlag(rest, *cmd)) {
     return UsageError(absl::StrFormat("%s does not take %s", cmd->name, *bad), cmd->usage);
   }
-  absl::SetProgramUsageMessage(cmd->usage);
-  std::vector<char*> positional =
-      absl::ParseCommandLine(static_cast<int>(rest.size()), rest.data());
+  std::string error;
+  const std::optional<std::vector<char*>> parsed = ParseFlags(rest, *cmd, &error);
+  if (!parsed.has_value()) return UsageError(error, cmd->usage);
+  const std::vector<char*>& positional = *parsed;
   if (name == "calc") return Calc(positional);
   if (name == "build") return Build(positional);
   if (name == "query") return Query(positional);

@@ -1,4 +1,4 @@
-#include "tool/sstable_inspect.h"
+#include "sstable_inspect.h"
 
 #include <snappy.h>
 
@@ -14,12 +14,9 @@
 #include "absl/status/statusor.h"
 
 #include "blockbloom/blocked_bloom.h"
-#include "blockbloom/math.h"
-#include "blocked/format.h"
-#include "common/coding.h"
 #include "blockbloom/compact_filter.h"
-#include "compact/format.h"
-#include "format/recognize.h"
+#include "blockbloom/filter_format.h"
+#include "blockbloom/math.h"
 
 namespace blockbloom {
 namespace tool {
@@ -70,9 +67,14 @@ uint32_t Crc32c(const char* data, size_t n, uint32_t crc = 0) {
   return ~crc;
 }
 
-using internal::DecodeFixed32;
-
-using internal::DecodeFixed64;
+// LevelDB's fixed-width integers: little-endian.
+uint64_t DecodeLittleEndian(const char* p, int bytes) {
+  uint64_t v = 0;
+  for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(p[i]);
+  return v;
+}
+uint32_t DecodeFixed32(const char* p) { return static_cast<uint32_t>(DecodeLittleEndian(p, 4)); }
+uint64_t DecodeFixed64(const char* p) { return DecodeLittleEndian(p, 8); }
 
 // Reads a varint (LevelDB's: 7 bits per byte, little-endian groups) of at
 // most `max_bits` from *in, advancing it. False if malformed or cut short.
@@ -292,39 +294,37 @@ absl::Status Inspect(std::string_view file, TableReport* report) {
     ++report->nonempty_filters;
     double fpr = 1.0;
     int k = 0;
-    // One recognizer for every encoding (src/format/recognize.h), the same
-    // the LevelDB policies read through.
-    const format::Recognized kind = format::Recognize(filter);
-    blocked::FilterView view;
-    if (kind.kind == format::FilterKind::kBlocked && blocked::ParseFilter(filter, &view)) {
+    // The recognizer the LevelDB policies read through
+    // (blockbloom/filter_format.h).
+    const FilterDescription kind = DescribeFilter(filter);
+    if (kind.encoding == FilterEncoding::kBlocked && kind.blocked_readable) {
       ++report->blocked_filters;
       report->blocked_version = std::max(report->blocked_version, kind.version);
-      k = view.num_probes;
+      k = kind.num_probes;
       // Version 2 (flat) is one block over the whole filter: the standard
       // Bloom filter's model; version 1, the blocked Poisson mixture, within
       // the table's budget of model work.
-      if (view.geometry == blocked::Geometry::kFlat) {
+      if (kind.single_block) {
         fpr = keys == 0
                   ? 0.0
                   : StandardBloomFpr(
-                        8.0 * static_cast<double>(view.num_bytes) / static_cast<double>(keys), k);
+                        8.0 * static_cast<double>(kind.bits_bytes) / static_cast<double>(keys), k);
       } else {
         // The bits per key BlockedBloomPredictedFpr passes to the model
         // (which answers without a sum for no keys or no bytes).
-        const uint64_t terms =
-            keys == 0 || view.num_bytes == 0
-                ? 0
-                : static_cast<uint64_t>(BlockedBloomFprTerms(
-                      8.0 * static_cast<double>(view.num_bytes) / keys, k, blocked::kBlockBits));
+        const uint64_t terms = keys == 0 || kind.bits_bytes == 0
+                                   ? 0
+                                   : static_cast<uint64_t>(BlockedBloomFprTerms(
+                                         8.0 * static_cast<double>(kind.bits_bytes) / keys, k));
         if (report->model_work_exceeded || terms > model_terms_left) {
           report->model_work_exceeded = true;
           report->fpr_known = false;
         } else {
           model_terms_left -= terms;
-          fpr = BlockedBloomPredictedFpr(keys, view.num_bytes, k);
+          fpr = BlockedBloomPredictedFpr(keys, kind.bits_bytes, k);
         }
       }
-    } else if (kind.kind == format::FilterKind::kCompact) {
+    } else if (kind.encoding == FilterEncoding::kCompact) {
       // A compact filter knows its own exact FPR (stored fingerprints over
       // the fingerprint range, or 2^-R); one that does not parse may match
       // anything.
@@ -335,7 +335,7 @@ absl::Status Inspect(std::string_view file, TableReport* report) {
       weighted_fpr += fpr * static_cast<double>(keys);
       weighted_keys += keys;
       continue;  // no k: not a Bloom filter
-    } else if (kind.kind == format::FilterKind::kLevelDbBuiltin) {
+    } else if (kind.encoding == FilterEncoding::kLevelDbBuiltin) {
       ++report->builtin_filters;
       k = kind.version;
       const double bits = 8.0 * static_cast<double>(filter.size() - 1);
@@ -343,7 +343,7 @@ absl::Status Inspect(std::string_view file, TableReport* report) {
       fpr = (k == 0 || bits == 0) ? 1.0
             : keys == 0           ? 0.0
                                   : StandardBloomFpr(bits / static_cast<double>(keys), k);
-    } else if (kind.kind == format::FilterKind::kEmpty) {
+    } else if (kind.encoding == FilterEncoding::kEmpty) {
       // Under 2 bytes: LevelDB (and every blockbloom policy) answers "no".
       fpr = 0.0;
       weighted_keys += keys;

@@ -36,8 +36,8 @@ double ClampBitsPerKey(double bits_per_key);
 
 // k for a (clamped) bits-per-key: the minimiser of the blocked filter's
 // Poisson-mixture FPR (blockbloom/math.h). 7 at 10 bits/key. The search
-// (16 model evaluations; bench/kernel_bench.cc, class/per-call) runs once per distinct bits-per-key
-// per process; later calls read a cache (thread-safe).
+// (16 model evaluations) runs once per distinct bits-per-key per process;
+// later calls read a cache (thread-safe).
 int BlockedBloomProbes(double bits_per_key);
 
 // Size of the filter bits for n keys: ceil(n * bits_per_key / 8) bytes, with
@@ -52,7 +52,8 @@ struct BlockedBloomOptions {
   // Back filters of at least kHugePageMinBytes with transparent huge pages
   // (2 MiB-aligned allocation + madvise(MADV_HUGEPAGE), Linux only; elsewhere
   // or if the kernel refuses, ordinary pages). A random probe of a large
-  // filter then rarely misses the TLB: bench/RESULTS.md gives the figures.
+  // filter then rarely misses the TLB (kernel_bench's *-hugepages rows
+  // measure it beside the same probes on ordinary pages).
   bool huge_pages = false;
 };
 inline constexpr uint64_t kHugePageMinBytes = uint64_t{4} << 20;

@@ -12,17 +12,24 @@
 // for the target the caller's own compiler flags select (Highway's static
 // target, HWY_STATIC_TARGET) and inlined into the caller's loop: no call, the
 // filter's geometry loaded once per loop, so consecutive probes overlap
-// (bench/RESULTS.md, "Session 4": the call costs 2-3 ns per probe in cache).
+// (kernel_bench's hash/inline-api row against hash/best measures the gain).
 // When those flags give only the portable target (a generic x86-64 build:
 // SCALAR), the functions fall back to the dispatched call, which is faster
 // there.
 //
 // Same answers as filter.MayContainHash / MayContain for every filter (flat
-// and empty ones included): tests/blocked_bloom_inline_test.cc checks it built
-// both generic and with -march=native.
+// and empty ones included), in a generic build and with -march=native (the
+// library's blocked_bloom_inline_test checks both).
 //
 // Include this header in a translation unit compiled for its static target
 // only, not from inside a Highway foreach_target.h pass.
+//
+// The API is what this header declares. The headers it includes from
+// <blockbloom/simd/...> are installed only so that the probe can be compiled
+// here: their names (namespaces blockbloom::blocked and
+// blockbloom::HWY_NAMESPACE) are the implementation and may change in any
+// release; their formulas are the blocked format itself (docs/FORMAT.md),
+// which does not change.
 //
 // Thread-safety: as the filter's const methods (concurrent probes are safe;
 // no probe may run concurrently with an Add* on the same filter).

@@ -52,8 +52,16 @@ namespace blockbloom {
 uint64_t CompactFilterMaxBytes(uint64_t num_keys, double bits_per_key);
 
 // The model's FPR for n distinct keys at bits_per_key (clamped), for random
-// absent keys; see src/compact/builder.h for the derivation.
+// absent keys: 2^-R for version 2, version 1's model otherwise
+// (docs/FORMAT.md, "Compact filter").
 double CompactFilterPredictedFpr(uint64_t num_keys, double bits_per_key);
+
+// The format version the builder writes for n distinct keys at bits_per_key:
+// 2 where it applies (1..65,536 keys and at least one fingerprint bit; it
+// then takes exactly ceil(n * clamped bits_per_key / 8) bytes), else 1 (at
+// most CompactFilterMaxBytes). Version 2 falls back to 1 only if no seed of
+// its linear system solves, which docs/FORMAT.md measures as rare.
+int CompactFilterFormatVersion(uint64_t num_keys, double bits_per_key);
 
 class CompactFilter {
  public:

@@ -56,7 +56,6 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "blockbloom/large_allocator.h"
 
 namespace blockbloom {
 
@@ -129,9 +128,9 @@ class CountingBloomFilter {
   // Inserts minus successful erases (stats().keys, without the FPR model),
   // starting from FromCounters' num_keys; saturates at 0 and 2^64 - 1.
   uint64_t num_keys() const { return keys_.load(std::memory_order_relaxed); }
-  uint64_t num_blocks() const { return blocks_.size(); }
+  uint64_t num_blocks() const { return num_blocks_; }
   int num_probes() const { return num_probes_; }
-  uint64_t memory_bytes() const { return blocks_.size() * kBlockBytes; }
+  uint64_t memory_bytes() const { return num_blocks_ * kBlockBytes; }
 
   // Persistence (used by FilteredDB's index file, docs/FORMAT.md). The
   // counters as memory_bytes() bytes: each block's eight 64-bit words,
@@ -151,7 +150,7 @@ class CountingBloomFilter {
   };
   static_assert(sizeof(Block) == kBlockBytes, "a block is one cache line");
 
-  CountingBloomFilter(uint64_t num_blocks, int num_probes);
+  explicit CountingBloomFilter(int num_probes);  // no table yet: CreateWithGeometry makes it
   // Adds `delta` (+1 or -1) to each of the key's k counters, leaving saturated
   // counters alone and counting (not wrapping) a decrement of a 0.
   void Update(uint64_t hash, int delta);
@@ -160,7 +159,12 @@ class CountingBloomFilter {
   // inserts and erases each land once.
   void StepKeys(int delta);
 
-  std::vector<Block, internal::LargeAllocator<Block>> blocks_;  // huge pages when large
+  // Frees blocks_ (allocated on huge pages when large).
+  struct BlocksFree {
+    void operator()(Block* blocks) const noexcept;
+  };
+  std::unique_ptr<Block[], BlocksFree> blocks_;
+  uint64_t num_blocks_ = 0;
   int num_probes_;
   std::atomic<uint64_t> keys_{0};
   std::atomic<uint64_t> saturated_{0};

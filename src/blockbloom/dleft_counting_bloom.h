@@ -81,7 +81,6 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "blockbloom/large_allocator.h"
 
 namespace blockbloom {
 
@@ -155,7 +154,7 @@ class DleftCountingBloomFilter {
   uint64_t design_capacity() const {
     return uint64_t{kDesignKeysPerBucket} * kSubtables * buckets_per_subtable();
   }
-  uint64_t memory_bytes() const { return buckets_.size() * sizeof(Bucket); }
+  uint64_t memory_bytes() const { return num_buckets_ * sizeof(Bucket); }
 
   // Persistence (used by FilteredDB's index file, docs/FORMAT.md). The tables
   // as memory_bytes() bytes: each bucket's two 64-bit words, little-endian,
@@ -195,8 +194,13 @@ class DleftCountingBloomFilter {
 
   const int log2_buckets_;
   const int segments_;
-  // Subtable i, bucket j at [i * B + j]; huge pages when large.
-  std::vector<Bucket, internal::LargeAllocator<Bucket>> buckets_;
+  // Frees buckets_ (allocated on huge pages when large).
+  struct BucketsFree {
+    void operator()(Bucket* buckets) const noexcept;
+  };
+  // Subtable i, bucket j at [i * B + j].
+  std::unique_ptr<Bucket[], BucketsFree> buckets_;
+  uint64_t num_buckets_ = 0;
   std::mutex write_mu_;  // serializes Insert/Erase
   std::atomic<uint64_t> keys_{0};
   std::atomic<uint64_t> occupied_{0};

@@ -6,7 +6,7 @@
 //   filter->MayContain("https://example.com/");  // true: no false negatives
 //
 // Hashing. A key's hash is h = blockbloom::HashKey (XXH3-64, stable). The k
-// probe positions come from two 64-bit values, h1 = h and h2 = Mix64(h) | 1
+// probe positions come from two 64-bit values, h1 = h and h2 = fmix64(h) | 1
 // (the murmur3 64-bit finaliser; odd so the stride is never 0), combined by
 // one of two schemes, both computed modulo 2^64:
 //  - kDoubleHashing (Kirsch and Mitzenmacher, "Less Hashing, Same

@@ -162,11 +162,15 @@ absl::StatusOr<BlockedBloomFilter> BlockedBloomFilter::Deserialize(std::string_v
   if (!blocked::ParseFilter(encoded, &view)) {
     return absl::DataLossError("not a version-1 or version-2 blockbloom blocked filter");
   }
-  absl::StatusOr<BlockedBloomFilter> filter = CreateWithGeometry(view.num_bytes, view.num_probes);
+  // A flat filter may have up to blocked::kMaxFlatProbes probes: the
+  // allocation is the same, the probes are the flat kernel's.
+  absl::StatusOr<BlockedBloomFilter> filter =
+      CreateWithGeometry(view.num_bytes, std::min(view.num_probes, blocked::kMaxProbes));
   if (filter.ok() && view.num_bytes > 0) {
     std::memcpy(filter->bits_.get(), view.bits, static_cast<size_t>(view.num_bytes));
   }
   if (filter.ok()) {
+    filter->num_probes_ = view.num_probes;
     filter->flat_ = view.geometry == blocked::Geometry::kFlat;
     filter->ChooseProbes();
   }

@@ -4,8 +4,8 @@
 //                            <-------------- 3-byte trailer -------------->
 //
 //   version 1, geometry 3 (0x13): 512-bit blocks (simd/blocked_kernel.h).
-//   version 2, geometry 0 (0x20): flat, one block spanning the D bytes, for
-//                                 0 < D <= kFlatMaxBytes (blocked::flat).
+//   version 2, geometry 0 (0x20): flat, one block spanning the D bytes
+//                                 (blocked::flat), D > 0, k up to 30.
 // The trailer is three bytes because LevelDB filters hold as few as ~10
 // keys: every trailer byte costs ~0.1-0.8 bits per key there.
 // Byte layout and rules are drawn in docs/FORMAT.md; this is its only reader
@@ -42,7 +42,7 @@ inline constexpr uint8_t kFormatVersion2 = 2;  // adds the flat geometry
 // How a filter's bits are laid out.
 enum class Geometry : uint8_t {
   kBlocked512,  // version 1: 512-bit blocks
-  kFlat,        // version 2: one block spanning the filter (0 < D <= kFlatMaxBytes)
+  kFlat,        // version 2: one block spanning the filter (D > 0)
 };
 
 // A parsed, valid filter. `bits` points into the caller's bytes.
@@ -56,7 +56,8 @@ struct FilterView {
 
 // Appends the trailer for a filter with `num_probes` probes and `geometry`
 // to `dst`, which must already end with the filter bits.
-// REQUIRES: 1 <= num_probes <= 16; kFlat only for 0 < D <= kFlatMaxBytes.
+// REQUIRES: 1 <= num_probes <= 16 (kBlocked512) or kMaxFlatProbes (kFlat);
+// kFlat only for D > 0.
 void AppendTrailer(int num_probes, std::string* dst, Geometry geometry = Geometry::kBlocked512);
 
 // Trailer bytes, counted from the end of the encoding.
@@ -68,8 +69,10 @@ inline constexpr uint8_t kVersion2FlatByte = kFormatVersion2 << 4 | kFlatGeometr
 
 // Returns true and fills *view if `encoded` is a well-formed version-1 or
 // version-2 filter. Anything else (short, foreign marker, unknown version or
-// geometry, k out of range, reserved bits set, a flat filter of 0 or more
-// than kFlatMaxBytes bytes) returns false: callers answer "may match".
+// geometry, k out of range for the geometry, reserved bits set, a flat
+// filter of 0 bytes) returns false: callers answer "may match". Readers
+// older than flat filters of more than kFlatMaxBytes bytes or more than 16
+// probes read those as "may match" too.
 // Inline: it runs on every LevelDB filter probe.
 inline bool ParseFilter(std::string_view encoded, FilterView* view) {
   const size_t n = encoded.size();
@@ -77,13 +80,13 @@ inline bool ParseFilter(std::string_view encoded, FilterView* view) {
   const auto at = [&](size_t from_end) { return static_cast<uint8_t>(encoded[n - from_end]); };
   if (at(kMarkerAt) != kMarker) return false;
   const int k = at(kProbesAt);  // reserved high bits must be 0, so k == the byte
-  if (k < kMinProbes || k > kMaxProbes) return false;
+  if (k < kMinProbes || k > kMaxFlatProbes) return false;
   const uint64_t num_bytes = n - kTrailerSize;
   const uint8_t version = at(kVersionAt);
-  if (version == kVersionByte) {
+  if (version == kVersionByte && k <= kMaxProbes) {
     view->geometry = Geometry::kBlocked512;
     view->version = kFormatVersion;
-  } else if (version == kVersion2FlatByte && num_bytes > 0 && num_bytes <= kFlatMaxBytes) {
+  } else if (version == kVersion2FlatByte && num_bytes > 0) {
     view->geometry = Geometry::kFlat;
     view->version = kFormatVersion2;
   } else {
@@ -132,14 +135,13 @@ void AddHashes(const uint64_t* hashes, size_t n, uint64_t num_bytes, int num_pro
 // does not fit in cache (bench/kernel_bench.cc, build/bbpolicy-best/13421773).
 inline constexpr uint64_t kAlignedBuildMinBytes = uint64_t{1} << 20;
 
-// Appends a whole filter of num_bytes bit bytes (the geometry of
-// WriterGeometry) and its trailer to *dst, its bits set by
-// fill(uint8_t* bits, Geometry geometry) on zeroed bytes: in *dst, or in a
-// cache-line-aligned scratch buffer from kAlignedBuildMinBytes.
-// REQUIRES: 1 <= num_probes <= 16.
+// Appends a whole filter of num_bytes bit bytes laid out as `geometry` and
+// its trailer to *dst, its bits set by fill(uint8_t* bits, Geometry
+// geometry) on zeroed bytes: in *dst, or in a cache-line-aligned scratch
+// buffer from kAlignedBuildMinBytes. REQUIRES: as AppendTrailer.
 template <typename Fill>
-void AppendFilterBits(uint64_t num_bytes, int num_probes, std::string* dst, Fill&& fill) {
-  const Geometry geometry = WriterGeometry(num_bytes);
+void AppendFilterBits(uint64_t num_bytes, int num_probes, Geometry geometry, std::string* dst,
+                      Fill&& fill) {
   const size_t start = dst->size();
   uint8_t* bits = nullptr;
   std::unique_ptr<uint8_t[], internal::AlignedFree> scratch;
@@ -158,22 +160,36 @@ void AppendFilterBits(uint64_t num_bytes, int num_probes, std::string* dst, Fill
   AppendTrailer(num_probes, dst, geometry);
 }
 
-// Appends a whole filter (bits and trailer) for `n` keys to *dst, the way
-// the LevelDB policies write: ceil(n * bits_per_key / 8) bit bytes (the
-// caller passes that as num_bytes), the geometry of WriterGeometry, and
-// key_at(i) (i in [0, n); anything convertible to std::string_view) hashed
-// in L1-sized slices (internal::ForEachHashSlice), then added. The blocked
-// policies build the same bytes in one per-target loop
-// (key_probe-inl.h, AddKeys); this composition is the reference their tests
-// compare against. REQUIRES: 1 <= num_probes <= 16.
+// The same with the geometry of WriterGeometry(num_bytes) (the class's
+// writer). REQUIRES: 1 <= num_probes <= 16.
+template <typename Fill>
+void AppendFilterBits(uint64_t num_bytes, int num_probes, std::string* dst, Fill&& fill) {
+  AppendFilterBits(num_bytes, num_probes, WriterGeometry(num_bytes), dst, std::forward<Fill>(fill));
+}
+
+// Appends a whole filter (bits and trailer) of num_bytes bit bytes laid out
+// as `geometry` to *dst, key_at(i) (i in [0, n); anything convertible to
+// std::string_view) hashed in L1-sized slices (internal::ForEachHashSlice),
+// then added. The blocked policies build the same bytes for their layout
+// (policy/filter_sizing.h) in one per-target loop (key_probe-inl.h,
+// AddKeys); this composition is the reference their tests compare against.
+// REQUIRES: as AppendTrailer.
 template <typename KeyAt>
-void AppendFilter(size_t n, uint64_t num_bytes, int num_probes, KeyAt&& key_at, std::string* dst) {
-  AppendFilterBits(num_bytes, num_probes, dst, [&](uint8_t* bits, Geometry geometry) {
+void AppendFilter(size_t n, uint64_t num_bytes, int num_probes, Geometry geometry, KeyAt&& key_at,
+                  std::string* dst) {
+  AppendFilterBits(num_bytes, num_probes, geometry, dst, [&](uint8_t* bits, Geometry) {
     internal::ForEachHashSlice(
         n, std::forward<KeyAt>(key_at), [&](absl::Span<const uint64_t> hashes, size_t) {
           AddHashes(hashes.data(), hashes.size(), num_bytes, num_probes, geometry, bits);
         });
   });
+}
+
+// The same with the geometry of WriterGeometry(num_bytes).
+template <typename KeyAt>
+void AppendFilter(size_t n, uint64_t num_bytes, int num_probes, KeyAt&& key_at, std::string* dst) {
+  AppendFilter(n, num_bytes, num_probes, WriterGeometry(num_bytes), std::forward<KeyAt>(key_at),
+               dst);
 }
 
 }  // namespace blocked

@@ -84,10 +84,11 @@ HWY_INLINE bool MayContainKey(const char* key, size_t key_len, uint64_t total_bi
 // its line (AddHashOne), and filters over simd::kPrefetchMinBytes keep a
 // rolling window of simd::kDefaultWindow hashes ahead, each key's line
 // prefetched for writing when its hash is computed.
+// Flat filters larger than the byte map set each probe's bit in place.
 // KeyAt: size_t -> something with data() and size() (std::string_view,
-// leveldb::Slice). REQUIRES: total_bits > 0 if n > 0, 1 <= num_probes <= 16;
-// data holds ceil(total_bits / 8) writable bytes; flat only for total_bits
-// <= blocked::kFlatMaxBytes * 8.
+// leveldb::Slice). REQUIRES: total_bits > 0 if n > 0, 1 <= num_probes <= 16
+// (blocked) or blocked::kMaxFlatProbes (flat); data holds
+// ceil(total_bits / 8) writable bytes.
 template <typename KeyAt>
 HWY_INLINE void AddKeys(size_t n, KeyAt&& key_at, uint64_t total_bits, int num_probes,
                         uint8_t* HWY_RESTRICT data, bool flat) {
@@ -96,7 +97,12 @@ HWY_INLINE void AddKeys(size_t n, KeyAt&& key_at, uint64_t total_bits, int num_p
     return internal::InlineHashBytes(key.data(), key.size());
   };
   if (flat) {
-    AddHashesByteMap<true>(n, hash_of, total_bits, num_probes, data);
+    if (total_bits <= kByteMapMaxBits) {
+      AddHashesByteMap<true>(n, hash_of, total_bits, num_probes, data);
+    } else {
+      for (size_t i = 0; i < n; ++i)
+        blocked::flat::AddHash(hash_of(i), total_bits, num_probes, data);
+    }
     return;
   }
   if (total_bits <= blocked::kBlockBits) {  // one block: every key lands in it

@@ -1,4 +1,4 @@
-#include "blockbloom/large_allocator.h"
+#include "common/large_allocator.h"
 
 #include <sys/mman.h>
 

@@ -7,11 +7,15 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/model_work.h"
 
 namespace blockbloom {
 namespace {
 constexpr double kLn2 = 0.69314718055994530942;
+thread_local uint64_t tls_model_terms = 0;  // internal::ModelTermsOnThisThread
 }  // namespace
+
+uint64_t internal::ModelTermsOnThisThread() { return tls_model_terms; }
 
 double StandardBloomFpr(double bits_per_key, int num_probes) {
   // The same domain guards as BlockedBloomFpr: without them a negative or
@@ -92,6 +96,7 @@ double BlockedBloomFpr(double bits_per_key, int num_probes, int block_bits) {
   // log space (lambda can be several hundred, where e^-lambda underflows).
   const auto [lo, hi] = PoissonSumRange(lambda);
   if (hi - lo < kMaxModelTerms) {
+    tls_model_terms += static_cast<uint64_t>(hi - lo) + 1;
     double fpr = 0.0;
     for (double i = lo; i <= hi; i += 1.0) {
       fpr += std::exp(LogPoissonPmf(lambda, i)) * fpr_at(i);
@@ -103,6 +108,7 @@ double BlockedBloomFpr(double bits_per_key, int num_probes, int block_bits) {
   // of one key (its standard deviation is sqrt(lambda) > 160), so kMaxModelTerms
   // evenly spaced nodes, with weights normalised to sum to 1, give the same
   // mixture to well under 1e-9 relative: bounded work for any lambda.
+  tls_model_terms += kMaxModelTerms;
   const double step = (hi - lo) / (kMaxModelTerms - 1);
   double weighted = 0.0, total = 0.0;
   for (int j = 0; j < kMaxModelTerms; ++j) {

@@ -12,6 +12,10 @@
 #include <xxhash.h>
 #undef XXH_INLINE_ALL
 
+// XXH3's output is frozen from xxHash 0.8.0 on; every filter on disk depends
+// on it (the configure step checks this too, cmake/xxhash_version.cmake).
+static_assert(XXH_VERSION_NUMBER >= 800, "blockbloom needs xxHash >= 0.8.0 (XXH3 stable)");
+
 namespace blockbloom {
 namespace internal {
 

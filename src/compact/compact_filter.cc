@@ -19,6 +19,10 @@ double CompactFilterPredictedFpr(uint64_t num_keys, double bits_per_key) {
   return compact::PredictedFpr(num_keys, bits_per_key);
 }
 
+int CompactFilterFormatVersion(uint64_t num_keys, double bits_per_key) {
+  return compact::ChooseV2(num_keys, bits_per_key).fingerprint_bits > 0 ? 2 : 1;
+}
+
 namespace {
 // Keys beyond this would need > 2^60 bytes of hashes alone.
 constexpr uint64_t kMaxKeys = uint64_t{1} << 56;

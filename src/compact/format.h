@@ -176,7 +176,9 @@ inline constexpr uint32_t kV2WindowBits = 64;
 inline constexpr uint64_t kV2SeedStep = 0x9E3779B97F4A7C15ull;
 inline constexpr int kV2Seeds = 16;  // 4 bits
 
-// A bijective 64-bit mixer (xor-shift / multiply rounds).
+// A bijective 64-bit mixer (xor-shift / multiply rounds), the compact
+// format's; not murmur3's fmix64, which the standard and partitioned filters
+// use (variants/probes.h, Fmix64).
 inline uint64_t Mix64(uint64_t x) {
   x ^= x >> 32;
   x *= 0xD6E8FEB86659FD93ull;

@@ -12,6 +12,7 @@
 #include "common/coding.h"
 #include "blockbloom/math.h"
 #include "common/hash_slices.h"
+#include "common/large_allocator.h"
 #include "counting/kernel.h"
 
 namespace blockbloom {
@@ -117,8 +118,11 @@ ModelGrid& Grid() {
 
 }  // namespace
 
-CountingBloomFilter::CountingBloomFilter(uint64_t num_blocks, int num_probes)
-    : blocks_(num_blocks), num_probes_(num_probes) {}
+void CountingBloomFilter::BlocksFree::operator()(Block* blocks) const noexcept {
+  internal::FreeLarge(blocks);
+}
+
+CountingBloomFilter::CountingBloomFilter(int num_probes) : num_probes_(num_probes) {}
 
 absl::StatusOr<std::unique_ptr<CountingBloomFilter>> CountingBloomFilter::CreateWithGeometry(
     uint64_t num_blocks, int num_probes) {
@@ -128,11 +132,11 @@ absl::StatusOr<std::unique_ptr<CountingBloomFilter>> CountingBloomFilter::Create
   if (num_probes < 1 || num_probes > kMaxProbes) {
     return absl::InvalidArgumentError("counting bloom: num_probes out of [1, 16]");
   }
-  std::unique_ptr<CountingBloomFilter> filter(new (std::nothrow)
-                                                  CountingBloomFilter(0, num_probes));
+  std::unique_ptr<CountingBloomFilter> filter(new (std::nothrow) CountingBloomFilter(num_probes));
   if (filter == nullptr) return absl::ResourceExhaustedError("counting bloom: out of memory");
   try {
-    filter->blocks_ = decltype(blocks_)(num_blocks);  // value-initialised: all 0
+    filter->blocks_.reset(internal::NewLargeArray<Block>(num_blocks));  // all 0
+    filter->num_blocks_ = num_blocks;
   } catch (const std::bad_alloc&) {
     return absl::ResourceExhaustedError("counting bloom: out of memory");
   }
@@ -166,7 +170,7 @@ absl::StatusOr<std::unique_ptr<CountingBloomFilter>> CountingBloomFilter::Create
 }
 
 void CountingBloomFilter::Update(uint64_t hash, int delta) {
-  Block& block = blocks_[counting::BlockIndex(hash, blocks_.size())];
+  Block& block = blocks_[counting::BlockIndex(hash, num_blocks_)];
   ForEachCounter(block, hash, num_probes_, [&](std::atomic<uint64_t>& word, uint32_t shift) {
     uint64_t old_word = word.load(std::memory_order_relaxed);
     for (;;) {
@@ -216,11 +220,11 @@ absl::Status CountingBloomFilter::EraseHash(uint64_t hash) {
 absl::Status CountingBloomFilter::Erase(std::string_view key) { return EraseHash(HashKey(key)); }
 
 void CountingBloomFilter::PrefetchHash(uint64_t hash) const {
-  __builtin_prefetch(&blocks_[counting::BlockIndex(hash, blocks_.size())]);
+  __builtin_prefetch(&blocks_[counting::BlockIndex(hash, num_blocks_)]);
 }
 
 bool CountingBloomFilter::MayContainHash(uint64_t hash) const {
-  const Block& block = blocks_[counting::BlockIndex(hash, blocks_.size())];
+  const Block& block = blocks_[counting::BlockIndex(hash, num_blocks_)];
   bool all = true;
   ForEachCounter(block, hash, num_probes_, [&](const std::atomic<uint64_t>& word, uint32_t shift) {
     all &= CounterAt(word, shift) != 0;
@@ -234,7 +238,7 @@ bool CountingBloomFilter::MayContain(std::string_view key) const {
 
 uint32_t CountingBloomFilter::CountUpperBound(std::string_view key) const {
   const uint64_t hash = HashKey(key);
-  const Block& block = blocks_[counting::BlockIndex(hash, blocks_.size())];
+  const Block& block = blocks_[counting::BlockIndex(hash, num_blocks_)];
   uint32_t least = kMaxCount;
   ForEachCounter(block, hash, num_probes_, [&](const std::atomic<uint64_t>& word, uint32_t shift) {
     least = std::min(least, static_cast<uint32_t>(CounterAt(word, shift)));
@@ -247,11 +251,11 @@ void CountingBloomFilter::MayContainHashes(absl::Span<const uint64_t> hashes,
   constexpr size_t kWindow = 32;
   const size_t n = std::min(hashes.size(), out.size());
   for (size_t i = 0; i < std::min(n, kWindow); ++i) {
-    __builtin_prefetch(&blocks_[counting::BlockIndex(hashes[i], blocks_.size())]);
+    __builtin_prefetch(&blocks_[counting::BlockIndex(hashes[i], num_blocks_)]);
   }
   for (size_t i = 0; i < n; ++i) {
     if (i + kWindow < n) {
-      __builtin_prefetch(&blocks_[counting::BlockIndex(hashes[i + kWindow], blocks_.size())]);
+      __builtin_prefetch(&blocks_[counting::BlockIndex(hashes[i + kWindow], num_blocks_)]);
     }
     out[i] = MayContainHash(hashes[i]);
   }
@@ -271,14 +275,14 @@ CountingBloomStats CountingBloomFilter::stats() const {
   s.underflows = underflows_.load(std::memory_order_relaxed);
   s.memory_bytes = memory_bytes();
   if (s.keys > 0) {
-    const double c = static_cast<double>(blocks_.size()) * kCountersPerBlock / s.keys;
+    const double c = static_cast<double>(num_blocks_) * kCountersPerBlock / s.keys;
     s.estimated_fpr = BlockedBloomFpr(c, num_probes_, kCountersPerBlock);
   }
   return s;
 }
 
 void CountingBloomFilter::AppendCounters(std::string* out) const {
-  internal::AppendAtomicWords(blocks_, out);
+  internal::AppendAtomicWords(absl::MakeConstSpan(blocks_.get(), num_blocks_), out);
 }
 
 absl::StatusOr<std::unique_ptr<CountingBloomFilter>> CountingBloomFilter::FromCounters(
@@ -290,7 +294,8 @@ absl::StatusOr<std::unique_ptr<CountingBloomFilter>> CountingBloomFilter::FromCo
   auto filter = CreateWithGeometry(num_blocks, num_probes);
   if (!filter.ok()) return filter.status();
   uint64_t saturated = 0;
-  internal::LoadAtomicWords(counters.data(), &(*filter)->blocks_, [&](uint64_t w) {
+  absl::Span<Block> blocks = absl::MakeSpan((*filter)->blocks_.get(), num_blocks);
+  internal::LoadAtomicWords(counters.data(), &blocks, [&](uint64_t w) {
     // A nibble is saturated when all four of its bits are set (15).
     saturated += static_cast<uint64_t>(
         __builtin_popcountll(w & (w >> 1) & (w >> 2) & (w >> 3) & 0x1111111111111111ull));

@@ -9,6 +9,7 @@
 #include "blockbloom/hash.h"
 #include "common/coding.h"
 #include "common/hash_slices.h"
+#include "common/large_allocator.h"
 #include "dleft_simd.h"
 
 namespace blockbloom {
@@ -63,6 +64,10 @@ struct DleftCountingBloomFilter::KeyScan {
   uint16_t MatchedCell(int i) const { return cells[i * kW + match[i]]; }
 };
 
+void DleftCountingBloomFilter::BucketsFree::operator()(Bucket* buckets) const noexcept {
+  internal::FreeLarge(buckets);
+}
+
 DleftCountingBloomFilter::DleftCountingBloomFilter(int log2_buckets, int segments)
     : log2_buckets_(log2_buckets), segments_(segments) {}
 
@@ -83,7 +88,8 @@ DleftCountingBloomFilter::CreateWithGeometry(int log2_buckets, int segments) {
   std::unique_ptr<Filter> filter(new (std::nothrow) Filter(log2_buckets, segments));
   if (filter == nullptr) return absl::ResourceExhaustedError("d-left: out of memory");
   try {
-    filter->buckets_ = decltype(buckets_)(filter->buckets_per_subtable() * kD);  // all empty
+    filter->num_buckets_ = filter->buckets_per_subtable() * kD;
+    filter->buckets_.reset(internal::NewLargeArray<Bucket>(filter->num_buckets_));  // empty
   } catch (const std::bad_alloc&) {
     return absl::ResourceExhaustedError("d-left: out of memory");
   } catch (const std::length_error&) {
@@ -272,7 +278,7 @@ DleftStats DleftCountingBloomFilter::stats() const {
   s.full_bucket_failures = full_failures_.load(std::memory_order_relaxed);
   s.counter_overflows = overflows_.load(std::memory_order_relaxed);
   s.memory_bytes = memory_bytes();
-  const double cells = static_cast<double>(buckets_.size()) * kW;
+  const double cells = static_cast<double>(num_buckets_) * kW;
   s.load = s.occupied_cells / cells;
   // Each subtable's candidate bucket holds occupied/(d*B) cells on average,
   // each matching with probability 2^-r; summed over d subtables.
@@ -282,7 +288,7 @@ DleftStats DleftCountingBloomFilter::stats() const {
 }
 
 void DleftCountingBloomFilter::AppendTables(std::string* out) const {
-  internal::AppendAtomicWords(buckets_, out);
+  internal::AppendAtomicWords(absl::MakeConstSpan(buckets_.get(), num_buckets_), out);
 }
 
 absl::StatusOr<std::unique_ptr<DleftCountingBloomFilter>> DleftCountingBloomFilter::FromTables(
@@ -296,7 +302,8 @@ absl::StatusOr<std::unique_ptr<DleftCountingBloomFilter>> DleftCountingBloomFilt
   auto filter = CreateWithGeometry(log2_buckets, segments);
   if (!filter.ok()) return filter.status();
   uint64_t occupied = 0;
-  internal::LoadAtomicWords(tables.data(), &(*filter)->buckets_, [&](uint64_t w) {
+  absl::Span<Bucket> buckets = absl::MakeSpan((*filter)->buckets_.get(), (*filter)->num_buckets_);
+  internal::LoadAtomicWords(tables.data(), &buckets, [&](uint64_t w) {
     // A cell is occupied when its 2-bit counter (bits 0-1 of each 16) is not 0.
     const uint64_t counters = w & 0x0003000300030003ull;
     occupied += static_cast<uint64_t>(

@@ -1,5 +1,7 @@
 #include "format/recognize.h"
 
+#include "blockbloom/filter_format.h"
+
 namespace blockbloom {
 namespace format {
 namespace {
@@ -65,4 +67,40 @@ Recognized Recognize(std::string_view filter) {
 }
 
 }  // namespace format
+}  // namespace blockbloom
+
+namespace blockbloom {
+
+FilterDescription DescribeFilter(std::string_view filter) {
+  FilterDescription d;
+  const format::Recognized r = format::Recognize(filter);
+  d.version = r.version;
+  switch (r.kind) {
+    case format::FilterKind::kEmpty:
+      d.encoding = FilterEncoding::kEmpty;
+      break;
+    case format::FilterKind::kBlocked: {
+      d.encoding = FilterEncoding::kBlocked;
+      blocked::FilterView view;
+      if (blocked::ParseFilter(filter, &view)) {
+        d.blocked_readable = true;
+        d.num_probes = view.num_probes;
+        d.bits_bytes = view.num_bytes;
+        d.single_block = view.geometry == blocked::Geometry::kFlat;
+      }
+      break;
+    }
+    case format::FilterKind::kCompact:
+      d.encoding = FilterEncoding::kCompact;
+      break;
+    case format::FilterKind::kLevelDbBuiltin:
+      d.encoding = FilterEncoding::kLevelDbBuiltin;
+      break;
+    case format::FilterKind::kUnknown:
+      d.encoding = FilterEncoding::kUnknown;
+      break;
+  }
+  return d;
+}
+
 }  // namespace blockbloom

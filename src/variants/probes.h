@@ -32,10 +32,9 @@ namespace variants {
 inline constexpr uint64_t kMaxBits = uint64_t{1} << 48;
 inline constexpr uint64_t kMinBits = 64;
 
-// murmur3's fmix64 (Appleby): a bijection of 64-bit values with full
-// avalanche, so h2 is independent-looking of h1 even though both come from
-// one XXH3 value.
-inline uint64_t Mix64(uint64_t h) {
+// murmur3's fmix64 (Appleby; not the compact format's Mix64): a bijection of 64-bit values with
+// full avalanche, so h2 is independent-looking of h1 even though both come from one XXH3 value.
+inline uint64_t Fmix64(uint64_t h) {
   h ^= h >> 33;
   h *= 0xff51afd7ed558ccdull;
   h ^= h >> 33;
@@ -53,7 +52,7 @@ class ProbeSequence {
  public:
   ProbeSequence(uint64_t hash, HashScheme scheme, uint64_t range)
       : x_(hash),
-        y_(Mix64(hash) | 1),
+        y_(Fmix64(hash) | 1),
         unit_(scheme == HashScheme::kEnhancedDoubleHashing ? UnitFor(range) : 0) {}
 
   uint64_t Next() {

@@ -1,6 +1,7 @@
 // The allocator of the filters' large arrays (the counting and d-left
-// filters' tables, FilteredDB's front filter). An implementation detail of
-// those classes, installed because their headers name it; not an API.
+// filters' tables, FilteredDB's front filter). Internal: the public headers
+// name none of it (their tables are unique_ptrs whose deleter calls
+// FreeLarge from the library).
 //
 // Arrays of 2 MiB and more are placed on 2 MiB boundaries and the kernel is
 // asked to back them with transparent huge pages (madvise(MADV_HUGEPAGE);
@@ -11,12 +12,14 @@
 // aligned.
 //
 // Thread-safety: stateless; AllocateLarge / FreeLarge are thread-safe.
-#ifndef BLOCKBLOOM_LARGE_ALLOCATOR_H_
-#define BLOCKBLOOM_LARGE_ALLOCATOR_H_
+#ifndef BLOCKBLOOM_COMMON_LARGE_ALLOCATOR_H_
+#define BLOCKBLOOM_COMMON_LARGE_ALLOCATOR_H_
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <new>
+#include <type_traits>
 
 namespace blockbloom {
 namespace internal {
@@ -25,6 +28,17 @@ namespace internal {
 // like operator new. Free with FreeLarge.
 void* AllocateLarge(size_t bytes);
 void FreeLarge(void* p);
+
+// `n` value-initialised (zeroed) T from AllocateLarge: free with FreeLarge
+// (T must be trivially destructible). Throws std::bad_alloc.
+template <typename T>
+T* NewLargeArray(size_t n) {
+  static_assert(std::is_trivially_destructible<T>::value, "FreeLarge runs no destructor");
+  if (n > SIZE_MAX / sizeof(T)) throw std::bad_array_new_length();
+  T* p = static_cast<T*>(AllocateLarge(n * sizeof(T)));
+  std::uninitialized_value_construct_n(p, n);
+  return p;
+}
 
 // A std::allocator stand-in over AllocateLarge, for std::vector.
 template <typename T>
@@ -45,4 +59,4 @@ struct LargeAllocator {
 }  // namespace internal
 }  // namespace blockbloom
 
-#endif  // BLOCKBLOOM_LARGE_ALLOCATOR_H_
+#endif  // BLOCKBLOOM_COMMON_LARGE_ALLOCATOR_H_

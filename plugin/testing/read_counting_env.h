@@ -1,4 +1,5 @@
 // A leveldb::Env that counts data-block reads: measure what a filter saves.
+// For this project's tests, benchmarks and demo; not installed.
 //
 //   blockbloom::ReadCountingEnv env;          // wraps Env::Default()
 //   options.env = &env;                       // outlive the DB, like any Env
@@ -6,8 +7,8 @@
 //   env.reads();                              // RandomAccessFile::Read calls
 //
 // Thread-safety: safe for LevelDB's concurrent use; the counter is atomic.
-#ifndef BLOCKBLOOM_READ_COUNTING_ENV_H_
-#define BLOCKBLOOM_READ_COUNTING_ENV_H_
+#ifndef BLOCKBLOOM_TESTING_READ_COUNTING_ENV_H_
+#define BLOCKBLOOM_TESTING_READ_COUNTING_ENV_H_
 
 #include <atomic>
 #include <memory>
@@ -57,4 +58,4 @@ class ReadCountingEnv : public leveldb::EnvWrapper {
 
 }  // namespace blockbloom
 
-#endif  // BLOCKBLOOM_READ_COUNTING_ENV_H_
+#endif  // BLOCKBLOOM_TESTING_READ_COUNTING_ENV_H_

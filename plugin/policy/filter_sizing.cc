@@ -1,0 +1,99 @@
+#include "policy/filter_sizing.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "blockbloom/blocked_bloom.h"
+#include "blockbloom/math.h"
+#include "common/coding.h"
+#include "compact/builder.h"
+#include "compact/format.h"
+
+namespace blockbloom {
+namespace internal {
+namespace {
+
+// LevelDB's built-in k for bits_per_key (util/bloom.cc: 0.69 =~ ln 2,
+// truncated, clamped into [1, 30]).
+int BuiltinProbes(double bits_per_key) {
+  return std::clamp(static_cast<int>(bits_per_key * 0.69), 1, 30);
+}
+
+}  // namespace
+
+FilterSizing::FilterSizing(double bits_per_key)
+    : bits_per_key_(ClampBitsPerKey(bits_per_key)),
+      blocked_probes_(BlockedBloomProbes(bits_per_key_)) {
+  // Keys from which the built-in's hash collisions alone (n / 2^32) exceed
+  // the blocked geometry's FPR penalty: see the header.
+  const double blocked = 1.05 * BlockedBloomFpr(bits_per_key_, blocked_probes_);
+  const double standard = StandardBloomFpr(bits_per_key_, BuiltinProbes(bits_per_key_));
+  flat_max_keys_ = std::max(0.0, blocked - standard) * 4294967296.0;
+}
+
+uint64_t FilterSizing::BitBytes(uint64_t num_keys) const {
+  if (num_keys == 0) return 0;
+  const double bytes = std::ceil(static_cast<double>(num_keys) * bits_per_key_ / 8.0);
+  return std::max<uint64_t>(SaturatingBytes(bytes), 8);
+}
+
+int FilterSizing::FlatProbes(uint64_t num_keys, uint64_t bits) {
+  if (num_keys == 0) return 1;
+  const double k = std::log(2.0) * static_cast<double>(bits) / static_cast<double>(num_keys);
+  return static_cast<int>(std::clamp(std::round(k), 1.0, double{blocked::kMaxFlatProbes}));
+}
+
+double FilterSizing::FlatFpr(uint64_t num_keys, uint64_t bits, int num_probes) {
+  if (num_keys == 0) return 0.0;
+  if (bits == 0) return 1.0;
+  const double fill =
+      -std::expm1(-num_probes * static_cast<double>(num_keys) / static_cast<double>(bits));
+  return std::pow(fill, num_probes);
+}
+
+double FilterSizing::CompactSpare(uint64_t num_keys) {
+  if (num_keys <= compact::kV2WindowBits) return 0.0;
+  return num_keys <= 16384 ? 0.08 : 0.11;
+}
+
+BloomLayout FilterSizing::Bloom(uint64_t num_keys) const {
+  BloomLayout layout;
+  layout.bytes = BitBytes(num_keys);
+  if (layout.bytes == 0) {  // the empty set: version 1, no bits
+    layout.num_probes = blocked_probes_;
+    return layout;
+  }
+  if (layout.bytes <= blocked::kFlatMaxBytes || static_cast<double>(num_keys) < flat_max_keys_) {
+    layout.geometry = blocked::Geometry::kFlat;
+    layout.num_probes = FlatProbes(num_keys, layout.bytes * 8);
+  } else {
+    layout.geometry = blocked::Geometry::kBlocked512;
+    layout.num_probes = blocked_probes_;
+  }
+  return layout;
+}
+
+CompactLayout FilterSizing::Compact(uint64_t num_keys) const {
+  CompactLayout layout;
+  layout.bloom = Bloom(num_keys);
+  if (num_keys == 0 || num_keys > compact::kV2MaxKeys) {  // the empty set: 7 bytes
+    layout.version1 = true;
+    return layout;
+  }
+  const uint64_t body = layout.bloom.bytes;  // the trailers are the same size
+  const double slots_needed = static_cast<double>(num_keys) * (1.0 + CompactSpare(num_keys));
+  const int r = static_cast<int>(std::min<double>(
+      compact::kV2MaxFingerprintBits, std::floor(8.0 * static_cast<double>(body) / slots_needed)));
+  if (r < 1) return layout;
+  layout.bloom_fpr = layout.bloom.geometry == blocked::Geometry::kFlat
+                         ? FlatFpr(num_keys, body * 8, layout.bloom.num_probes)
+                         : BlockedBloomFpr(bits_per_key_, layout.bloom.num_probes);
+  if (std::ldexp(1.0, -r) < layout.bloom_fpr) {
+    layout.fingerprint_bits = r;
+    layout.total_bytes = body + compact::kV2TrailerSize;
+  }
+  return layout;
+}
+
+}  // namespace internal
+}  // namespace blockbloom

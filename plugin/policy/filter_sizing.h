@@ -1,0 +1,100 @@
+// How the blockbloom LevelDB policies lay out the filter LevelDB asks for
+// (one per 2 KiB of data-block offsets, so usually the keys of one data
+// block: 1 key with 4 KiB values, a few thousand with tiny ones): a pure
+// function of (n keys, bits_per_key), O(1) per filter, never a search.
+//
+// Budget. LevelDB's built-in filter spends max(n * bits_per_key, 64) bits,
+// in whole bytes, plus one byte for k. Every blockbloom filter spends the
+// same bit bytes (BitBytes) plus its own 3-byte trailer: never fewer bits
+// than the built-in for the same keys, 2 bytes more per filter.
+//
+// Bloom filters (the blocked policies, and the compact ones where a Bloom
+// filter wins). The flat geometry (format version 2) is a standard Bloom
+// filter with ideal 64-bit probes, so with the built-in's bits and the k best
+// for those bits it is never worse than the built-in, which probes with a
+// 32-bit hash and k = 0.69 * bits_per_key. The 512-bit-block geometry
+// (version 1) costs FPR for locality: at 10 bits/key 0.96% against the
+// built-in's 0.84% (blockbloom::BlockedBloomFpr, StandardBloomFpr). It is
+// written only where the built-in is provably worse still: its 32-bit hash
+// alone makes a key collide with one of n stored keys with probability
+// n / 2^32, so at n >= (1.05 * blocked - standard) * 2^32 keys (1.05: the
+// blocked model's measured margin) the built-in's FPR exceeds the blocked
+// filter's; 6.9 million keys at 10 bits/key, 37,000 at 30. Below that, and
+// for every filter of at most blocked::kFlatMaxBytes, the filter is flat.
+//
+// Compact filters (the compact policies). Version 2 stores an R-bit
+// fingerprint per key in m = floor(8 * body bytes / R) slots of a banded
+// GF(2) system (compact/format.h): FPR 2^-R. The band (64 slots wide) is
+// solvable for a random seed only with spare slots, growing with n: measured
+// first-seed success of at least 98% with m >= n (1 + CompactSpare(n))
+// (random 64-bit hashes, R = 8, 40-300 sets per n from 65 to 65,536 keys);
+// systems of at most 64 slots need none (dense: each seed solves w.p. >=
+// 0.29, 16 seeds are tried). R is the largest with that spare. The filter is
+// compact where 2^-R is below the flat Bloom filter's FPR in the same bytes,
+// else flat Bloom (at 2-3 bits/key of large sets: 39% and 24% against
+// 2^-1 and 2^-2). If no seed solves the system (rare by the margin), R - 1,
+// then the flat Bloom filter, are written instead: a bounded fallback.
+//
+// Thread-safety: immutable after construction; any number of threads may
+// call the const methods at once.
+#ifndef BLOCKBLOOM_PLUGIN_POLICY_FILTER_SIZING_H_
+#define BLOCKBLOOM_PLUGIN_POLICY_FILTER_SIZING_H_
+
+#include <cstdint>
+
+#include "blocked/format.h"
+
+namespace blockbloom {
+namespace internal {
+
+// A Bloom filter's layout: `bytes` bit bytes laid out as `geometry` with
+// `num_probes` probes. bytes == 0 only for the empty set.
+struct BloomLayout {
+  uint64_t bytes = 0;
+  int num_probes = 1;
+  blocked::Geometry geometry = blocked::Geometry::kBlocked512;
+};
+
+// A compact policy's layout: version 2 with `fingerprint_bits` (R) in
+// `total_bytes` (trailer included) when R > 0; else `bloom`; `version1`
+// for the empty set and sets of more than compact::kV2MaxKeys keys.
+struct CompactLayout {
+  int fingerprint_bits = 0;
+  uint64_t total_bytes = 0;
+  bool version1 = false;
+  BloomLayout bloom;
+  double bloom_fpr = 1.0;  // the model FPR of `bloom`
+};
+
+class FilterSizing {
+ public:
+  // bits_per_key is clamped as everywhere (ClampBitsPerKey).
+  explicit FilterSizing(double bits_per_key);
+
+  double bits_per_key() const { return bits_per_key_; }
+
+  // max(ceil(n * bits_per_key / 8), 8) bytes; 0 for n == 0; saturates.
+  uint64_t BitBytes(uint64_t num_keys) const;
+  // The blocked policies' filter.
+  BloomLayout Bloom(uint64_t num_keys) const;
+  // The compact policies' filter.
+  CompactLayout Compact(uint64_t num_keys) const;
+
+  // The k of a flat filter of `bits` bits for n keys: round(ln 2 * bits / n)
+  // clamped into [1, blocked::kMaxFlatProbes].
+  static int FlatProbes(uint64_t num_keys, uint64_t bits);
+  // The standard Bloom model (1 - e^(-k n / bits))^k.
+  static double FlatFpr(uint64_t num_keys, uint64_t bits, int num_probes);
+  // Spare slots a version-2 system of n keys is given (see above).
+  static double CompactSpare(uint64_t num_keys);
+
+ private:
+  double bits_per_key_;
+  int blocked_probes_;    // BlockedBloomProbes(bits_per_key)
+  double flat_max_keys_;  // blocked (version 1) only above this many keys
+};
+
+}  // namespace internal
+}  // namespace blockbloom
+
+#endif  // BLOCKBLOOM_PLUGIN_POLICY_FILTER_SIZING_H_
