@@ -35,6 +35,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -92,6 +93,7 @@ struct Row {
   std::string name;
   FilterStats filter;
   uint64_t index_bytes = 0;  // FilteredDB's in-memory index, when used
+  uint64_t index_keys = 0;   // the live keys it holds
   double reads_per_absent = std::nan(""), reads_per_present = std::nan("");
   LatencySummary absent, present;
   // Cold runs: medians over --cold_runs; NaN when skipped.
@@ -132,9 +134,7 @@ Row RunConfig(const Config& config, const std::string& path) {
   std::unique_ptr<FilteredDB> filtered;
   leveldb::Status s;
   if (config.index) {
-    FilteredDBOptions index;
-    index.expected_keys = static_cast<uint64_t>(num_keys);
-    index.kind = IndexKind::kDleft;
+    FilteredDBOptions index;  // the defaults: d-left, sized for the live keys
     s = FilteredDB::Open(index, options, path, &filtered);
   } else {
     leveldb::DB* raw = nullptr;
@@ -246,7 +246,12 @@ Row RunConfig(const Config& config, const std::string& path) {
     row.cold_present_per_s = Median(present_rates);
     row.cold_reads_per_absent = Median(reads);
   }
-  if (filtered) row.index_bytes = filtered->index_stats().memory_bytes;
+  if (filtered) {
+    filtered->WaitForGrowth();  // a growth still running holds two indexes
+    const FilteredDBStats stats = filtered->index_stats();
+    row.index_bytes = stats.memory_bytes;
+    row.index_keys = stats.keys;
+  }
   filtered.reset();
   plain.reset();
   if (!absl::GetFlag(FLAGS_keep)) leveldb::DestroyDB(path, leveldb::Options());
@@ -417,11 +422,13 @@ int Main() {
         r.name.c_str(), 100 * r.index_fpr);
   }
   for (const Row& r : rows) {
-    if (r.index_bytes == 0 || absl::GetFlag(FLAGS_keys) == 0) continue;
+    if (r.index_bytes == 0 || r.index_keys == 0) continue;
     std::printf(
         "%s: FPR is of the filter probes that got past the index; the d-left index "
-        "itself holds %.2f bytes/key in memory.\n",
-        r.name.c_str(), static_cast<double>(r.index_bytes) / absl::GetFlag(FLAGS_keys));
+        "itself takes %" PRIu64 " bytes of memory for %" PRIu64
+        " live keys: %.2f bytes per live key (budget: 4 per key + 256 KiB).\n",
+        r.name.c_str(), r.index_bytes, r.index_keys,
+        static_cast<double>(r.index_bytes) / static_cast<double>(r.index_keys));
   }
   PrintDiskBoundView(rows);
   return 0;

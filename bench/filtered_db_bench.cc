@@ -1,9 +1,9 @@
 // FilteredDB against plain LevelDB, side by side in one run, keys prepared
 // outside every timed loop (bench_common.h's 16-byte keys, 100-byte values).
 //
-//   build/default/bench/filtered_db_bench [--mode=gets|absent|reopen|growth|all]
+//   build/default/bench/filtered_db_bench [--mode=gets|absent|reopen|growth|sizes|all]
 //       [--keys=1000000] [--rounds=3] [--reopen_keys=1000000,10000000]
-//       [--kind=dleft|counting] [--quick]
+//       [--sizes=1,1000,100000,1000000,10000000] [--kind=dleft|counting] [--quick]
 //
 //  gets    A --keys database (LevelDB with its built-in Bloom filter,
 //          leveldb::NewBloomFilterPolicy(10), compacted), copied file by file
@@ -35,6 +35,14 @@
 //          every Put's latency: p50, p99, p99.9, max, and Puts over 1 ms.
 //          Built with -DBLOCKBLOOM_FDB_OLD_API against the pre-change tree it
 //          measures the old stalling growth (the command is in the note).
+//  sizes   For each --sizes count n: a new database with default
+//          FilteredDBOptions (and --kind), n keys written through FilteredDB
+//          in batches of 1000 (the index grows from its first size), then:
+//          index memory and bytes per live key against the budget (4 B/key +
+//          256 KiB), the growth rebuilds it took, the index's measured FPR
+//          over 1,000,000 absent Gets (passes that LevelDB answered NotFound,
+//          from the index's own counters), and the index file's size after
+//          close.
 //
 // The databases live under $TMPDIR (or /tmp) and are removed at exit.
 // BLOCKBLOOM_BENCH_QUICK=1 or --quick: 20,000 keys, one round (CI).
@@ -407,8 +415,7 @@ void ModeGets(uint64_t n, int rounds, bool quick, bool absent_only) {
   leveldb::Options options;
   options.filter_policy = policy.get();
   blockbloom::FilteredDBOptions fdb_options;
-  fdb_options.expected_keys = n;
-  fdb_options.kind = g_kind;
+  fdb_options.kind = g_kind;  // otherwise the defaults
   const uint64_t gets = quick ? 20000 : 400000;
   const uint64_t puts = quick ? 5000 : 50000;
   // Chunks: many, for pairing the two sides in time; not so small that the
@@ -578,9 +585,8 @@ void ModeReopen(const std::vector<uint64_t>& sizes, int rounds) {
     const double build_s = Seconds(build_start, Clock::now());
     leveldb::Options options;
     options.filter_policy = policy.get();
-    blockbloom::FilteredDBOptions fdb_options;
-    fdb_options.expected_keys = n;
-    {  // first open scans; its close saves the index
+    blockbloom::FilteredDBOptions fdb_options;  // the defaults
+    {                                           // first open scans; its close saves the index
       leveldb::DB* raw = nullptr;
       Check(blockbloom::OpenFilteredDB(fdb_options, options, path, &raw), "first open");
       delete raw;
@@ -622,6 +628,62 @@ void ModeReopen(const std::vector<uint64_t>& sizes, int rounds) {
     std::printf("  FilteredDB Open, file     %9.1f ms  (%7.2f ms per million keys)\n",
                 Median(file_ms), Median(file_ms) / m);
     std::printf("  scan / file: %.1fx\n", Median(scan_ms) / Median(file_ms));
+    blockbloom::DestroyFilteredDB(path, leveldb::Options());
+  }
+}
+
+void ModeSizes(const std::vector<uint64_t>& sizes) {
+  std::unique_ptr<const leveldb::FilterPolicy> policy(leveldb::NewBloomFilterPolicy(10));
+  std::printf(
+      "| live keys | index memory | B per live key | budget 4 B/key + 256 KiB | index file "
+      "| measured FPR (absent Gets) | model FPR | rebuilds | write s |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|\n");
+  for (uint64_t n : sizes) {
+    const std::string path = TmpPath("sizes");
+    blockbloom::DestroyFilteredDB(path, leveldb::Options());
+    leveldb::Options options;
+    options.create_if_missing = true;
+    options.filter_policy = policy.get();
+    options.write_buffer_size = 16 << 20;
+    blockbloom::FilteredDBOptions fdb_options;  // the defaults
+    fdb_options.kind = g_kind;
+    leveldb::DB* raw = nullptr;
+    Check(blockbloom::OpenFilteredDB(fdb_options, options, path, &raw), "open");
+    auto* fdb = static_cast<blockbloom::FilteredDB*>(raw);
+    const std::string value(100, 'v');
+    const auto t0 = Clock::now();
+    for (uint64_t i = 0; i < n;) {
+      leveldb::WriteBatch batch;
+      for (int j = 0; j < 1000 && i < n; ++j, ++i) batch.Put(Key(2 * i), value);
+      Check(fdb->Write(leveldb::WriteOptions(), &batch), "write");
+    }
+    fdb->WaitForGrowth();
+    const double write_s = Seconds(t0, Clock::now());
+    const blockbloom::FilteredDBStats grown = fdb->index_stats();
+    constexpr uint64_t kAbsent = 1000000;
+    std::string v;
+    uint64_t x = 12345;
+    for (uint64_t a = 0; a < kAbsent; ++a) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      const leveldb::Status s = fdb->Get(leveldb::ReadOptions(), Key(2 * (x >> 24) + 1), &v);
+      if (!s.IsNotFound()) std::exit(4);
+    }
+    const blockbloom::FilteredDBStats probed = fdb->index_stats();
+    const uint64_t ruled_out = probed.gets_ruled_out - grown.gets_ruled_out;
+    const uint64_t false_passes = probed.passes_not_found - grown.passes_not_found;
+    const double fpr =
+        static_cast<double>(false_passes) / static_cast<double>(ruled_out + false_passes);
+    delete raw;  // saves the index
+    const uint64_t file_bytes = std::filesystem::file_size(path + "/BLOCKBLOOM-INDEX");
+    const double budget = 4.0 * static_cast<double>(n) + 256 * 1024;
+    std::printf(
+        "| %" PRIu64 " | %" PRIu64 " B | %.2f | %.0f B (%s) | %" PRIu64 " B (%s) | %.4f%% (%" PRIu64
+        " of %" PRIu64 ") | %.4f%% | %" PRIu64 " | %.1f |\n",
+        n, grown.memory_bytes, static_cast<double>(grown.memory_bytes) / static_cast<double>(n),
+        budget, grown.memory_bytes <= budget ? "met" : "NOT met", file_bytes,
+        static_cast<double>(file_bytes) <= budget ? "met" : "NOT met", 100.0 * fpr, false_passes,
+        ruled_out + false_passes, 100.0 * grown.estimated_fpr, grown.rebuilds, write_s);
+    std::fflush(stdout);
     blockbloom::DestroyFilteredDB(path, leveldb::Options());
   }
 }
@@ -733,6 +795,8 @@ int main(int argc, char** argv) {
   uint64_t keys = quick ? 20000 : 1000000;
   int rounds = quick ? 1 : 3;
   std::vector<uint64_t> reopen_keys = {keys};
+  std::vector<uint64_t> sizes = {1, 1000, 100000, 1000000, 10000000};
+  if (quick) sizes = {1, 1000, 20000};
   for (int i = 1; i < argc; ++i) {
     const char* a = argv[i];
     if (std::strncmp(a, "--mode=", 7) == 0) {
@@ -750,6 +814,8 @@ int main(int argc, char** argv) {
       rounds = std::max(1, std::atoi(a + 9));
     } else if (std::strncmp(a, "--reopen_keys=", 14) == 0) {
       reopen_keys = ParseList(a + 14);
+    } else if (std::strncmp(a, "--sizes=", 8) == 0) {
+      sizes = ParseList(a + 8);
     } else if (std::strncmp(a, "--benchmark_", 12) != 0) {
       std::fprintf(stderr, "unknown flag %s\n", a);
       return 1;
@@ -757,12 +823,14 @@ int main(int argc, char** argv) {
   }
 #ifdef BLOCKBLOOM_FDB_OLD_API
   (void)rounds;
+  (void)sizes;
   ModeGrowth(keys);
 #else
   if (mode == "gets" || mode == "all") ModeGets(keys, rounds, quick, false);
   if (mode == "absent") ModeGets(keys, rounds, quick, true);
   if (mode == "reopen" || mode == "all") ModeReopen(reopen_keys, rounds);
   if (mode == "growth" || mode == "all") ModeGrowth(keys);
+  if (mode == "sizes") ModeSizes(sizes);
 #endif
   return 0;
 }

@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "test_keys.h"
@@ -22,15 +23,21 @@ using testing_keys::Key;
 using testing_keys::SplitMix64;
 using Filter = DleftCountingBloomFilter;
 
-std::unique_ptr<Filter> Geometry(int log2) {
-  auto f = Filter::CreateWithGeometry(log2);
+std::unique_ptr<Filter> Geometry(int log2, int segments = 1) {
+  auto f = Filter::CreateWithGeometry(log2, segments);
   EXPECT_TRUE(f.ok()) << f.status();
   return std::move(f).value();
 }
 
 TEST(DleftCountingBloomTest, RandomInsertEraseAgainstMultisetOracle) {
-  for (int log2 : {0, 2, 6, 10}) {
-    auto filter = Geometry(log2);
+  // Power-of-two tables (one segment) and s segments of 2^b buckets.
+  const std::pair<int, int> geometries[] = {{0, 1}, {2, 1}, {6, 1}, {10, 1},
+                                            {0, 3}, {0, 7}, {2, 5}, {6, 15}};
+  for (const auto& [log2, segments] : geometries) {
+    SCOPED_TRACE(testing::Message() << "segments " << segments);
+    auto filter = Geometry(log2, segments);
+    EXPECT_EQ(filter->buckets_per_subtable(), uint64_t(segments) << log2);
+    EXPECT_EQ(filter->memory_bytes(), 64 * (uint64_t(segments) << log2));
     std::unordered_multiset<std::string> oracle;
     SplitMix64 rng(log2 + 1);
     const uint64_t universe = filter->design_capacity() * 2;
@@ -134,19 +141,42 @@ TEST(DleftCountingBloomTest, KeyCountSaturatesInsteadOfWrapping) {
 }
 
 TEST(DleftCountingBloomTest, DesignLoadNeverOverflowsAndFprMatchesModel) {
-  auto filter = Geometry(12);
-  const uint64_t n = filter->design_capacity();  // 6 keys per bucket, 75% of cells
-  for (uint64_t i = 0; i < n; ++i) ASSERT_TRUE(filter->Insert(Key(2 * i)).ok()) << i;
-  const DleftStats s = filter->stats();
-  EXPECT_NEAR(s.load, 0.75, 0.01);
-  uint64_t fp = 0;
-  const uint64_t probes = 2000000;
-  for (uint64_t i = 0; i < probes; ++i) fp += filter->MayContain(Key(2 * i + 1));
-  const double measured = static_cast<double>(fp) / probes;
-  // ~24 occupied cells met per query, each matching with probability 2^-14.
-  EXPECT_NEAR(s.estimated_fpr, 24.0 / 16384, 0.05 * 24.0 / 16384);
-  EXPECT_GT(measured, 0.8 * s.estimated_fpr);
-  EXPECT_LT(measured, 1.2 * s.estimated_fpr);
+  for (const auto& [log2, segments] : {std::pair<int, int>{12, 1}, std::pair<int, int>{8, 13}}) {
+    SCOPED_TRACE(testing::Message() << "segments " << segments);
+    auto filter = Geometry(log2, segments);
+    const uint64_t n = filter->design_capacity();  // 6 keys per bucket, 75% of cells
+    for (uint64_t i = 0; i < n; ++i) ASSERT_TRUE(filter->Insert(Key(2 * i)).ok()) << i;
+    const DleftStats s = filter->stats();
+    EXPECT_NEAR(s.load, 0.75, 0.01);
+    uint64_t fp = 0;
+    const uint64_t probes = 2000000;
+    for (uint64_t i = 0; i < probes; ++i) fp += filter->MayContain(Key(2 * i + 1));
+    const double measured = static_cast<double>(fp) / probes;
+    // ~24 occupied cells met per query, each matching with probability 2^-14.
+    EXPECT_NEAR(s.estimated_fpr, 24.0 / 16384, 0.05 * 24.0 / 16384);
+    EXPECT_GT(measured, 0.8 * s.estimated_fpr);
+    EXPECT_LT(measured, 1.2 * s.estimated_fpr);
+  }
+}
+
+// Segments: out-of-range counts are refused; the tables of a segmented
+// filter round-trip through FromTables with the same answers, and tables of
+// another geometry's size are refused.
+TEST(DleftCountingBloomTest, SegmentedGeometryRoundTripsAndChecksItsArguments) {
+  EXPECT_TRUE(absl::IsInvalidArgument(Filter::CreateWithGeometry(0, 0).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(Filter::CreateWithGeometry(0, 16).status()));
+  auto filter = Geometry(3, 11);
+  for (int i = 0; i < 1500; ++i) ASSERT_TRUE(filter->Insert(Key(i)).ok()) << i;
+  std::string tables;
+  filter->AppendTables(&tables);
+  auto copy = Filter::FromTables(3, filter->num_keys(), tables, 11);
+  ASSERT_TRUE(copy.ok()) << copy.status();
+  for (int i = 0; i < 20000; ++i)
+    ASSERT_EQ((*copy)->MayContain(Key(i)), filter->MayContain(Key(i)));
+  EXPECT_EQ((*copy)->stats().occupied_cells, filter->stats().occupied_cells);
+  EXPECT_FALSE(Filter::FromTables(3, 0, tables, 1).ok());
+  EXPECT_FALSE(Filter::FromTables(3, 0, tables, 13).ok());
+  EXPECT_FALSE(Filter::FromTables(3, 0, tables, 0).ok());
 }
 
 TEST(DleftCountingBloomTest, CreateSizesForLoadAndFpr) {

@@ -998,9 +998,11 @@ TEST_F(DiskFaultTest, IndexFileThatCannotBeRemovedIsNeverUsed) {
 TEST_F(DiskFaultTest, ShortWriteOfTheIndexFileFailsTheSave) {
   std::unique_ptr<FilteredDB> db;
   ASSERT_NO_FATAL_FAILURE(OpenDb(&db));
-  for (uint64_t i = 0; i < 100; ++i) {
+  // An index file of several pages (the limit below cuts it mid-file).
+  for (uint64_t i = 0; i < 2000; ++i) {
     ASSERT_TRUE(db->Put(leveldb::WriteOptions(), Key(i), "small").ok());
   }
+  db->WaitForGrowth();
   ASSERT_GT(db->index_stats().memory_bytes, 4096u);
   struct rlimit old_limit;
   ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old_limit), 0);

@@ -26,6 +26,8 @@
 #include "blockbloom/dleft_counting_bloom.h"
 #include "blockbloom/filtered_db.h"
 #include "blockbloom/hash.h"
+#include "filtered_db/key_index.h"
+#include "filtered_db/testing_hooks.h"
 #include "leveldb/env.h"
 #include "leveldb/write_batch.h"
 #include "test_keys.h"
@@ -130,9 +132,16 @@ class Harness {
   ~Harness() {
     db_.reset();
     DestroyFilteredDB(path_, leveldb::Options());
+    filtered_db::SetIndexBudgetSlackForTesting(KeyIndex::kDefaultBudgetSlackBytes);
   }
 
-  void Open(uint64_t expected_keys) {
+  // The index is sized for the live keys within a memory budget of 4 bytes
+  // per key plus `budget_slack` (KeyIndex::CapacityFor). With no slack (the
+  // tests' default) a few keys get the smallest table that holds 33/32 of
+  // them, and a rebuild after a refusal doubles that, as the premises below
+  // assume; with the default slack, `expected_keys` sizes the first index.
+  void Open(uint64_t expected_keys, uint64_t budget_slack = 0) {
+    filtered_db::SetIndexBudgetSlackForTesting(budget_slack);
     db_.reset();
     leveldb::Options options;
     options.create_if_missing = true;
@@ -231,14 +240,14 @@ class Harness {
   uint64_t version_ = 0;
 };
 
-// The premise of the tests below: expected_keys = 1 gives B = 1 (one bucket
+// The premise of the tests below: an empty database gives B = 1 (one bucket
 // per subtable, fingerprint = top 14 bits, capacity 6 * 4 * 1 = 24 keys), and
-// capacity 48 gives B = 2.
+// expected_keys = 48 within the default budget gives B = 2.
 TEST(FilteredDBGrowthTest, GeometryPremise) {
   Harness h("premise");
   h.Open(1);
   EXPECT_EQ(h.stats().capacity, 24u);
-  h.Open(48);
+  h.Open(48, KeyIndex::kDefaultBudgetSlackBytes);
   EXPECT_EQ(h.stats().capacity, 48u);
 }
 
@@ -287,8 +296,8 @@ TEST(FilteredDBGrowthTest, CounterOverflowRebuildsLargerAndKeepsFiltering) {
   h.Put(q[0]);
   h.ExpectAgrees("after re-puts");
 
-  // A full rebuild sized from the 12 keys (capacity 18, B = 1) meets the
-  // same overflow, counts it and doubles until B = 2 takes them.
+  // A full rebuild sized from the 12 keys (B = 1) meets the same overflow,
+  // counts it and doubles until B = 2 takes them.
   ASSERT_TRUE(h.db().RebuildIndex().ok());
   s = h.stats();
   EXPECT_TRUE(s.index_active);
@@ -298,37 +307,37 @@ TEST(FilteredDBGrowthTest, CounterOverflowRebuildsLargerAndKeepsFiltering) {
   EXPECT_GE(h.RuledOutOf(1000), 990u);
 }
 
-// Four keys sharing their top 15 bits collide at B = 1 AND at B = 2: the
-// growth rebuild (in the background) doubles past B = 2 to B = 4, where they
+// Four keys sharing their top 17 bits collide at B = 1, 2, 4 and 8: the
+// growth rebuild (in the background) doubles past them to B = 16, where they
 // fit, and the index comes back by itself. RebuildIndex() while they still
 // collide at every attempted size saturates the index and every Get passes
 // through -- correctly; once one of them is deleted (or the keys are many
-// enough to size the index at B = 4) the index comes back.
+// enough to size the index at B = 16) the index comes back.
 TEST(FilteredDBGrowthTest, PersistentRefusalSaturatesThenRecovers) {
-  const std::vector<std::string> q = KeysSharingFingerprint("saturate-", kR + 1, 4);
-  ASSERT_EQ(FirstRefusal(q, 0), 3);
-  ASSERT_EQ(FirstRefusal(q, 1), 3);
-  ASSERT_EQ(FirstRefusal(q, 2), -1);
+  const std::vector<std::string> q = KeysSharingFingerprint("saturate-", kR + 3, 4);
+  for (int log2 = 0; log2 <= 3; ++log2) ASSERT_EQ(FirstRefusal(q, log2), 3) << log2;
+  ASSERT_EQ(FirstRefusal(q, 4), -1);
 
   Harness h("saturate");
   h.Open(1);
   for (int i = 0; i < 3; ++i) h.Put(q[i]);
   EXPECT_GE(h.RuledOutOf(200), 190u);
-  h.Put(q[3]);  // refused at B = 1; the growth rebuild is refused at B = 2, takes B = 4
+  h.Put(q[3]);  // refused at B = 1; the growth rebuild is refused at B = 2, 4, 8, takes B = 16
   FilteredDBStats s = h.stats();
   EXPECT_TRUE(s.index_active);
-  EXPECT_EQ(s.insert_refusals, 2u);
+  EXPECT_EQ(s.insert_refusals, 4u);
   EXPECT_EQ(s.rebuilds, 2u);
   EXPECT_EQ(s.keys, 4u);
-  EXPECT_GE(s.capacity, 96u);
+  EXPECT_GE(s.capacity, 384u);
   h.ExpectAgrees("grown past the collision");
   EXPECT_GE(h.RuledOutOf(200), 190u);
 
-  // Saturate it: a RebuildIndex sized from 4 keys (B = 1, 1, 1, 2) refuses.
+  // Saturate it: a RebuildIndex sized from 4 keys (B = 1, 2, 4, 8) refuses.
   ASSERT_TRUE(h.db().RebuildIndex().ok());
   s = h.stats();
   EXPECT_FALSE(s.index_active);
   EXPECT_EQ(s.keys, 0u);
+  EXPECT_EQ(s.insert_refusals, 8u);
   std::string text;
   ASSERT_TRUE(h.db().GetProperty("blockbloom.stats", &text));
   EXPECT_NE(text.find("index-active: 0\n"), std::string::npos) << text;
@@ -342,27 +351,27 @@ TEST(FilteredDBGrowthTest, PersistentRefusalSaturatesThenRecovers) {
   h.Write({Key(100), Key(101), Key(1)}, {Key(2), "never-written"});
   h.ExpectAgrees("writes while saturated");
 
-  // 25 live keys size the index at capacity 37 (B = 2), then 74 (B = 4):
-  // the second attempt takes them, after one counted refusal.
+  // 25 live keys size the index at B = 2, then 4, 8, 16: the fourth attempt
+  // takes them, after three counted refusals.
   ASSERT_EQ(h.live(), 25u);
   const uint64_t refusals_before = h.stats().insert_refusals;
   ASSERT_TRUE(h.db().RebuildIndex().ok());
   s = h.stats();
   EXPECT_TRUE(s.index_active);
   EXPECT_EQ(s.rebuilds, 3u);
-  EXPECT_EQ(s.insert_refusals, refusals_before + 1);
+  EXPECT_EQ(s.insert_refusals, refusals_before + 3);
   h.ExpectAgrees("recovered by RebuildIndex");
   EXPECT_GE(h.RuledOutOf(1000), 990u);
 
-  // Back to four colliding keys only: every attempted size (6, 12, 24, 48
-  // keys: B = 1, 1, 1, 2) refuses one of them, the rebuild saturates.
+  // Back to four colliding keys only: every attempted size (B = 1, 2, 4, 8)
+  // refuses one of them, the rebuild saturates.
   for (int i = 0; i < 30; ++i) h.Delete(Key(i));
   h.Write({}, {Key(100), Key(101)});
   ASSERT_EQ(h.live(), 4u);
   ASSERT_TRUE(h.db().RebuildIndex().ok());
   s = h.stats();
   EXPECT_FALSE(s.index_active);
-  EXPECT_EQ(s.insert_refusals, refusals_before + 1 + 4);
+  EXPECT_EQ(s.insert_refusals, refusals_before + 3 + 4);
   h.ExpectAgrees("saturated by RebuildIndex");
 
   // Deleting one colliding key while saturated, then rebuilding: back.
@@ -374,16 +383,17 @@ TEST(FilteredDBGrowthTest, PersistentRefusalSaturatesThenRecovers) {
   h.ExpectAgrees("recovered after delete");
   EXPECT_GE(h.RuledOutOf(1000), 990u);
 
-  // Re-adding it is refused, and growth takes it at B = 4 again; a reopen
-  // sized at B = 4 agrees.
+  // Re-adding it is refused, and growth takes it at B = 16 again; a reopen
+  // whose expected_keys sizes it at B = 16 agrees.
   h.Put(q[1]);
   EXPECT_TRUE(h.stats().index_active);
   h.ExpectAgrees("grown again");
-  h.Open(96);
+  h.Open(384, KeyIndex::kDefaultBudgetSlackBytes);
   s = h.stats();
   EXPECT_TRUE(s.index_active);
   EXPECT_EQ(s.keys, 4u);
-  h.ExpectAgrees("reopened at B = 4");
+  EXPECT_EQ(s.capacity, 384u);
+  h.ExpectAgrees("reopened at B = 16");
   EXPECT_GE(h.RuledOutOf(1000), 990u);
 }
 
@@ -400,7 +410,7 @@ TEST(FilteredDBGrowthTest, FullBucketMidBatchRebuildsLarger) {
   ASSERT_EQ(overflows, 0u);
 
   Harness h("full");
-  h.Open(48);
+  h.Open(48, KeyIndex::kDefaultBudgetSlackBytes);
   for (int i = 0; i < 30; ++i) h.Put(keys[i]);
   FilteredDBStats s = h.stats();
   ASSERT_TRUE(s.index_active);

@@ -124,8 +124,11 @@ TEST(FilteredDBIndexFileTest, ChecksummedButInconsistentFramingIsDataLoss) {
     return ParseIndexFile(bad).status();
   };
   EXPECT_TRUE(absl::IsDataLoss(damaged(0, 'X', 1)));  // magic
-  EXPECT_TRUE(absl::IsDataLoss(damaged(8, 2, 4)));    // version
-  EXPECT_TRUE(absl::IsDataLoss(damaged(12, 1, 4)));   // flags
+  // Version 1 (the older layout: 10-bit front filter, power-of-two d-left)
+  // and any unknown version are rejected: Open then rebuilds by scan.
+  EXPECT_TRUE(absl::IsDataLoss(damaged(8, 1, 4)));
+  EXPECT_TRUE(absl::IsDataLoss(damaged(8, filtered_db::kIndexFileVersion + 1, 4)));
+  EXPECT_TRUE(absl::IsDataLoss(damaged(12, 1, 4)));  // flags
   // Entry counts beyond the bytes present: rejected without reserving room
   // for them (a UINT64_MAX count must not allocate).
   EXPECT_TRUE(absl::IsDataLoss(damaged(16, 1, 8)));
@@ -226,6 +229,35 @@ INSTANTIATE_TEST_SUITE_P(Kinds, FilteredDBKeyIndexPayloadTest,
                          [](const ::testing::TestParamInfo<IndexKind>& info) {
                            return info.param == IndexKind::kCounting ? "Counting" : "Dleft";
                          });
+
+// The sizing rule: for every live-key count, the index built for it holds
+// more keys than that and, for d-left, fits the budget of 4 bytes per live
+// key plus 256 KiB (the bound docs/FILTERED_DB.md states), with the default
+// hint and with a small one; the counting kind fits it while the budget's
+// fixed part covers it.
+TEST(FilteredDBKeyIndexSizingTest, EveryIndexHoldsItsKeysWithinTheBudget) {
+  std::vector<uint64_t> counts = {0, 1, 2, 7, 100, 1000, 4095, 65536, 100000, 777777, 1000000};
+  for (uint64_t n = 1; n < (uint64_t{1} << 34); n = n * 5 / 4 + 1) counts.push_back(n);
+  for (IndexKind kind : {IndexKind::kDleft, IndexKind::kCounting}) {
+    for (uint64_t hint : {uint64_t{1000000}, uint64_t{16}}) {
+      for (uint64_t n : counts) {
+        SCOPED_TRACE(testing::Message()
+                     << static_cast<int>(kind) << " hint " << hint << " n " << n);
+        const uint64_t capacity = KeyIndex::CapacityFor(kind, n, hint, 0.002);
+        EXPECT_GT(capacity, n);
+        if (n > 2000000) continue;  // not built: tens of MB
+        auto index = KeyIndex::Create(kind, capacity, 0.002);
+        ASSERT_TRUE(index.ok()) << index.status();
+        EXPECT_GE((*index)->capacity(), capacity);
+        EXPECT_LE((*index)->capacity(), capacity + capacity / 8 + 24);
+        if (kind == IndexKind::kDleft || n < 50000) {
+          EXPECT_LE((*index)->memory_bytes(), KeyIndex::BudgetBytes(n));
+        }
+        if (hint == 16) EXPECT_LE((*index)->capacity(), std::max<uint64_t>(4 * n, 1024) + 24);
+      }
+    }
+  }
+}
 
 }  // namespace
 }  // namespace blockbloom

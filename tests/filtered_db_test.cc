@@ -24,6 +24,8 @@
 
 #include "blockbloom/filter_stats.h"
 #include "blockbloom/leveldb_filter_policy.h"
+#include "filtered_db/key_index.h"
+#include "filtered_db/testing_hooks.h"
 #include "leveldb/env.h"
 #include "leveldb/filter_policy.h"
 #include "leveldb/write_batch.h"
@@ -336,15 +338,17 @@ TEST(FilteredDBDropInTest, ALevelDBProgramRunsUnchangedWithTheSameResults) {
   DestroyFilteredDB(filtered_path, leveldb::Options());
 }
 
-// An index too large to allocate fails Open with an IOError and leaves
-// nothing open: *db null, LevelDB closed and its lock released, so the
-// database opens again at once. Any target_fpr is accepted (clamped).
-TEST(FilteredDBOptionsTest, AnImpossibleCapacityFailsOpenAndLeavesNothingOpen) {
+// An index that cannot be built (the scan's progress callback throws, as an
+// allocation failure would) fails Open with an IOError and leaves nothing
+// open: *db null, LevelDB closed and its lock released, so the database
+// opens again at once. expected_keys is a hint: the largest one opens an
+// index within the memory budget. Any target_fpr is accepted (clamped).
+TEST(FilteredDBOptionsTest, AFailedIndexBuildFailsOpenAndLeavesNothingOpen) {
   const std::string path = DbPath("huge");
   for (IndexKind kind : {IndexKind::kDleft, IndexKind::kCounting}) {
     FilteredDBOptions fdb_options;
     fdb_options.kind = kind;
-    fdb_options.expected_keys = ~uint64_t{0};
+    fdb_options.progress = [](uint64_t) { throw std::runtime_error("no memory"); };
     std::unique_ptr<FilteredDB> db;
     const leveldb::Status s = FilteredDB::Open(fdb_options, SmallBufferOptions(), path, &db);
     EXPECT_TRUE(s.IsIOError()) << s.ToString();
@@ -352,6 +356,11 @@ TEST(FilteredDBOptionsTest, AnImpossibleCapacityFailsOpenAndLeavesNothingOpen) {
     leveldb::DB* raw = nullptr;
     OpenFilteredDB(fdb_options, SmallBufferOptions(), path, &raw);
     EXPECT_EQ(raw, nullptr);
+    fdb_options.progress = nullptr;
+    fdb_options.expected_keys = ~uint64_t{0};
+    ASSERT_TRUE(FilteredDB::Open(fdb_options, SmallBufferOptions(), path, &db).ok());
+    EXPECT_LE(db->index_stats().memory_bytes, KeyIndex::BudgetBytes(0));
+    db.reset();
     for (double fpr : {std::nan(""), -1.0, 0.0, 1.0, 7.0, HUGE_VAL}) {
       fdb_options.expected_keys = 10;
       fdb_options.target_fpr = fpr;
@@ -594,6 +603,154 @@ TEST(FilteredDBStatsTest, CountingProbeIsSkippedForLiveKeysAndResumedForDeletedO
   ASSERT_TRUE(db->GetProperty("blockbloom.stats", &stats));
   EXPECT_NE(stats.find("counting-probes-skipped: "), std::string::npos);
   db.reset();
+  DestroyFilteredDB(path, leveldb::Options());
+}
+
+// Sizing: the index's memory and its file follow the live keys
+// (KeyIndex::BudgetBytes: 4 bytes per live key + 256 KiB), so a database of
+// one key or a thousand never pays megabytes; with a small expected_keys hint
+// it pays a few KiB.
+uint64_t IndexFileBytes(const std::string& path) {
+  struct stat st;
+  return ::stat((path + "/BLOCKBLOOM-INDEX").c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size)
+                                                                : 0;
+}
+
+void PutRange(leveldb::DB* db, uint64_t begin, uint64_t end) {
+  for (uint64_t i = begin; i < end;) {
+    leveldb::WriteBatch batch;
+    for (int j = 0; j < 500 && i < end; ++j, ++i) batch.Put(Key(i), "v");
+    ASSERT_TRUE(db->Write(leveldb::WriteOptions(), &batch).ok());
+  }
+}
+
+void DeleteRange(leveldb::DB* db, uint64_t begin, uint64_t end) {
+  for (uint64_t i = begin; i < end;) {
+    leveldb::WriteBatch batch;
+    for (int j = 0; j < 500 && i < end; ++j, ++i) batch.Delete(Key(i));
+    ASSERT_TRUE(db->Write(leveldb::WriteOptions(), &batch).ok());
+  }
+}
+
+// The fixed part of the budget set for one test, restored after it.
+class ScopedBudgetSlack {
+ public:
+  explicit ScopedBudgetSlack(uint64_t bytes) { filtered_db::SetIndexBudgetSlackForTesting(bytes); }
+  ~ScopedBudgetSlack() {
+    filtered_db::SetIndexBudgetSlackForTesting(KeyIndex::kDefaultBudgetSlackBytes);
+  }
+};
+
+TEST(FilteredDBSizingTest, AFewKeysCostKilobytesNotMegabytes) {
+  const std::string path = DbPath("few_keys");
+  for (IndexKind kind : {IndexKind::kDleft, IndexKind::kCounting}) {
+    for (uint64_t hint : {FilteredDBOptions().expected_keys, uint64_t{1000}}) {
+      for (uint64_t keys : {uint64_t{1}, uint64_t{1000}}) {
+        SCOPED_TRACE(testing::Message() << "kind " << static_cast<int>(kind) << ", hint " << hint
+                                        << ", keys " << keys);
+        DestroyFilteredDB(path, leveldb::Options());
+        FilteredDBOptions fdb_options;
+        fdb_options.kind = kind;
+        fdb_options.expected_keys = hint;
+        std::unique_ptr<FilteredDB> db;
+        ASSERT_TRUE(FilteredDB::Open(fdb_options, SmallBufferOptions(), path, &db).ok());
+        PutRange(db.get(), 0, keys);
+        db->WaitForGrowth();
+        const FilteredDBStats stats = db->index_stats();
+        EXPECT_EQ(stats.keys, keys);
+        EXPECT_GE(stats.capacity, keys);
+        EXPECT_LE(stats.memory_bytes, KeyIndex::BudgetBytes(keys));
+        EXPECT_LT(stats.memory_bytes, uint64_t{1} << 20);
+        // A low hint: a few KiB (an index for at most max(4 * keys, 1024)).
+        if (hint == 1000) EXPECT_LE(stats.memory_bytes, 32u << 10);
+        db.reset();  // saves the index
+        const uint64_t file_bytes = IndexFileBytes(path);
+        EXPECT_GT(file_bytes, stats.memory_bytes);
+        // The file is the index plus a header and the directory listing.
+        EXPECT_LE(file_bytes, stats.memory_bytes + 4096);
+        ASSERT_TRUE(FilteredDB::Open(fdb_options, SmallBufferOptions(), path, &db).ok());
+        EXPECT_EQ(db->index_stats().opened_from, IndexSource::kFile);
+        EXPECT_EQ(db->index_stats().memory_bytes, stats.memory_bytes);
+        std::string value;
+        for (uint64_t i = 0; i < keys; ++i) {
+          ASSERT_TRUE(db->Get(leveldb::ReadOptions(), Key(i), &value).ok()) << i;
+        }
+        db.reset();
+      }
+    }
+  }
+  DestroyFilteredDB(path, leveldb::Options());
+}
+
+// Growth in steps, a shrink after mass deletes, and a reopen from the file
+// after each: every live key is found throughout, the memory stays within the
+// budget of the live keys (no fixed part here, so it shows at a few
+// thousand keys) and drops after the deletes.
+TEST(FilteredDBSizingTest, GrowsAndShrinksWithTheLiveKeysAndReopens) {
+  const ScopedBudgetSlack no_slack(0);
+  const std::string path = DbPath("grow_shrink");
+  for (IndexKind kind : {IndexKind::kDleft, IndexKind::kCounting}) {
+    SCOPED_TRACE(static_cast<int>(kind));
+    DestroyFilteredDB(path, leveldb::Options());
+    FilteredDBOptions fdb_options;
+    fdb_options.kind = kind;
+    fdb_options.expected_keys = 16;
+    std::unique_ptr<FilteredDB> db;
+    ASSERT_TRUE(FilteredDB::Open(fdb_options, SmallBufferOptions(), path, &db).ok());
+    constexpr uint64_t kPeak = 6000, kLeft = 200;
+    std::string value;
+    PutRange(db.get(), 0, kPeak);
+    db->WaitForGrowth();
+    const FilteredDBStats grown = db->index_stats();
+    EXPECT_EQ(grown.keys, kPeak);
+    EXPECT_GE(grown.rebuilds, 2u);  // Open's and at least one growth (background: maybe one)
+    EXPECT_GE(grown.capacity, kPeak);
+    // Within the budget, unless a rebuild met a d-left refusal (a bucket
+    // full at near-design load: its retry doubles the table).
+    if (kind == IndexKind::kDleft && grown.insert_refusals == 0) {
+      EXPECT_LE(grown.memory_bytes, KeyIndex::BudgetBytes(kPeak));
+    }
+    for (uint64_t i = 0; i < kPeak; ++i) {
+      ASSERT_TRUE(db->Get(leveldb::ReadOptions(), Key(i), &value).ok()) << i;
+    }
+    db.reset();
+    ASSERT_TRUE(FilteredDB::Open(fdb_options, SmallBufferOptions(), path, &db).ok());
+    EXPECT_EQ(db->index_stats().opened_from, IndexSource::kFile);
+    EXPECT_EQ(db->index_stats().memory_bytes, grown.memory_bytes);
+
+    DeleteRange(db.get(), kLeft, kPeak);
+    // A shrink starts on a delete when no growth runs: one more delete after
+    // the last rebuild settles it.
+    for (int round = 0; round < 4; ++round) {
+      db->WaitForGrowth();
+      if (db->index_stats().memory_bytes <=
+          std::max(2 * KeyIndex::BudgetBytes(kLeft), KeyIndex::kMinShrinkBytes))
+        break;
+      ASSERT_TRUE(db->Put(leveldb::WriteOptions(), Key(kPeak + round), "v").ok());
+      ASSERT_TRUE(db->Delete(leveldb::WriteOptions(), Key(kPeak + round)).ok());
+    }
+    const FilteredDBStats shrunk = db->index_stats();
+    EXPECT_EQ(shrunk.keys, kLeft);
+    EXPECT_LE(shrunk.memory_bytes,
+              std::max(2 * KeyIndex::BudgetBytes(kLeft), KeyIndex::kMinShrinkBytes));
+    EXPECT_LT(shrunk.memory_bytes * 4, grown.memory_bytes);
+    for (uint64_t i = 0; i < kPeak; ++i) {
+      const leveldb::Status s = db->Get(leveldb::ReadOptions(), Key(i), &value);
+      ASSERT_TRUE(i < kLeft ? s.ok() : s.IsNotFound()) << i << " " << s.ToString();
+    }
+    db.reset();
+    ASSERT_TRUE(FilteredDB::Open(fdb_options, SmallBufferOptions(), path, &db).ok());
+    EXPECT_EQ(db->index_stats().opened_from, IndexSource::kFile);
+    EXPECT_EQ(db->index_stats().memory_bytes, shrunk.memory_bytes);
+    PutRange(db.get(), kPeak, kPeak + 2000);  // and grows again after the reopen
+    db->WaitForGrowth();
+    for (uint64_t i = 0; i < kPeak + 2000; ++i) {
+      const leveldb::Status s = db->Get(leveldb::ReadOptions(), Key(i), &value);
+      ASSERT_TRUE(i < kLeft || i >= kPeak ? s.ok() : s.IsNotFound()) << i << " " << s.ToString();
+    }
+    EXPECT_EQ(db->index_stats().keys, kLeft + 2000);
+    db.reset();
+  }
   DestroyFilteredDB(path, leveldb::Options());
 }
 

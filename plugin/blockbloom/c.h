@@ -121,12 +121,13 @@ unsigned char blockbloom_filterpolicy_stats(const leveldb_filterpolicy_t* policy
 /* ---- FilteredDB ----------------------------------------------------------
  *
  * Options for FilteredDB's key index (C++ blockbloom::FilteredDBOptions; the
- * defaults are the same: a d-left index for 1,000,000 keys at a 1% target
- * FPR, persisted). Create, set, pass to blockbloom_filtered_db_open, then
- * destroy (open copies what it needs). Every target_fpr is accepted: the
- * index clamps it as the C++ one does (a NaN FPR means 1%); so is every
- * expected_keys that fits in memory (0 means 1). An expected_keys whose
- * index cannot be allocated fails at open with an "IO error", and an unknown
+ * defaults are the same: a d-left index sized for the live keys, at most 4
+ * bytes per live key plus 256 KiB, at a 0.2% target FPR, persisted;
+ * expected_keys, default 1,000,000, is a hint within that budget). Create,
+ * set, pass to blockbloom_filtered_db_open, then destroy (open copies what it
+ * needs). Every target_fpr is accepted: the index clamps it as the C++ one
+ * does (a NaN FPR means the default); so is every expected_keys. An index
+ * that cannot be allocated fails at open with an "IO error", and an unknown
  * kind with "Invalid argument".
  * Thread-safety: an options object is not synchronized; do not set it while
  * another thread opens with it. */

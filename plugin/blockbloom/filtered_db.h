@@ -4,7 +4,7 @@
 // It IS a leveldb::DB: code written against leveldb::DB* runs unchanged after
 // swapping the Open call.
 //
-//   blockbloom::FilteredDBOptions fdb_options;      // d-left, 1M keys, 1% FPR
+//   blockbloom::FilteredDBOptions fdb_options;      // d-left, 0.2% FPR
 //   leveldb::DB* db = nullptr;
 //   leveldb::Status s = blockbloom::OpenFilteredDB(fdb_options, options, "/tmp/db", &db);
 //   db->Put(leveldb::WriteOptions(), "apple", "red");
@@ -70,8 +70,14 @@
 // 8 absent) skips the counting filter's probe until that changes; answers
 // are LevelDB's either way (docs/FILTERED_DB.md).
 //
+// Sizing. The index is sized for the live keys: at most 4 bytes per live key
+// plus 256 KiB of memory, and of index file (d-left, the default). It grows
+// in steps of at most 1/8 and shrinks after mass deletes (docs/FILTERED_DB.md,
+// "Sizing"); FilteredDBOptions::expected_keys is only a hint.
+//
 // Growth and RebuildIndex(). When the live keys outgrow the index's capacity
-// (or a d-left insert is refused), a background thread builds a larger index
+// (or a d-left insert is refused), or deletes leave it more than twice its
+// budget, a background thread builds a new index sized for the live keys
 // from a LevelDB snapshot scan while writers continue; writes made since the
 // snapshot are logged and replayed into the new index, which is then
 // published atomically. Meanwhile the old index keeps serving (a key it can no
@@ -107,14 +113,20 @@ enum class IndexKind {
 };
 
 struct FilteredDBOptions {
-  // Capacity of the first index; it grows (doubling) when the keys outgrow it.
-  // 0 means 1. Open fails (IOError, nothing left open) when an index of this
-  // capacity cannot be allocated.
+  // A hint, not a floor. The index is sized for the live keys: at most 4
+  // bytes per live key plus 256 KiB of memory and of index file (d-left),
+  // growing in steps of at most 1/8 as keys are added and shrinking after
+  // mass deletes (docs/FILTERED_DB.md, "Sizing"). Within that budget a larger
+  // hint gives a young database a larger first index (fewer early growth
+  // rebuilds); a program that opens many small databases may set it low
+  // (e.g. 1000: an index of a few KiB per database instead of up to 256 KiB).
   uint64_t expected_keys = 1000000;
-  // Target FPR at capacity. d-left at its design load gives ~0.15% whatever
-  // this asks, and less when asked for less (blockbloom/dleft_counting_bloom.h).
-  // Any value is accepted: each filter clamps it (NaN means 1%).
-  double target_fpr = 0.01;
+  // Target FPR of the whole index (front filter and counting filter
+  // together) at capacity. The d-left filter's 14-bit remainders alone give
+  // <= 0.15% at its design load, so every target above ~8e-5 is met at that
+  // load and lower ones lower the load (blockbloom/dleft_counting_bloom.h).
+  // Any value is accepted: it is clamped (NaN means the default).
+  double target_fpr = 0.002;
   IndexKind kind = IndexKind::kDleft;
   // Save the index at close / SaveIndex() and load it at Open when valid.
   bool persist_index = true;
@@ -139,6 +151,7 @@ struct FilteredDBStats {
   uint64_t keys = 0;          // live keys the index holds
   uint64_t capacity = 0;      // keys before the next growth rebuild
   uint64_t memory_bytes = 0;  // current index (plus retired ones not yet freed)
+  // The pair's model FPR (front filter at its load times the counting filter's).
   double estimated_fpr = 0.0;
   // Per-Get counters (summed over the per-thread slots; each is exact once
   // the counted Gets have returned).
@@ -186,7 +199,8 @@ class FilteredDB final : public leveldb::DB {
   const leveldb::Snapshot* GetSnapshot() override;
   void ReleaseSnapshot(const leveldb::Snapshot* snapshot) override;
   // LevelDB's properties, plus:
-  //   "blockbloom.stats"               all of FilteredDBStats, "name: value" per line
+  //   "blockbloom.stats"               all of FilteredDBStats, "name: value" per line,
+  //                                    and bytes-per-live-key (index memory / keys)
   //   "blockbloom.index-keys"          live keys in the index
   //   "blockbloom.index-memory-bytes"  index memory
   //   "blockbloom.index-estimated-fpr"
@@ -204,8 +218,8 @@ class FilteredDB final : public leveldb::DB {
   void GetApproximateSizes(const leveldb::Range* range, int n, uint64_t* sizes) override;
   void CompactRange(const leveldb::Slice* begin, const leveldb::Slice* end) override;
 
-  // Rebuilds the index from a snapshot scan (sized for the keys found, at
-  // least FilteredDBOptions::expected_keys) while writers continue; returns
+  // Rebuilds the index from a snapshot scan (sized for the keys found, as a
+  // growth is; expected_keys only a hint) while writers continue; returns
   // when the new index is published. The way out of the saturated state.
   // On a failed scan, LevelDB's error (every Get then passes through); when
   // the index cannot be built (out of memory), an IOError and the index in

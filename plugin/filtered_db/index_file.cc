@@ -13,6 +13,7 @@
 
 #include "blockbloom/filter_file.h"
 #include "blockbloom/hash.h"
+#include "common/coding.h"
 #include "common/file_io.h"
 
 namespace blockbloom {
@@ -65,20 +66,16 @@ absl::StatusOr<std::string> ReadWhole(const std::string& path) {
   return ReadAll(internal::Fd(*opened), st, path);
 }
 
-void PutU32(std::string* out, uint32_t v) {
-  for (int i = 0; i < 4; ++i, v >>= 8) out->push_back(static_cast<char>(v & 0xff));
-}
-void PutU64(std::string* out, uint64_t v) {
-  for (int i = 0; i < 8; ++i, v >>= 8) out->push_back(static_cast<char>(v & 0xff));
-}
+using internal::PutFixed32;
+using internal::PutFixed64;
 
-// Bounds-checked little-endian reader: every Get fails once past the end.
+// Bounds-checked little-endian reader (common/coding.h's): every read fails
+// once past the end.
 class Reader {
  public:
   explicit Reader(std::string_view in) : in_(in) {}
-  bool U32(uint32_t* v) { return Int(4, v); }
-  bool U64(uint64_t* v) { return Int(8, v); }
-  bool U8(uint8_t* v) { return Int(1, v); }
+  bool U32(uint32_t* v) { return internal::GetFixed32(&in_, v); }
+  bool U64(uint64_t* v) { return internal::GetFixed64(&in_, v); }
   bool Bytes(uint64_t n, std::string_view* v) {
     if (in_.size() < n) return false;
     *v = in_.substr(0, n);
@@ -88,15 +85,6 @@ class Reader {
   size_t left() const { return in_.size(); }
 
  private:
-  template <typename T>
-  bool Int(int bytes, T* v) {
-    if (in_.size() < static_cast<size_t>(bytes)) return false;
-    uint64_t x = 0;
-    for (int i = bytes - 1; i >= 0; --i) x = (x << 8) | static_cast<unsigned char>(in_[i]);
-    *v = static_cast<T>(x);
-    in_.remove_prefix(bytes);
-    return true;
-  }
   std::string_view in_;
 };
 
@@ -141,21 +129,21 @@ absl::StatusOr<std::vector<DirEntry>> ListDbDir(const std::string& dir) {
 
 std::string EncodeIndexFile(const std::vector<DirEntry>& listing, std::string_view payload) {
   std::string out(kMagic, sizeof(kMagic));
-  PutU32(&out, kIndexFileVersion);
-  PutU32(&out, 0);  // flags, reserved
-  PutU64(&out, listing.size());
+  PutFixed32(&out, kIndexFileVersion);
+  PutFixed32(&out, 0);  // flags, reserved
+  PutFixed64(&out, listing.size());
   for (const DirEntry& e : listing) {
-    PutU32(&out, static_cast<uint32_t>(e.name.size()));
+    PutFixed32(&out, static_cast<uint32_t>(e.name.size()));
     out += e.name;
-    PutU64(&out, e.size_bytes);
-    PutU64(&out, e.device);
-    PutU64(&out, e.inode);
-    PutU64(&out, static_cast<uint64_t>(e.mtime_ns));
-    PutU64(&out, e.content_hash);
+    PutFixed64(&out, e.size_bytes);
+    PutFixed64(&out, e.device);
+    PutFixed64(&out, e.inode);
+    PutFixed64(&out, static_cast<uint64_t>(e.mtime_ns));
+    PutFixed64(&out, e.content_hash);
   }
-  PutU64(&out, payload.size());
+  PutFixed64(&out, payload.size());
   out += payload;
-  PutU64(&out, HashBytes(out.data(), out.size()));
+  PutFixed64(&out, HashBytes(out.data(), out.size()));
   return out;
 }
 

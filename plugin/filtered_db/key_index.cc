@@ -9,44 +9,45 @@
 
 #include "blockbloom/counting_bloom.h"
 #include "blockbloom/dleft_counting_bloom.h"
+#include "blockbloom/math.h"
 #include "common/coding.h"
+#include "filtered_db/testing_hooks.h"
 #include "range_reduction.h"
 
 namespace blockbloom {
 namespace {
 
+std::atomic<uint64_t> g_budget_slack{KeyIndex::kDefaultBudgetSlackBytes};
+
+// FilteredDBOptions::target_fpr's default; also what a NaN asks for.
+constexpr double kDefaultTargetFpr = 0.002;
+
 // Payload layout (docs/FORMAT.md, "FilteredDB index file"), little-endian:
 //   u8 kind (0 counting, 1 d-left) | u64 capacity | u64 keys |
 //   counting: u64 num_blocks | u8 num_probes | counters
-//   d-left:   u8 log2_buckets | tables
-void PutU64(std::string* out, uint64_t v) {
-  for (int i = 0; i < 8; ++i, v >>= 8) out->push_back(static_cast<char>(v & 0xff));
-}
-bool GetU64(std::string_view* in, uint64_t* v) {
-  if (in->size() < 8) return false;
-  *v = 0;
-  for (int i = 7; i >= 0; --i) *v = (*v << 8) | static_cast<unsigned char>((*in)[i]);
-  in->remove_prefix(8);
-  return true;
-}
-bool GetU8(std::string_view* in, uint8_t* v) {
-  if (in->empty()) return false;
-  *v = static_cast<unsigned char>((*in)[0]);
-  in->remove_prefix(1);
-  return true;
-}
+//   d-left:   u8 log2_buckets | u8 segments | tables
+using internal::GetByte;
+using internal::GetFixed64;
+using internal::PutFixed64;
 
 }  // namespace
 
 void FrontFilter::Serialize(std::string* out) const {
-  PutU64(out, blocks_.size());
-  PutU64(out, inserted());
+  PutFixed64(out, blocks_.size());
+  PutFixed64(out, inserted());
   internal::AppendAtomicWords(blocks_, out);
+}
+
+double FrontFilter::estimated_fpr() const {
+  const uint64_t n = inserted();
+  if (n == 0) return 0.0;
+  return BlockedBloomFpr(512.0 * static_cast<double>(num_blocks()) / static_cast<double>(n),
+                         kProbes);
 }
 
 std::unique_ptr<FrontFilter> FrontFilter::Deserialize(std::string_view* in) {
   uint64_t num_blocks = 0, inserted = 0;
-  if (!GetU64(in, &num_blocks) || !GetU64(in, &inserted) || num_blocks == 0 ||
+  if (!GetFixed64(in, &num_blocks) || !GetFixed64(in, &inserted) || num_blocks == 0 ||
       in->size() / sizeof(Block) < num_blocks) {
     return nullptr;
   }
@@ -77,9 +78,9 @@ class CountingIndex final : public KeyIndex::Counting {
   double estimated_fpr() const override { return filter_->stats().estimated_fpr; }
   void Serialize(std::string* out) const override {
     out->push_back(0);
-    PutU64(out, capacity_);
-    PutU64(out, filter_->num_keys());
-    PutU64(out, filter_->num_blocks());
+    PutFixed64(out, capacity_);
+    PutFixed64(out, filter_->num_keys());
+    PutFixed64(out, filter_->num_blocks());
     out->push_back(static_cast<char>(filter_->num_probes()));
     filter_->AppendCounters(out);
   }
@@ -91,68 +92,179 @@ class CountingIndex final : public KeyIndex::Counting {
 
 class DleftIndex final : public KeyIndex::Counting {
  public:
-  explicit DleftIndex(std::unique_ptr<DleftCountingBloomFilter> filter)
-      : filter_(std::move(filter)) {}
+  DleftIndex(std::unique_ptr<DleftCountingBloomFilter> filter, uint64_t capacity)
+      : filter_(std::move(filter)), capacity_(capacity) {}
   absl::Status Insert(uint64_t hash) override { return filter_->InsertHash(hash); }
   absl::Status Erase(uint64_t hash) override { return filter_->EraseHash(hash); }
   bool MayContain(uint64_t hash) const override { return filter_->MayContainHash(hash); }
   void Prefetch(uint64_t hash) const override { filter_->PrefetchHash(hash); }
   IndexKind kind() const override { return IndexKind::kDleft; }
   uint64_t keys() const override { return filter_->num_keys(); }
-  uint64_t capacity() const override { return filter_->design_capacity(); }
+  uint64_t capacity() const override { return capacity_; }
   uint64_t memory_bytes() const override { return filter_->memory_bytes(); }
   double estimated_fpr() const override { return filter_->stats().estimated_fpr; }
   void Serialize(std::string* out) const override {
     out->push_back(1);
-    PutU64(out, capacity());
-    PutU64(out, filter_->num_keys());
+    PutFixed64(out, capacity());
+    PutFixed64(out, filter_->num_keys());
     out->push_back(static_cast<char>(filter_->log2_buckets()));
+    out->push_back(static_cast<char>(filter_->segments()));
     filter_->AppendTables(out);
   }
 
  private:
   std::unique_ptr<DleftCountingBloomFilter> filter_;
+  uint64_t capacity_;  // <= design_capacity(): the load the target allows
 };
+
+// Sizing (docs/FILTERED_DB.md, "Sizing").
+//
+// The pair's FPR at capacity is the product of the front filter's and the
+// counting filter's (independent bits of the hash): the counting filter gets
+// target / kFrontFilterFpr. For d-left, FPR = n / (T * 2^r) with T buckets
+// per subtable and r = 14 (the header's model: n occupied cells among d * T
+// buckets, d candidate buckets, each cell matching with probability 2^-r),
+// so T buckets hold min(d * 6, T * 2^r * that FPR) keys: the design load of
+// 6 keys per bucket binds for every target above 0.15% * 5.75% = 8.4e-5.
+// Measured with default options (memory, file and the pair's FPR at 1 to
+// 10^7 keys): build/release/bench/filtered_db_bench --mode=sizes, table in
+// docs/FILTERED_DB.md, "Sizing"; the d-left model at the design load, one
+// segment and several: dleft_counting_bloom_test,
+// DesignLoadNeverOverflowsAndFprMatchesModel.
+double CountingTarget(double target_fpr) {
+  const double p = std::isnan(target_fpr) ? kDefaultTargetFpr : std::clamp(target_fpr, 1e-9, 1.0);
+  return std::min(1.0, p / KeyIndex::kFrontFilterFpr);
+}
+
+// Keys per bucket of a subtable (all d subtables together) at the target.
+double DleftKeysPerBucketRow(double target_fpr) {
+  using D = DleftCountingBloomFilter;
+  return std::min<double>(D::kDesignKeysPerBucket * D::kSubtables,
+                          std::ldexp(CountingTarget(target_fpr), D::kRemainderBits));
+}
+
+// The available d-left sizes: T = s * 2^b buckets per subtable with s in
+// [8, 16) (and T = 1..7), so each size is at most 1/8 above the previous one.
+uint64_t NextBucketCount(uint64_t t) {
+  if (t < 8) return t + 1;
+  const int b = 63 - __builtin_clzll(t) - 3;
+  return t + (uint64_t{1} << b);
+}
+// T = s * 2^b with s odd (<= 15 for every T above): a power of two is one
+// segment, the paper's layout.
+void SplitBucketCount(uint64_t t, int* log2_buckets, int* segments) {
+  *log2_buckets = __builtin_ctzll(t);
+  *segments = static_cast<int>(t >> *log2_buckets);
+}
+constexpr uint64_t kMaxBucketCount = uint64_t{DleftCountingBloomFilter::kMaxSegments}
+                                     << DleftCountingBloomFilter::kMaxLog2Buckets;
+
+uint64_t DleftCapacity(uint64_t t, double keys_per_row) {
+  return std::max<uint64_t>(1, static_cast<uint64_t>(static_cast<double>(t) * keys_per_row));
+}
+uint64_t FrontBytes(uint64_t capacity) { return FrontFilter::BlocksFor(capacity) * 64; }
+uint64_t DleftBytes(uint64_t t, double keys_per_row) {
+  return t * DleftCountingBloomFilter::kSubtables * DleftCountingBloomFilter::kBucketBytes +
+         FrontBytes(DleftCapacity(t, keys_per_row));
+}
+// The smallest T whose capacity is at least `capacity` (kMaxBucketCount if none).
+uint64_t DleftBucketsFor(uint64_t capacity, double keys_per_row) {
+  uint64_t t = 1;
+  while (t < kMaxBucketCount && DleftCapacity(t, keys_per_row) < capacity) {
+    t = NextBucketCount(t);
+  }
+  return t;
+}
 
 absl::StatusOr<std::unique_ptr<KeyIndex::Counting>> DeserializeInner(std::string_view in) {
   const auto bad = [] { return absl::InvalidArgumentError("index payload: malformed"); };
   uint8_t kind = 0;
   uint64_t capacity = 0, keys = 0;
-  if (!GetU8(&in, &kind) || !GetU64(&in, &capacity) || !GetU64(&in, &keys)) return bad();
+  if (!GetByte(&in, &kind) || !GetFixed64(&in, &capacity) || !GetFixed64(&in, &keys)) return bad();
   if (kind == 0) {
     uint64_t num_blocks = 0;
     uint8_t probes = 0;
-    if (!GetU64(&in, &num_blocks) || !GetU8(&in, &probes) || capacity == 0) return bad();
+    if (!GetFixed64(&in, &num_blocks) || !GetByte(&in, &probes) || capacity == 0) return bad();
     auto filter = CountingBloomFilter::FromCounters(num_blocks, probes, keys, in);
     if (!filter.ok()) return filter.status();
     return std::unique_ptr<KeyIndex::Counting>(
         new CountingIndex(std::move(filter).value(), capacity));
   }
   if (kind == 1) {
-    uint8_t log2 = 0;
-    if (!GetU8(&in, &log2)) return bad();
-    auto filter = DleftCountingBloomFilter::FromTables(log2, keys, in);
+    uint8_t log2 = 0, segments = 0;
+    if (!GetByte(&in, &log2) || !GetByte(&in, &segments)) return bad();
+    auto filter = DleftCountingBloomFilter::FromTables(log2, keys, in, segments);
     if (!filter.ok()) return filter.status();
-    if ((*filter)->design_capacity() != capacity) return bad();
-    return std::unique_ptr<KeyIndex::Counting>(new DleftIndex(std::move(filter).value()));
+    if (capacity == 0 || capacity > (*filter)->design_capacity()) return bad();
+    return std::unique_ptr<KeyIndex::Counting>(new DleftIndex(std::move(filter).value(), capacity));
   }
   return bad();
 }
 
 }  // namespace
 
+namespace filtered_db {
+void SetIndexBudgetSlackForTesting(uint64_t bytes) {
+  g_budget_slack.store(bytes, std::memory_order_relaxed);
+}
+}  // namespace filtered_db
+
+uint64_t KeyIndex::BudgetBytes(uint64_t live_keys) {
+  const uint64_t slack = g_budget_slack.load(std::memory_order_relaxed);
+  return live_keys > (UINT64_MAX - slack) / kBudgetBytesPerKey
+             ? UINT64_MAX
+             : kBudgetBytesPerKey * live_keys + slack;
+}
+
+uint64_t KeyIndex::CapacityFor(IndexKind kind, uint64_t live_keys, uint64_t hint,
+                               double target_fpr) {
+  const uint64_t n = std::min<uint64_t>(live_keys, UINT64_MAX / 8);
+  const uint64_t least = n + n / 32 + 1;
+  const uint64_t most = std::max<uint64_t>(4 * n, hint);
+  const uint64_t budget = BudgetBytes(n);
+  if (kind == IndexKind::kCounting) {
+    // 4-bit counters: c counters per key cost c / 2 bytes, the front filter
+    // 6 / 8.
+    const double bytes_per_key =
+        CountingBloomFilter::CountersPerKeyForFpr(CountingTarget(target_fpr)) / 2 +
+        FrontFilter::kBitsPerKey / 8;
+    // Less two blocks: both filters round up to whole 64-byte blocks.
+    const double in_budget =
+        std::floor(static_cast<double>(budget > 128 ? budget - 128 : 0) / bytes_per_key);
+    const uint64_t c = in_budget >= 1e18 ? most : std::min(most, static_cast<uint64_t>(in_budget));
+    return std::max(least, c);
+  }
+  const double row = DleftKeysPerBucketRow(target_fpr);
+  const uint64_t smallest = DleftBucketsFor(least, row);
+  uint64_t t = smallest;
+  for (uint64_t next = NextBucketCount(t); next <= kMaxBucketCount; next = NextBucketCount(next)) {
+    if (DleftCapacity(next, row) > most || DleftBytes(next, row) > budget) break;
+    t = next;
+  }
+  // Nothing larger fits: ask for `least` (Create builds the same size), so a
+  // caller that doubles after a refusal doubles from the keys' need.
+  return t == smallest ? least : DleftCapacity(t, row);
+}
+
 absl::StatusOr<std::unique_ptr<KeyIndex>> KeyIndex::Create(IndexKind kind, uint64_t capacity,
                                                            double target_fpr) {
   capacity = std::max<uint64_t>(capacity, 1);
   std::unique_ptr<KeyIndex::Counting> inner;
   if (kind == IndexKind::kCounting) {
-    auto filter = CountingBloomFilter::CreateForFpr(capacity, target_fpr);
+    auto filter = CountingBloomFilter::CreateForFpr(capacity, CountingTarget(target_fpr));
     if (!filter.ok()) return filter.status();
     inner.reset(new CountingIndex(std::move(filter).value(), capacity));
   } else {
-    auto filter = DleftCountingBloomFilter::Create(capacity, target_fpr);
+    const double row = DleftKeysPerBucketRow(target_fpr);
+    const uint64_t t = DleftBucketsFor(capacity, row);
+    if (DleftCapacity(t, row) < capacity) {
+      return absl::ResourceExhaustedError("FilteredDB index: too large");
+    }
+    int log2_buckets = 0, segments = 0;
+    SplitBucketCount(t, &log2_buckets, &segments);
+    auto filter = DleftCountingBloomFilter::CreateWithGeometry(log2_buckets, segments);
     if (!filter.ok()) return filter.status();
-    inner.reset(new DleftIndex(std::move(filter).value()));
+    inner.reset(new DleftIndex(std::move(filter).value(), DleftCapacity(t, row)));
   }
   std::unique_ptr<FrontFilter> front;
   try {
@@ -168,14 +280,14 @@ absl::StatusOr<std::unique_ptr<KeyIndex>> KeyIndex::Create(IndexKind kind, uint6
 void KeyIndex::Serialize(std::string* out) const {
   std::string inner;
   counting_->Serialize(&inner);
-  PutU64(out, inner.size());
+  PutFixed64(out, inner.size());
   out->append(inner);
   front_->Serialize(out);
 }
 
 absl::StatusOr<std::unique_ptr<KeyIndex>> KeyIndex::Deserialize(std::string_view in) {
   uint64_t inner_len = 0;
-  if (!GetU64(&in, &inner_len) || inner_len > in.size()) {
+  if (!GetFixed64(&in, &inner_len) || inner_len > in.size()) {
     return absl::InvalidArgumentError("index payload: malformed");
   }
   auto inner = DeserializeInner(in.substr(0, inner_len));

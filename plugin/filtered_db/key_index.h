@@ -34,17 +34,19 @@ namespace blockbloom {
 // An insert-only blocked Bloom filter over every key inserted since the
 // index was built (deleted keys stay until the next rebuild: a superset of
 // the live keys, so it may rule a key out on its own). One 64-byte block per
-// key, k = 7 bits at 10 bits per key (~1% FPR while it holds `capacity`
-// keys; Putze, Sanders, Singler, "Cache-, Hash- and Space-Efficient Bloom
-// Filters", WEA 2007 s.3): an absent key costs one cache line instead of the
-// counting filter's four (d-left) buckets. Bits are std::atomic words: one
+// key, k = 4 bits at 6 bits per key of capacity (Putze, Sanders, Singler,
+// "Cache-, Hash- and Space-Efficient Bloom Filters", WEA 2007 s.3; model FPR
+// BlockedBloomFpr(6, 4) = 5.75% at capacity, k = 4 the model's best at 6
+// bits): an absent key costs one cache line instead of the counting filter's
+// four (d-left) buckets, and only its false positives reach those. Why 6 bits:
+// docs/FILTERED_DB.md, "Sizing". Bits are std::atomic words: one
 // writer at a time (relaxed load and store), relaxed loads to query; a query
 // that happens after an insert sees its bits (per-word coherence), as for the
 // counting filters. The bit layout is part of the index file (docs/FORMAT.md).
 class FrontFilter {
  public:
-  static constexpr int kProbes = 7;
-  static constexpr double kBitsPerKey = 10.0;
+  static constexpr int kProbes = 4;
+  static constexpr double kBitsPerKey = 6.0;
 
   explicit FrontFilter(uint64_t num_blocks) : blocks_(std::max<uint64_t>(num_blocks, 1)) {}
   static uint64_t BlocksFor(uint64_t capacity) {
@@ -74,12 +76,12 @@ class FrontFilter {
     const Block& b = blocks_[BlockOf(hash)];
     const uint64_t bits = Mix(hash);
     // Branchless and fully unrolled (constant shifts; ~5 instructions per
-    // probe instead of a loop's ~10): AND together the 7 probed bits, each
+    // probe instead of a loop's ~10): AND together the probed bits, each
     // shifted to bit 0; the key may be present iff bit 0 stays set. Fewer
     // instructions per absent Get let more of the next Get run while this
     // one's line is still missing (measured: docs/FILTERED_DB.md).
     uint64_t all_set = ~uint64_t{0};
-#pragma GCC unroll 7
+#pragma GCC unroll 4
     for (int i = 0; i < kProbes; ++i) {
       const unsigned bit = (bits >> (9 * i)) & 511;
       all_set &= b.words[bit >> 6].load(std::memory_order_relaxed) >> (bit & 63);
@@ -92,6 +94,8 @@ class FrontFilter {
   uint64_t inserted() const { return inserted_.load(std::memory_order_relaxed); }
   uint64_t num_blocks() const { return blocks_.size(); }
   uint64_t memory_bytes() const { return blocks_.size() * sizeof(Block); }
+  // Model FPR at the present load (BlockedBloomFpr over inserted()).
+  double estimated_fpr() const;
 
   void Serialize(std::string* out) const;
   // Reads what Serialize wrote from the front of *in; null on a mismatch.
@@ -135,7 +139,30 @@ class KeyIndex {
     virtual void Serialize(std::string* out) const = 0;
   };
 
-  // An empty index that holds `capacity` keys at about `target_fpr`.
+  // Memory budget (docs/FILTERED_DB.md, "Sizing"): a d-left index sized by
+  // CapacityFor for n live keys takes at most BudgetBytes(n) (the counting
+  // kind needs more per key at the same FPR: it is sized by the same rule
+  // where it can be, and at least for the keys otherwise).
+  static constexpr uint64_t kBudgetBytesPerKey = 4;
+  static constexpr uint64_t kDefaultBudgetSlackBytes = 256 * 1024;
+  // kBudgetBytesPerKey * live_keys + the slack (kDefaultBudgetSlackBytes
+  // unless a test changed it: testing_hooks.h), saturating.
+  static uint64_t BudgetBytes(uint64_t live_keys);
+  // Model FPR of the front filter at capacity: BlockedBloomFpr(6, 4).
+  static constexpr double kFrontFilterFpr = 0.0575;
+
+  // The capacity to build for `live_keys`: the largest available size that
+  // keeps the index within BudgetBytes(live_keys) and below max(4 *
+  // live_keys, hint) keys, but at least live_keys * 33/32 + 1 (room
+  // to grow before the next rebuild; small enough that the smallest size
+  // above it, at most 1/8 larger, is within the budget: 3.42 * 33/32 * 9/8
+  // = 3.96 bytes per key). `hint` is FilteredDBOptions::
+  // expected_keys: a database expected to grow large starts with a larger
+  // index, never one beyond the budget.
+  static uint64_t CapacityFor(IndexKind kind, uint64_t live_keys, uint64_t hint, double target_fpr);
+  // An empty index holding at least `capacity` keys (the smallest available
+  // size) with front filter and counting filter together at about
+  // `target_fpr` (the pair's FPR at capacity).
   static absl::StatusOr<std::unique_ptr<KeyIndex>> Create(IndexKind kind, uint64_t capacity,
                                                           double target_fpr);
   // The index Serialize wrote (the "index payload" of docs/FORMAT.md);
@@ -144,7 +171,11 @@ class KeyIndex {
   static absl::StatusOr<std::unique_ptr<KeyIndex>> Deserialize(std::string_view payload);
 
   KeyIndex(std::unique_ptr<Counting> counting, std::unique_ptr<FrontFilter> front)
-      : counting_(std::move(counting)), front_(std::move(front)) {}
+      : counting_(std::move(counting)), front_(std::move(front)) {
+    const uint64_t half = memory_bytes() / 2, slack = BudgetBytes(0);
+    shrink_below_ =
+        memory_bytes() >= kMinShrinkBytes && half > slack ? (half - slack) / kBudgetBytesPerKey : 0;
+  }
 
   // ResourceExhausted when the counting filter cannot hold the key (the front
   // filter has it anyway). REQUIRES: no concurrent Insert or Erase (FilteredDB
@@ -178,7 +209,13 @@ class KeyIndex {
   // Keys it holds at its target FPR / design load; growth starts beyond it.
   uint64_t capacity() const { return counting_->capacity(); }
   uint64_t memory_bytes() const { return counting_->memory_bytes() + front_->memory_bytes(); }
-  double estimated_fpr() const { return counting_->estimated_fpr(); }
+  // Below this many live keys the index takes more than twice
+  // BudgetBytes(keys()): FilteredDB rebuilds it smaller. 0 when it never does
+  // (always below kMinShrinkBytes: a scan to save less is not worth it).
+  static constexpr uint64_t kMinShrinkBytes = 4096;
+  uint64_t shrink_below() const { return shrink_below_; }
+  // The pair's: the front filter's model FPR times the counting filter's.
+  double estimated_fpr() const { return front_->estimated_fpr() * counting_->estimated_fpr(); }
   // Keys inserted since it was built, deleted ones included (the front
   // filter's load; growth rebuilds it when churn has filled it).
   uint64_t inserted_since_build() const { return front_->inserted(); }
@@ -188,6 +225,7 @@ class KeyIndex {
  private:
   std::unique_ptr<Counting> counting_;
   std::unique_ptr<FrontFilter> front_;
+  uint64_t shrink_below_ = 0;
 };
 
 }  // namespace blockbloom

@@ -4,6 +4,7 @@
 #ifndef BLOCKBLOOM_FILTERED_DB_TESTING_HOOKS_H_
 #define BLOCKBLOOM_FILTERED_DB_TESTING_HOOKS_H_
 
+#include <cstdint>
 #include <string>
 
 namespace blockbloom {
@@ -37,6 +38,12 @@ void SetOpenWindowHookForTesting(void (*hook)(const std::string& db_name));
 // (tests/filtered_db_fault_test.cc). Writes may be made from the hook. Null
 // removes it. Set it while no growth runs.
 void SetGrowthRebuiltHookForTesting(void (*hook)(const std::string& db_name));
+
+// The fixed part of the index's memory budget (KeyIndex::BudgetBytes: 4 bytes
+// per live key plus this; 256 KiB by default) for indexes sized or built
+// after the call, so tests see growth and shrink at a few thousand keys.
+// Thread-safe; set it back to KeyIndex::kDefaultBudgetSlackBytes after.
+void SetIndexBudgetSlackForTesting(uint64_t bytes);
 
 }  // namespace filtered_db
 }  // namespace blockbloom

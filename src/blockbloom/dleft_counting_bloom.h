@@ -5,18 +5,23 @@
 // than a counting Bloom filter's (docs/FILTERED_DB.md records the figures
 // and the benchmark that measures them).
 //
-// Structure (paper s.3). d = 4 subtables of B = 2^b buckets each; a bucket
-// is w = 8 cells of 16 bits, cell = (remainder << 2) | counter:
+// Structure (paper s.3). d = 4 subtables of B = s * 2^b buckets each (s, the
+// segments, 1..15: sizes between the powers of two); a bucket is w = 8 cells
+// of 16 bits, cell = (remainder << 2) | counter:
 //   - remainder: r = 14 bits; counter: 2 bits, 0 = empty cell, 1..3 = how many
 //     inserted keys share this fingerprint.
 // A key with 64-bit hash h (blockbloom::HashKey) has the true fingerprint
 //   f = top F bits of h,  F = b + r,
 // and d permutations of it, P_i(f) = (a_i * f) mod 2^F for fixed odd
 // constants a_i (multiplication by an odd number is a bijection mod 2^F).
-// In subtable i the key uses bucket P_i(f) >> r and remainder
-// P_i(f) mod 2^r. Because P_i is a bijection, (bucket, remainder) in
-// subtable i determines f: two keys share a cell only when their whole
-// fingerprints are equal (paper s.3.2), which is what makes Erase safe.
+// A key's segment is g = (h mod 2^18) * s / 2^18 (the low 18 bits, never part
+// of f since F <= 46), the same in every subtable; in subtable i the key uses
+// bucket g * 2^b + (P_i(f) >> r) and remainder P_i(f) mod 2^r. Because P_i is
+// a bijection, (bucket, remainder) in subtable i determines (g, f): two keys
+// share a cell only when their segments and whole fingerprints are equal
+// (paper s.3.2), which is what makes Erase safe. With s = 1 this is the
+// paper's layout; s segments are s independent filters of 2^b buckets per
+// subtable, which is how a table grows in steps finer than doubling.
 //
 // Insert: if some subtable's candidate bucket already holds the key's
 // remainder, that cell's counter is incremented (so one fingerprint never
@@ -106,10 +111,13 @@ class DleftCountingBloomFilter {
   // out of memory.
   static absl::StatusOr<std::unique_ptr<DleftCountingBloomFilter>> Create(uint64_t expected_keys,
                                                                           double target_fpr);
-  // Exactly 2^log2_buckets buckets per subtable: InvalidArgument below 0,
+  static constexpr int kMaxSegments = 15;
+
+  // Exactly segments * 2^log2_buckets buckets per subtable: InvalidArgument
+  // when log2_buckets < 0 or segments is outside [1, kMaxSegments],
   // ResourceExhausted above kMaxLog2Buckets or out of memory.
   static absl::StatusOr<std::unique_ptr<DleftCountingBloomFilter>> CreateWithGeometry(
-      int log2_buckets);
+      int log2_buckets, int segments = 1);
 
   DleftCountingBloomFilter(const DleftCountingBloomFilter&) = delete;
   DleftCountingBloomFilter& operator=(const DleftCountingBloomFilter&) = delete;
@@ -139,7 +147,8 @@ class DleftCountingBloomFilter {
   // FromTables' num_keys; saturates at 0 and 2^64 - 1, never wraps.
   uint64_t num_keys() const { return keys_.load(std::memory_order_relaxed); }
   int log2_buckets() const { return log2_buckets_; }
-  uint64_t buckets_per_subtable() const { return uint64_t{1} << log2_buckets_; }
+  int segments() const { return segments_; }
+  uint64_t buckets_per_subtable() const { return uint64_t(segments_) << log2_buckets_; }
   // Keys at the design load (6 per bucket).
   uint64_t design_capacity() const {
     return uint64_t{kDesignKeysPerBucket} * kSubtables * buckets_per_subtable();
@@ -149,13 +158,15 @@ class DleftCountingBloomFilter {
   // Persistence (used by FilteredDB's index file, docs/FORMAT.md). The tables
   // as memory_bytes() bytes: each bucket's two 64-bit words, little-endian,
   // in bucket order. Not self-describing: the caller stores log2_buckets(),
-  // num_keys(), a version and a checksum. REQUIRES: no concurrent Insert/Erase.
+  // segments(), num_keys(), a version and a checksum. REQUIRES: no concurrent
+  // Insert/Erase.
   void AppendTables(std::string* out) const;
   // The filter AppendTables saved; InvalidArgument when `tables` is not
-  // exactly 16 * d * 2^log2_buckets bytes. Any bytes of that size load (the
-  // caller's checksum guards their meaning); occupancy is recounted.
+  // exactly 16 * d * segments * 2^log2_buckets bytes (or the geometry is
+  // invalid). Any bytes of that size load (the caller's checksum guards their
+  // meaning); occupancy is recounted.
   static absl::StatusOr<std::unique_ptr<DleftCountingBloomFilter>> FromTables(
-      int log2_buckets, uint64_t num_keys, std::string_view tables);
+      int log2_buckets, uint64_t num_keys, std::string_view tables, int segments = 1);
 
  private:
   struct alignas(16) Bucket {
@@ -173,7 +184,7 @@ class DleftCountingBloomFilter {
   // One key's d buckets, copied out and scanned.
   struct KeyScan;
 
-  explicit DleftCountingBloomFilter(int log2_buckets);
+  DleftCountingBloomFilter(int log2_buckets, int segments);
   Candidates Locate(uint64_t hash) const;
   void Copy(const Candidates& c, uint16_t* cells) const;
   KeyScan ScanKey(const Candidates& c) const;
@@ -181,6 +192,7 @@ class DleftCountingBloomFilter {
   void AddToKeysLocked(int delta);
 
   const int log2_buckets_;
+  const int segments_;
   // Frees buckets_ (allocated on huge pages when large).
   struct BucketsFree {
     void operator()(Bucket* buckets) const noexcept;

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace blockbloom {
 namespace internal {
@@ -40,6 +41,27 @@ inline uint64_t DecodeFixed64(const char* p) {
   uint64_t v = 0;
   for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(p[i]);
   return v;
+}
+
+// Bounds-checked readers: each takes its value off the front of *in and
+// returns true, or returns false and changes nothing when *in is too short.
+inline bool GetByte(std::string_view* in, uint8_t* v) {
+  if (in->empty()) return false;
+  *v = static_cast<uint8_t>((*in)[0]);
+  in->remove_prefix(1);
+  return true;
+}
+inline bool GetFixed32(std::string_view* in, uint32_t* v) {
+  if (in->size() < 4) return false;
+  *v = DecodeFixed32(in->data());
+  in->remove_prefix(4);
+  return true;
+}
+inline bool GetFixed64(std::string_view* in, uint64_t* v) {
+  if (in->size() < 8) return false;
+  *v = DecodeFixed64(in->data());
+  in->remove_prefix(8);
+  return true;
 }
 
 // A byte count computed in double, as uint64_t: UINT64_MAX when it is NaN or

@@ -28,6 +28,12 @@ constexpr uint64_t kMultipliers[kD] = {0xE220A8397B1DCDAFull | 1, 0x6E789E6AA1B9
 
 uint16_t CellCount(uint16_t cell) { return cell & 3; }
 
+// Hash bits that choose the segment: 64 - (kMaxLog2Buckets + kR) = 18 low
+// bits, disjoint from every fingerprint.
+constexpr int kSegmentBits = 64 - (Filter::kMaxLog2Buckets + kR);
+constexpr uint64_t kSegmentMask = (uint64_t{1} << kSegmentBits) - 1;
+static_assert(kSegmentBits == 18, "the segment bits lie below the longest fingerprint");
+
 }  // namespace
 
 // Scratch space for a chunk of keys: their candidate buckets' cells, tags and
@@ -62,24 +68,28 @@ void DleftCountingBloomFilter::BucketsFree::operator()(Bucket* buckets) const no
   internal::FreeLarge(buckets);
 }
 
-DleftCountingBloomFilter::DleftCountingBloomFilter(int log2_buckets)
-    : log2_buckets_(log2_buckets) {}
+DleftCountingBloomFilter::DleftCountingBloomFilter(int log2_buckets, int segments)
+    : log2_buckets_(log2_buckets), segments_(segments) {}
 
 absl::StatusOr<std::unique_ptr<DleftCountingBloomFilter>>
-DleftCountingBloomFilter::CreateWithGeometry(int log2_buckets) {
+DleftCountingBloomFilter::CreateWithGeometry(int log2_buckets, int segments) {
   if (log2_buckets < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("d-left: log2_buckets must be >= 0, got ", log2_buckets));
+  }
+  if (segments < 1 || segments > kMaxSegments) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("d-left: segments must be in [1, ", kMaxSegments, "], got ", segments));
   }
   if (log2_buckets > kMaxLog2Buckets) {
     return absl::ResourceExhaustedError(
         absl::StrCat("d-left: log2_buckets ", log2_buckets, " above the most, ", kMaxLog2Buckets));
   }
-  std::unique_ptr<Filter> filter(new (std::nothrow) Filter(log2_buckets));
+  std::unique_ptr<Filter> filter(new (std::nothrow) Filter(log2_buckets, segments));
   if (filter == nullptr) return absl::ResourceExhaustedError("d-left: out of memory");
   try {
-    filter->buckets_.reset(internal::NewLargeArray<Bucket>(size_t{kD} << log2_buckets));  // empty
-    filter->num_buckets_ = size_t{kD} << log2_buckets;
+    filter->num_buckets_ = filter->buckets_per_subtable() * kD;
+    filter->buckets_.reset(internal::NewLargeArray<Bucket>(filter->num_buckets_));  // empty
   } catch (const std::bad_alloc&) {
     return absl::ResourceExhaustedError("d-left: out of memory");
   } catch (const std::length_error&) {
@@ -104,10 +114,14 @@ DleftCountingBloomFilter::Candidates DleftCountingBloomFilter::Locate(uint64_t h
   const uint64_t mask = (uint64_t{1} << fingerprint_bits) - 1;
   const uint64_t f = hash >> (64 - fingerprint_bits);
   const uint64_t per_table = buckets_per_subtable();
+  // The segment: the low 18 bits (never in f, F <= 46), multiply-shift
+  // reduced to [0, segments).
+  const uint64_t segment_base = (((hash & kSegmentMask) * uint64_t(segments_)) >> kSegmentBits)
+                                << log2_buckets_;
   Candidates c;
   for (int i = 0; i < kD; ++i) {
     const uint64_t p = (kMultipliers[i] * f) & mask;  // bijection on F bits
-    c.bucket[i] = i * per_table + (p >> kR);
+    c.bucket[i] = i * per_table + segment_base + (p >> kR);
     c.tag[i] = static_cast<uint16_t>((p & ((1u << kR) - 1)) << 2);
   }
   return c;
@@ -278,12 +292,14 @@ void DleftCountingBloomFilter::AppendTables(std::string* out) const {
 }
 
 absl::StatusOr<std::unique_ptr<DleftCountingBloomFilter>> DleftCountingBloomFilter::FromTables(
-    int log2_buckets, uint64_t num_keys, std::string_view tables) {
-  if (log2_buckets < 0 || log2_buckets > kMaxLog2Buckets ||
-      tables.size() != (size_t{kD} << log2_buckets) * sizeof(Bucket)) {
+    int log2_buckets, uint64_t num_keys, std::string_view tables, int segments) {
+  if (log2_buckets < 0 || log2_buckets > kMaxLog2Buckets || segments < 1 ||
+      segments > kMaxSegments ||
+      tables.size() / sizeof(Bucket) / kD / uint64_t(segments) != (uint64_t{1} << log2_buckets) ||
+      tables.size() % (sizeof(Bucket) * kD * uint64_t(segments)) != 0) {
     return absl::InvalidArgumentError("d-left: tables do not match the geometry");
   }
-  auto filter = CreateWithGeometry(log2_buckets);
+  auto filter = CreateWithGeometry(log2_buckets, segments);
   if (!filter.ok()) return filter.status();
   uint64_t occupied = 0;
   absl::Span<Bucket> buckets = absl::MakeSpan((*filter)->buckets_.get(), (*filter)->num_buckets_);
