@@ -3,7 +3,8 @@
 # find_package(blockbloom CONFIG), with pkg-config (C++ and C), and with
 # add_subdirectory; and builds the blockbloom tool's sources against the
 # installed package.
-# Also checks that the installed package names no absolute library path and
+# Also checks that the installed package names no absolute library path,
+# that the static libraries link into a shared object (position-independent),
 # that a consumer cannot include an internal header; and, where Debian's
 # python3-plyvel is installed, that the installed libblockbloom_preload.so
 # gives a plyvel program blockbloom's filters.
@@ -90,6 +91,13 @@ export PKG_CONFIG_PATH="$(dirname "$(find "$scratch/prefix" -name blockbloom.pc)
 # shellcheck disable=SC2046
 g++ -std=c++17 -o "$scratch/pc_consumer" "$here/tests/install_consumer/main.cc" \
   $(pkg-config --cflags --libs blockbloom)
+# The static libraries are position-independent: a shared object links them
+# (as libblockbloom_preload.so does).
+if [[ "$shared" == OFF ]]; then
+  # shellcheck disable=SC2046
+  g++ -std=c++17 -shared -fPIC -Wl,-z,defs -o "$scratch/pc_consumer.so" \
+    "$here/tests/install_consumer/main.cc" $(pkg-config --cflags --libs blockbloom)
+fi
 # A shared build's libraries are found at run time through LD_LIBRARY_PATH
 # for these programs linked with pkg-config's flags (a static build's need
 # none); the installed tool and preload library find them by their RUNPATH.
