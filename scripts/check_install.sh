@@ -3,17 +3,28 @@
 # find_package(blockbloom CONFIG), with pkg-config (C++ and C), and with
 # add_subdirectory; and builds the blockbloom tool's sources against the
 # installed package.
-# Also checks that the installed package names no absolute library path and
-# that a consumer cannot include an internal header.
+# Also checks that the installed package names no absolute library path,
+# that the static libraries link into a shared object (position-independent),
+# that a consumer cannot include an internal header; and, where Debian's
+# python3-plyvel is installed, that the installed libblockbloom_preload.so
+# gives a plyvel program blockbloom's filters.
 #   scripts/check_install.sh [BUILD]   install from an existing build dir
+#   scripts/check_install.sh --shared  build shared libraries
+#                                      (-DBUILD_SHARED_LIBS=ON) and check those
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
 lib="${1:-}"
+shared=OFF
+if [[ "$lib" == "--shared" ]]; then
+  lib=""
+  shared=ON
+fi
 if [[ -z "$lib" ]]; then
   lib="$scratch/lib"
-  cmake -S "$here" -B "$lib" -DCMAKE_BUILD_TYPE=Release \
+  # The tool is built for the preload check below (blockbloom inspect).
+  cmake -S "$here" -B "$lib" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS="$shared" \
     -DBLOCKBLOOM_BUILD_TESTS=OFF -DBLOCKBLOOM_BUILD_BENCH=OFF >/dev/null
   cmake --build "$lib" -j"$(nproc)" >/dev/null
 fi
@@ -80,13 +91,24 @@ export PKG_CONFIG_PATH="$(dirname "$(find "$scratch/prefix" -name blockbloom.pc)
 # shellcheck disable=SC2046
 g++ -std=c++17 -o "$scratch/pc_consumer" "$here/tests/install_consumer/main.cc" \
   $(pkg-config --cflags --libs blockbloom)
-"$scratch/pc_consumer"
+# The static libraries are position-independent: a shared object links them
+# (as libblockbloom_preload.so does).
+if [[ "$shared" == OFF ]]; then
+  # shellcheck disable=SC2046
+  g++ -std=c++17 -shared -fPIC -Wl,-z,defs -o "$scratch/pc_consumer.so" \
+    "$here/tests/install_consumer/main.cc" $(pkg-config --cflags --libs blockbloom)
+fi
+# A shared build's libraries are found at run time through LD_LIBRARY_PATH
+# for these programs linked with pkg-config's flags (a static build's need
+# none); the installed tool and preload library find them by their RUNPATH.
+libdir="$(dirname "$(find "$scratch/prefix" -name blockbloom.pc)")/.."
+LD_LIBRARY_PATH="$libdir" "$scratch/pc_consumer"
 # A C program with the .pc alone (the archives are C++: the .pc must bring
 # the C++ runtime a C link lacks).
 # shellcheck disable=SC2046
 gcc -std=c11 -Wall -Wextra -pedantic-errors -o "$scratch/pc_c_consumer" \
   "$here/tests/install_consumer/main.c" $(pkg-config --cflags --libs blockbloom)
-"$scratch/pc_c_consumer" "$scratch/c_consumer_db"
+LD_LIBRARY_PATH="$libdir" "$scratch/pc_c_consumer" "$scratch/c_consumer_db"
 # The blockbloom tool's sources build against the installed package alone:
 # it includes only installed headers (plus absl flags and Snappy, which the
 # tool itself needs).
@@ -94,8 +116,28 @@ gcc -std=c11 -Wall -Wextra -pedantic-errors -o "$scratch/pc_c_consumer" \
 g++ -std=c++17 -Wall -Wextra -Werror -o "$scratch/blockbloom_tool" "$here"/plugin/tool/*.cc \
   $(pkg-config --cflags --libs blockbloom absl_flags absl_flags_reflection \
     absl_flags_commandlineflag absl_str_format snappy)
-"$scratch/blockbloom_tool" --version
-"$scratch/blockbloom_tool" calc --keys 100 --bits_per_key 10 >/dev/null
+LD_LIBRARY_PATH="$libdir" "$scratch/blockbloom_tool" --version
+LD_LIBRARY_PATH="$libdir" "$scratch/blockbloom_tool" calc --keys 100 --bits_per_key 10 >/dev/null
+# The preload library, installed: exports leveldb::NewBloomFilterPolicy(int)
+# only, and a plyvel program run under it writes blockbloom's filters.
+preload="$libdir/libblockbloom_preload.so"
+if [[ -f "$preload" ]]; then
+  exported="$(nm -D --defined-only "$preload" | awk '{print $3}')"
+  if [[ "$exported" != "_ZN7leveldb20NewBloomFilterPolicyEi" ]]; then
+    printf 'libblockbloom_preload.so exports more than NewBloomFilterPolicy:\n%s\n' \
+      "$exported" >&2; exit 1
+  fi
+  if /usr/bin/python3 -c 'import plyvel' 2>/dev/null && [[ -x "$scratch/prefix/bin/blockbloom" ]]; then
+    LD_PRELOAD="$preload" /usr/bin/python3 -c 'import plyvel, sys
+db = plyvel.DB(sys.argv[1], create_if_missing=True, bloom_filter_bits=10)
+for i in range(3000): db.put(b"key%d" % i, b"value")
+db.compact_range(); db.close()' "$scratch/plyvel_db"
+    if ! "$scratch/prefix/bin/blockbloom" inspect "$scratch/plyvel_db" | grep -q "blockbloom blocked"; then
+      echo "plyvel under the installed preload library wrote no blockbloom filter" >&2; exit 1
+    fi
+    echo "preload: ok (plyvel wrote blockbloom filters)"
+  fi
+fi
 # Internal headers stay internal: installed or vendored, "blocked/...",
 # "common/..." and simd/ are not on a consumer's include path (the blocked
 # kernel's three headers are public only as <blockbloom/simd/...>, for
@@ -104,6 +146,8 @@ printf '#include "blocked/format.h"\nint main() { return 0; }\n' > "$scratch/int
 if g++ -std=c++17 -fsyntax-only $(pkg-config --cflags blockbloom) "$scratch/internal.cc" 2>/dev/null; then
   echo "an internal header is visible to consumers" >&2; exit 1
 fi
+# The add_subdirectory check needs no second run for a shared build.
+if [[ "$shared" == ON ]]; then exit 0; fi
 # No build type: the consumer's choice stands (blockbloom picks its default
 # only as the top-level project), so this compiles unoptimised, which is all
 # a check of the build wiring needs and half the time of -O2 -g.

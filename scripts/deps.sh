@@ -11,7 +11,7 @@ packages=(
   clang-14 libclang-rt-14-dev clang-format-14
   libleveldb-dev libsnappy-dev libhwy-dev libabsl-dev libxxhash-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  python3 python3-matplotlib
+  python3 python3-matplotlib python3-plyvel
 )
 # shellcheck disable=SC2206
 packages+=(${BLOCKBLOOM_DEPS_EXTRA:-})

@@ -1,7 +1,9 @@
 // End to end: runs the built `blockbloom` binary on files this test makes,
 // including real LevelDB databases written with the blocked policy and with
 // LevelDB's built-in Bloom filter, and checks outputs and exit codes.
+#include <dirent.h>
 #include <gtest/gtest.h>
+#include <link.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -23,6 +25,7 @@
 #include "leveldb/db.h"
 #include "leveldb/filter_policy.h"
 #include "test_keys.h"
+#include "tool/elf_doctor.h"
 #include "test_paths.h"
 
 namespace blockbloom {
@@ -67,7 +70,7 @@ bool Has(const std::string& text, const std::string& needle) {
 }
 
 TEST(CliTest, HelpForEveryCommand) {
-  for (const char* cmd : {"calc", "build", "query", "inspect"}) {
+  for (const char* cmd : {"calc", "build", "query", "inspect", "doctor"}) {
     const ToolRun r = Tool(std::string(cmd) + " --help");
     EXPECT_EQ(r.code, 0) << cmd;
     EXPECT_TRUE(Has(r.out, std::string("usage: blockbloom ") + cmd)) << r.out;
@@ -746,6 +749,127 @@ TEST(CliTest, InspectReportsDamagedTablesAndBadDirectories) {
   std::remove(file.c_str());
   EXPECT_EQ(Tool("inspect " + Dir()).code, 2);  // a directory, but no CURRENT
   EXPECT_EQ(Tool("inspect").code, 1);           // a usage error
+}
+
+// ---- doctor ----
+
+// The libleveldb this test process loaded (it links LevelDB's shared
+// library), or "" when LevelDB is linked in statically.
+std::string LoadedLevelDb() {
+  std::string found;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* out) {
+        const std::string name = info->dlpi_name != nullptr ? info->dlpi_name : "";
+        if (name.find("/libleveldb.so") != std::string::npos) {
+          *static_cast<std::string*>(out) = name;
+          return 1;
+        }
+        return 0;
+      },
+      &found);
+  return found;
+}
+
+// plyvel's extension module (Debian's python3-plyvel), or "".
+std::string PlyvelModule() {
+  const std::string dir = "/usr/lib/python3/dist-packages/plyvel";
+  std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), ::closedir);
+  if (d == nullptr) return "";
+  while (const dirent* e = ::readdir(d.get())) {
+    const std::string name = e->d_name;
+    if (name.rfind("_plyvel", 0) == 0 && name.size() > 3 &&
+        name.compare(name.size() - 3, 3, ".so") == 0) {
+      return dir + "/" + name;
+    }
+  }
+  return "";
+}
+
+TEST(CliTest, DoctorTellsWhereThePreloadReaches) {
+  const std::string leveldb = LoadedLevelDb();
+  if (leveldb.empty()) GTEST_SKIP() << "LevelDB is not a shared library here";
+  const ToolRun lib = Tool("doctor " + leveldb);
+  EXPECT_EQ(lib.code, 0) << lib.out << lib.err;
+  EXPECT_TRUE(Has(lib.out, "LevelDB's shared library")) << lib.out;
+  // Debian's libleveldb calls NewBloomFilterPolicy from its C API through
+  // its PLT (docs/PRELOAD.md): the C API is reached.
+  EXPECT_TRUE(Has(lib.out, "C callers are reached too")) << lib.out;
+
+  const std::string plyvel = PlyvelModule();
+  if (!plyvel.empty()) {
+    const ToolRun p = Tool("doctor " + plyvel);
+    EXPECT_EQ(p.code, 0) << p.out << p.err;
+    EXPECT_TRUE(Has(p.out, "imports leveldb::NewBloomFilterPolicy(int) from libleveldb")) << p.out;
+  }
+  // This test program imports it from libleveldb (the inspect tests build
+  // databases with LevelDB's built-in filter): reached.
+  const ToolRun self = Tool("doctor /proc/" + std::to_string(::getpid()) + "/exe");
+  EXPECT_EQ(self.code, 0) << self.out << self.err;
+  EXPECT_TRUE(Has(self.out, "imports leveldb::NewBloomFilterPolicy(int)")) << self.out;
+
+  // The tool itself never asks LevelDB for a Bloom filter: nothing to reach.
+  const ToolRun tool = Tool(std::string("doctor ") + BLOCKBLOOM_CLI);
+  EXPECT_EQ(tool.code, 4) << tool.out << tool.err;
+}
+
+#ifdef BLOCKBLOOM_STATIC_LEVELDB_PROGRAM
+TEST(CliTest, DoctorFindsALevelDbLinkedInStatically) {
+  const std::string program = BLOCKBLOOM_STATIC_LEVELDB_PROGRAM;
+  const ToolRun r = Tool("doctor " + program);
+  EXPECT_EQ(r.code, 4) << r.out << r.err;
+  EXPECT_TRUE(Has(r.out, "linked into it statically (it defines")) << r.out;
+  // Stripped of its symbol table, the built-in policy's name gives it away.
+  const std::string stripped = Dir() + "/static_stripped";
+  ASSERT_EQ(std::system(("strip -o " + stripped + " " + program).c_str()), 0);
+  const ToolRun s = Tool("doctor " + stripped);
+  EXPECT_EQ(s.code, 4) << s.out << s.err;
+  EXPECT_TRUE(Has(s.out, "stripped, but it holds LevelDB's built-in filter name")) << s.out;
+}
+#endif
+
+TEST(CliTest, DoctorRejectsWhatIsNotAnElfFile) {
+  const std::string text = Dir() + "/not_elf.txt";
+  std::ofstream(text) << "hello\n";
+  const ToolRun r = Tool("doctor " + text);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(Has(r.err, "not an ELF file")) << r.err;
+  EXPECT_EQ(Tool("doctor " + Dir()).code, 2);  // a directory
+  EXPECT_EQ(Tool("doctor " + Dir() + "/no-such-file").code, 2);
+  EXPECT_EQ(Tool("doctor").code, 1);
+}
+
+// The ELF reader on every truncation and on byte flips of a real program:
+// never a read outside the bytes (ASan: an exact-size copy), and on the
+// intact file the answer the tool gives.
+TEST(CliTest, DoctorReadsDamagedElfFilesSafely) {
+  const std::string program = Slurp(BLOCKBLOOM_CLI);
+  ASSERT_GT(program.size(), 4096u);
+  const tool::ElfReport intact = tool::ExamineElf(program);
+  ASSERT_TRUE(intact.error.empty()) << intact.error;
+  EXPECT_TRUE(intact.has_symtab);
+  EXPECT_FALSE(intact.imports_new_bloom);
+  auto examine = [](const std::string& bytes) {
+    const std::unique_ptr<char[]> exact(new char[bytes.size() + 1]);
+    std::copy(bytes.begin(), bytes.end(), exact.get());
+    return tool::ExamineElf(std::string_view(exact.get(), bytes.size()));
+  };
+  size_t errors = 0;
+  for (size_t cut = 0; cut < program.size(); cut += cut < 256 ? 1 : program.size() / 97) {
+    errors += !examine(program.substr(0, cut)).error.empty();
+  }
+  EXPECT_GT(errors, 256u);  // every cut inside the ELF header at least
+  testing_keys::SplitMix64 rng(5);
+  // The section headers sit at the end of the file: flip bytes there and in
+  // the ELF header, where offsets and sizes live.
+  const size_t tail = program.size() - 4096;
+  for (int round = 0; round < 400; ++round) {
+    std::string bad = program;
+    for (int flips = 0; flips < 8; ++flips) {
+      const size_t at = rng.Next() % 2 ? rng.Next() % 64 : tail + rng.Next() % 4096;
+      bad[at] = static_cast<char>(rng.Next());
+    }
+    examine(bad);
+  }
 }
 
 }  // namespace

@@ -52,8 +52,10 @@ const leveldb::FilterPolicy* NewCompactFilterPolicy(double bits_per_key);
 // blockbloom::NewMigratingFilterPolicy). Answers to the built-in's name,
 // "leveldb.BuiltinBloomFilter2", so existing tables keep their filters. It
 // tells filters apart by their last byte (format::Recognize):
-//   <= 30        LevelDB's built-in format: answered by LevelDB's own
-//                leveldb::NewBloomFilterPolicy, so exactly as stock LevelDB;
+//   <= 30        LevelDB's built-in format: answered exactly as stock
+//                LevelDB's leveldb::NewBloomFilterPolicy answers (by
+//                blockbloom's own reader of that format, tested answer for
+//                answer against LevelDB's);
 //   0x40..0x5F, 0xCF  a compact filter (this policy writes version 2);
 //   0xBB         a blocked Bloom filter written by NewMigratingFilterPolicy;
 //   anything else: "may match", as LevelDB answers a last byte above 30.

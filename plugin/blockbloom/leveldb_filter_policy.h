@@ -49,7 +49,9 @@ const leveldb::FilterPolicy* NewBlockedBloomFilterPolicy(double bits_per_key);
 // For databases written with LevelDB's built-in Bloom filter. Answers to the
 // built-in's name ("leveldb.BuiltinBloomFilter2") so existing tables keep
 // their filters: a filter in the built-in format is answered exactly as
-// leveldb::NewBloomFilterPolicy would answer it; new tables get blocked
+// leveldb::NewBloomFilterPolicy would answer it (by blockbloom's own reader
+// of that format: this policy never calls LevelDB's, so it can stand in for
+// it, docs/PRELOAD.md); new tables get blocked
 // filters whose last byte (0xBB) is above 30, which stock LevelDB reads as
 // "may match"; compact filters (NewMigratingCompactFilterPolicy) are read
 // exactly too. A database can therefore switch to this policy and back to

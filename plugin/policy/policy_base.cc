@@ -2,6 +2,7 @@
 
 #include "blocked/key_probe.h"
 #include "common/live_set.h"
+#include "format/leveldb_bloom.h"
 
 #include <mutex>
 #include <vector>
@@ -66,8 +67,7 @@ LiveSet<leveldb::FilterPolicy>& LivePolicies() {
 }
 }  // namespace
 
-PolicyBase::PolicyBase(bool reads_builtin)
-    : builtin_(reads_builtin ? leveldb::NewBloomFilterPolicy(10) : nullptr) {
+PolicyBase::PolicyBase(bool reads_builtin) : reads_builtin_(reads_builtin) {
   LivePolicies().Add(this);
 }
 
@@ -92,8 +92,7 @@ __attribute__((flatten)) bool PolicyBase::KeyMayMatch(const leveldb::Slice& key,
 bool PolicyBase::ReadOther(const leveldb::Slice& key, std::string_view filter) const {
   const format::Recognized r = format::Recognize(filter);
   if (r.kind == format::FilterKind::kLevelDbBuiltin) {
-    return builtin_ == nullptr ||
-           builtin_->KeyMayMatch(key, leveldb::Slice(filter.data(), filter.size()));
+    return !reads_builtin_ || format::LevelDbBloomMayMatch(View(key), filter);
   }
   return r.read(filter, InlineHashKey(View(key)));
 }

@@ -1,6 +1,7 @@
 // What every blockbloom LevelDB policy shares: one reader for every filter
 // encoding (src/format/recognize.h; LevelDB's built-in format through
-// LevelDB's own code) and the probe counters of blockbloom/filter_stats.h.
+// src/format/leveldb_bloom.h) and the probe counters of
+// blockbloom/filter_stats.h.
 // A policy is then only its Name() and its CreateFilter.
 //
 // Thread-safety: immutable after construction except the counters, which
@@ -97,8 +98,10 @@ class ProbeCounters {
 // The base of every blockbloom policy. KeyMayMatch reads every blockbloom
 // encoding: blocked filters inline (the hot path), everything else through
 // format::Recognize. LevelDB's built-in format: a migrating policy
-// (reads_builtin, it answers to the built-in's name) reads it through
-// leveldb::NewBloomFilterPolicy's own KeyMayMatch; a policy with its own
+// (reads_builtin, it answers to the built-in's name) reads it with
+// format::LevelDbBloomMayMatch, LevelDB's answers from blockbloom's own code
+// (never leveldb::NewBloomFilterPolicy, which a preloaded blockbloom may
+// replace; docs/PRELOAD.md); a policy with its own
 // name is never handed one by LevelDB, so such bytes are damaged ones of
 // its own and answer "may match".
 class PolicyBase : public leveldb::FilterPolicy {
@@ -132,10 +135,8 @@ class PolicyBase : public leveldb::FilterPolicy {
   __attribute__((noinline)) bool ReadOther(const leveldb::Slice& key,
                                            std::string_view filter) const;
 
-  // Reads built-in filters; its bits_per_key only matters for CreateFilter,
-  // which is never called on it.
-  // Null unless reads_builtin.
-  const std::unique_ptr<const leveldb::FilterPolicy> builtin_;
+  // Whether filters in LevelDB's built-in format are read (else: "may match").
+  const bool reads_builtin_;
   mutable ProbeCounters counters_;
 };
 

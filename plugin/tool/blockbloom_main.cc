@@ -5,10 +5,12 @@
 //   blockbloom build --fpr 0.01 keys.txt -o seen.bbf
 //   blockbloom query seen.bbf < candidates.txt
 //   blockbloom inspect /path/to/leveldb
+//   blockbloom doctor /usr/bin/program
 //
 // Exit status: 0 success; 1 bad usage or input (message on stderr); 2 an I/O
 // or filter-file error; 3 (inspect) some tables could not be read (each is
-// reported, the others are still inspected).
+// reported, the others are still inspected); 4 (doctor) the preload library
+// cannot reach the file's LevelDB filter.
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -42,6 +44,7 @@
 #include "blockbloom/partitioned_bloom.h"
 #include "blockbloom/scalable_bloom.h"
 #include "blockbloom/standard_bloom.h"
+#include "elf_doctor.h"
 #include "sstable_inspect.h"
 
 ABSL_FLAG(double, keys, 0, "calc: number of keys (accepts 1e9)");
@@ -62,7 +65,7 @@ namespace blockbloom {
 namespace tool {
 namespace {
 
-constexpr int kExitUsage = 1, kExitIo = 2, kExitDamaged = 3;
+constexpr int kExitUsage = 1, kExitIo = 2, kExitDamaged = 3, kExitNotReached = 4;
 
 // ---- usage ----
 
@@ -74,6 +77,7 @@ constexpr char kMainUsage[] =
     "  build    build a filter file from keys, one per line\n"
     "  query    test candidates, one per line, against a filter file\n"
     "  inspect  report the filters of every table of a LevelDB database\n"
+    "  doctor   whether libblockbloom_preload.so reaches a program's LevelDB filter\n"
     "\n"
     "`blockbloom <command> --help` describes a command; `blockbloom --version`\n"
     "prints the library's version.\n";
@@ -130,6 +134,18 @@ const std::vector<Command>& Commands() {
        "would need more model work than its size allows: none LevelDB writes).\n"
        "Files are only read, never locked or written: the database may be open.\n"
        "Exit status 3 if some tables could not be read (each is reported).\n",
+       {}},
+      {"doctor",
+       "usage: blockbloom doctor FILE\n"
+       "\n"
+       "Whether LD_PRELOAD=libblockbloom_preload.so gives the program or shared\n"
+       "library FILE blockbloom's filters (docs/PRELOAD.md), read from its ELF\n"
+       "symbols: it imports leveldb::NewBloomFilterPolicy(int) (or LevelDB's C\n"
+       "leveldb_filterpolicy_create_bloom) from a shared libleveldb (reached), has\n"
+       "LevelDB linked in statically, or asks for no LevelDB Bloom filter itself.\n"
+       "For an interpreter, name the extension module that links LevelDB (plyvel's\n"
+       "_plyvel*.so), not the interpreter. FILE is only read.\n"
+       "Exit status 0 if reached, 4 if not, 2 if FILE is not a readable 64-bit ELF file.\n",
        {}},
   };
   return *commands;
@@ -896,6 +912,87 @@ int Inspect(const std::vector<char*>& args) {
   return damaged == 0 ? 0 : kExitDamaged;
 }
 
+// ---- doctor ----
+
+std::string Joined(const std::vector<std::string>& parts) {
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;
+  return out;
+}
+
+int Doctor(const std::vector<char*>& args) {
+  const char* usage = Commands()[4].usage;
+  if (args.size() != 2) return UsageError("doctor takes exactly one FILE", usage);
+  const std::string path = args[1];
+  std::string contents;
+  if (std::string why = ReadTableFile(path, &contents); !why.empty()) {
+    return RuntimeError(path + ": " + why, kExitIo);
+  }
+  const ElfReport r = ExamineElf(contents);
+  if (!r.error.empty()) return RuntimeError(path + ": " + r.error, kExitIo);
+  const char* f = path.c_str();
+  const std::string leveldb = r.leveldb.empty() ? "a shared libleveldb" : Joined(r.leveldb);
+  if (r.exports_new_bloom && r.soname.rfind("libleveldb", 0) == 0) {
+    std::printf(
+        "%s: LevelDB's shared library (%s): every program linking it asks it for\n"
+        "leveldb::NewBloomFilterPolicy(int), which the preload library replaces.\n",
+        f, r.soname.c_str());
+    std::printf(
+        r.relocates_new_bloom
+            ? "Its own calls to it (leveldb_filterpolicy_create_bloom, LevelDB's C API) go\n"
+              "through the dynamic linker: C callers are reached too.\n"
+            : "Its own calls to it (leveldb_filterpolicy_create_bloom, LevelDB's C API) are\n"
+              "bound inside the library: C callers are not reached.\n");
+    return 0;
+  }
+  if (r.exports_new_bloom && !r.leveldb.empty()) {
+    std::printf(
+        "%s: defines leveldb::NewBloomFilterPolicy(int) ahead of %s: a replacement of\n"
+        "LevelDB's, as libblockbloom_preload.so is.\n",
+        f, leveldb.c_str());
+    return 0;
+  }
+  if (r.imports_new_bloom) {
+    std::printf(
+        "%s: imports leveldb::NewBloomFilterPolicy(int) from %s:\n"
+        "LD_PRELOAD=libblockbloom_preload.so gives it blockbloom's filters.\n",
+        f, leveldb.c_str());
+    return 0;
+  }
+  if (r.imports_create_bloom) {
+    std::printf(
+        "%s: imports leveldb_filterpolicy_create_bloom (LevelDB's C API) from %s:\n"
+        "reached if that library calls leveldb::NewBloomFilterPolicy(int) through the\n"
+        "dynamic linker, as Debian's libleveldb.so.1d does (blockbloom doctor on the\n"
+        "library says).\n",
+        f, leveldb.c_str());
+    return 0;
+  }
+  if (r.defines_new_bloom || (!r.has_symtab && r.has_builtin_name && r.leveldb.empty())) {
+    std::printf(
+        "%s: LevelDB is linked into it statically (%s):\n"
+        "its calls stay inside it; the preload library changes nothing (its filters\n"
+        "stay LevelDB's).\n",
+        f,
+        r.defines_new_bloom ? "it defines leveldb::NewBloomFilterPolicy(int)"
+                            : "stripped, but it holds LevelDB's built-in filter name");
+    return kExitNotReached;
+  }
+  if (!r.leveldb.empty()) {
+    std::printf(
+        "%s: links %s but never asks it for its Bloom filter (it uses no\n"
+        "filter, or a policy of its own): the preload library changes nothing.\n",
+        f, leveldb.c_str());
+    return kExitNotReached;
+  }
+  std::printf(
+      "%s: neither links nor contains LevelDB's Bloom filter. A program that loads\n"
+      "LevelDB through another file (an extension module, a plugin) is reached if\n"
+      "that file imports it: run blockbloom doctor on that file.\n",
+      f);
+  return kExitNotReached;
+}
+
 int Main(int argc, char** argv) {
   if (argc < 2) {
     std::fputs(kMainUsage, stderr);
@@ -941,6 +1038,7 @@ int Main(int argc, char** argv) {
   if (name == "calc") return Calc(positional);
   if (name == "build") return Build(positional);
   if (name == "query") return Query(positional);
+  if (name == "doctor") return Doctor(positional);
   return Inspect(positional);
 }
 

@@ -13,8 +13,8 @@
 //                                            answers "no"; no blockbloom
 //                                            encoding is shorter than 2 bytes.
 //   last byte <= 30              kLevelDbBuiltin  k of LevelDB's Bloom filter;
-//                                            only LevelDB's code reads it
-//                                            (plugin/policy/filter_reader.h).
+//                                            read from the key, not a hash
+//                                            (format/leveldb_bloom.h).
 //   0xBB                         kBlocked    src/blocked/format.h
 //   0xCF                         kCompact v1 src/compact/format.h
 //   0x40..0x5F                   kCompact v2 src/compact/format.h
@@ -57,7 +57,7 @@ struct Recognized {
   // for kLevelDbBuiltin; 0 otherwise.
   int version = 0;
   // The reader for every kind but kLevelDbBuiltin (null there: that one needs
-  // the key and LevelDB's own code).
+  // the key, format::LevelDbBloomMayMatch).
   HashReader read = nullptr;
 };
 
