@@ -26,7 +26,7 @@
 #include "compact/builder.h"
 #include "compact/format.h"
 #include "leveldb/slice.h"
-#include "policy/policy_base.h"  // tls_probe_slot, kSharedSlot
+#include "common/thread_slot.h"  // tls_thread_slot, kSharedThreadSlot
 #include "targets.h"             // ForceTargetForTesting
 #include "test_keys.h"
 #include "sanitizers.h"
@@ -751,7 +751,7 @@ TEST(FilterStatsTest, ProbesThroughTheSharedSlotAreCountedOnce) {
     threads.emplace_back([&] {
       (void)policy->KeyMayMatch(Key(1), filter);  // takes this thread's slot
       wait_for_all(&arrived);
-      if (internal::tls_probe_slot == internal::kSharedSlot) {
+      if (internal::tls_thread_slot == static_cast<int>(internal::kSharedThreadSlot)) {
         {
           std::lock_guard<std::mutex> lock(mu);
           ++shared;
@@ -764,7 +764,7 @@ TEST(FilterStatsTest, ProbesThroughTheSharedSlotAreCountedOnce) {
     });
   }
   for (std::thread& th : threads) th.join();
-  ASSERT_GE(shared, kThreads - internal::kSharedSlot);
+  ASSERT_GE(shared, kThreads - static_cast<int>(internal::kOwnedThreadSlots));
   const uint64_t on_shared = static_cast<uint64_t>(shared);
   const FilterPolicyStats s = GetFilterPolicyStats(policy.get());
   EXPECT_EQ(s.probes - before.probes, uint64_t{kThreads} + on_shared * kRounds * 500);

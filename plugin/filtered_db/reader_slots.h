@@ -13,43 +13,20 @@
 #include <atomic>
 #include <cstdint>
 
+#include "common/thread_slot.h"
+
 namespace blockbloom {
 namespace filtered_db {
 
-// Reader slots. A thread leases one of kOwnedSlots slots on its first Get
-// (process-wide, returned when the thread exits) and is then the only writer
-// of that slot in every FilteredDB: its Gets use plain stores. Threads that
-// find every slot leased share slot kSharedSlot, with read-modify-writes.
-constexpr unsigned kOwnedSlots = 64;
-constexpr unsigned kSharedSlot = kOwnedSlots;
-constexpr unsigned kReaderSlots = kOwnedSlots + 1;
-
-inline std::atomic<uint64_t> g_leased_slots{0};  // bit i: slot i leased by a live thread
-
-struct SlotLease {
-  unsigned slot = kSharedSlot;
-  SlotLease() {
-    uint64_t leased = g_leased_slots.load(std::memory_order_relaxed);
-    while (~leased != 0) {
-      const unsigned i = static_cast<unsigned>(__builtin_ctzll(~leased));
-      if (g_leased_slots.compare_exchange_weak(leased, leased | (uint64_t{1} << i),
-                                               std::memory_order_acq_rel)) {
-        slot = i;
-        return;
-      }
-    }
-  }
-  ~SlotLease() {
-    if (slot != kSharedSlot) {
-      g_leased_slots.fetch_and(~(uint64_t{1} << slot), std::memory_order_acq_rel);
-    }
-  }
-};
-
-inline unsigned ThreadSlot() {
-  thread_local const SlotLease lease;
-  return lease.slot;
-}
+// Reader slots, indexed by the calling thread's slot (common/thread_slot.h):
+// a thread leases one of kOwnedSlots slots on its first Get (process-wide,
+// returned when the thread exits) and is then the only writer of that slot
+// in every FilteredDB: its Gets use plain stores. Threads that find every
+// slot leased share slot kSharedSlot, with read-modify-writes.
+constexpr unsigned kOwnedSlots = internal::kOwnedThreadSlots;
+constexpr unsigned kSharedSlot = internal::kSharedThreadSlot;
+constexpr unsigned kReaderSlots = internal::kThreadSlots;
+using internal::ThreadSlot;
 
 // One cache line per slot, written only by the thread that leased it (or, for
 // kSharedSlot, by the threads sharing it).

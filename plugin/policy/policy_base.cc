@@ -4,58 +4,8 @@
 #include "common/live_set.h"
 #include "format/leveldb_bloom.h"
 
-#include <mutex>
-#include <vector>
-
 namespace blockbloom {
 namespace internal {
-namespace {
-
-// Slots 0..kSharedSlot-1 are owned by live threads; free ones are reused.
-struct SlotPool {
-  std::mutex mu;
-  std::vector<int> free_slots;
-  int next = 0;
-};
-SlotPool& Pool() {
-  static SlotPool* pool = new SlotPool();  // never destroyed: threads may exit late
-  return *pool;
-}
-
-// Returns the thread's slot to the pool when the thread exits.
-struct SlotHolder {
-  int slot = -1;
-  ~SlotHolder() {
-    if (slot < 0 || slot == kSharedSlot) return;
-    SlotPool& pool = Pool();
-    std::lock_guard<std::mutex> lock(pool.mu);
-    pool.free_slots.push_back(slot);
-    tls_probe_slot = -1;
-  }
-};
-thread_local SlotHolder slot_holder;
-
-}  // namespace
-
-int AcquireProbeSlot() {
-  SlotPool& pool = Pool();
-  int slot;
-  {
-    std::lock_guard<std::mutex> lock(pool.mu);
-    if (!pool.free_slots.empty()) {
-      slot = pool.free_slots.back();
-      pool.free_slots.pop_back();
-    } else if (pool.next < kSharedSlot) {
-      slot = pool.next++;
-    } else {
-      slot = kSharedSlot;
-    }
-  }
-  slot_holder.slot = slot;
-  tls_probe_slot = slot;
-  return slot;
-}
-
 namespace {
 // The live blockbloom policies, so GetFilterPolicyStats can tell one from any
 // other FilterPolicy without dynamic_cast: upstream LevelDB builds with

@@ -17,6 +17,7 @@
 
 #include "blockbloom/filter_stats.h"
 #include "blocked/format.h"
+#include "common/thread_slot.h"
 #include "common/xxh3_inline.h"
 #include "format/recognize.h"
 #include "leveldb/filter_policy.h"
@@ -31,20 +32,8 @@ inline std::string_view View(const leveldb::Slice& s) { return {s.data(), s.size
 // migrating policies answer to.
 inline constexpr char kBuiltinPolicyName[] = "leveldb.BuiltinBloomFilter2";
 
-// The calling thread's counter slot in [0, kProbeSlots): slots are handed
-// out to live threads and returned when a thread exits, so while a thread
-// holds slot s no other thread writes shard s of any policy. kSharedSlot
-// when more than kProbeSlots - 1 threads hold one.
-inline constexpr int kProbeSlots = 64;
-inline constexpr int kSharedSlot = kProbeSlots - 1;
-int AcquireProbeSlot();
-inline thread_local int tls_probe_slot = -1;
-inline int ProbeSlot() {
-  const int slot = tls_probe_slot;
-  return slot >= 0 ? slot : AcquireProbeSlot();
-}
-
-// Per-thread shards of the answers, one cache line each: every probe adds 1
+// Per-thread shards of the answers, one cache line each, indexed by the
+// calling thread's slot (common/thread_slot.h): every probe adds 1
 // to its shard's count of the answer it gave ("no" or "may match"), and the
 // probes are the two counts' sum. One read-modify-write per probe, and a
 // snapshot can never show more negatives than probes. An owned shard is
@@ -57,9 +46,9 @@ inline int ProbeSlot() {
 class ProbeCounters {
  public:
   void Count(bool match) {
-    const int slot = tls_probe_slot;
+    const int slot = tls_thread_slot;
     // One unsigned test for both "no slot yet" (-1) and the shared slot.
-    if (__builtin_expect(static_cast<unsigned>(slot) < static_cast<unsigned>(kSharedSlot), 1)) {
+    if (__builtin_expect(static_cast<unsigned>(slot) < kSharedThreadSlot, 1)) {
       std::atomic<uint64_t>& c = shards_[slot].answers[match ? 1 : 0];
       c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     } else {
@@ -80,9 +69,9 @@ class ProbeCounters {
 
  private:
   __attribute__((noinline)) void CountSlow(bool match) {
-    const int slot = ProbeSlot();
+    const unsigned slot = ThreadSlot();
     std::atomic<uint64_t>& c = shards_[slot].answers[match ? 1 : 0];
-    if (slot != kSharedSlot) {
+    if (slot != kSharedThreadSlot) {
       c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     } else {
       c.fetch_add(1, std::memory_order_relaxed);
@@ -92,7 +81,7 @@ class ProbeCounters {
   struct alignas(64) Shard {
     std::atomic<uint64_t> answers[2] = {};  // [0]: "no", [1]: "may match"
   };
-  Shard shards_[kProbeSlots];
+  Shard shards_[kThreadSlots];
 };
 
 // The base of every blockbloom policy. KeyMayMatch reads every blockbloom

@@ -90,9 +90,10 @@ absl::StatusOr<int> StandardOptimalProbes(double num_bits, double num_keys);
 // ---- The small-m model (what the filters size with and predict) ----
 //
 // (1) and the partitioned formula below are limits for large m. A filter of
-// a few hundred bits exceeds them, measurably (docs/FORMAT.md "Sizing for a target FPR": CreateForFpr(10, 0.01) sized by
-// (1) measured 1.13% with enhanced double hashing, 1.49% with plain double
-// hashing, 1.22% partitioned). Three effects, each O(1/m):
+// a few hundred bits exceeds them, measurably (docs/FORMAT.md, "Sizing for
+// a target FPR": CreateForFpr(10, 0.01) sized by (1) measured 1.13% with
+// enhanced double hashing, 1.49% with plain double hashing, 1.22%
+// partitioned). Three effects, each O(1/m):
 //  (a) Jensen's gap. (1) is E[fill]^k, but the FPR is E[fill^k]; the fill
 //      of a standard filter is random (Bose, Guo, Kranakis, Maheshwari,
 //      Morin, Morrison, Smid and Tang, "On the false-positive rate of Bloom

@@ -116,7 +116,9 @@ HWY_INLINE void AddKeys(size_t n, KeyAt&& key_at, uint64_t total_bits, int num_p
     if (total_bits <= kByteMapMaxBits) {
       AddHashesByteMap<true>(n, hash_of, total_bits, num_probes, data);
     } else {
-      for (size_t i = 0; i < n; ++i) blocked::flat::AddHash(hash_of(i), total_bits, num_probes, data);
+      for (size_t i = 0; i < n; ++i) {
+        blocked::flat::AddHash(hash_of(i), total_bits, num_probes, data);
+      }
     }
     return;
   }
