@@ -87,8 +87,8 @@
 //
 // Thread-safety: as leveldb::DB -- any method may be called from any number
 // of threads, except that the destructor must not race with any other call,
-// and iterators and snapshots must be released before it.
-// tests/filtered_db_tsan_test.cc hammers it under ThreadSanitizer.
+// and iterators and snapshots must be released before it. Tested under
+// ThreadSanitizer.
 #ifndef BLOCKBLOOM_FILTERED_DB_H_
 #define BLOCKBLOOM_FILTERED_DB_H_
 
@@ -169,7 +169,7 @@ struct FilteredDBStats {
   uint64_t index_saves = 0;      // index files written
 };
 
-class KeyIndex;  // plugin/filtered_db/key_index.h
+class KeyIndex;  // the index (private to the library)
 
 class FilteredDB final : public leveldb::DB {
  public:
