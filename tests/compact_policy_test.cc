@@ -116,10 +116,15 @@ TEST(CompactPolicyTest, WritesTheLayoutFilterSizingChooses) {
       if (layout.version1) {
         compact::AppendFilterV1(hashes, bpk, &want);
       } else if (layout.fingerprint_bits > 0) {
+        // R + 1 first where the layout says so (2 seeds), else R.
         compact::BuildInfo info;
-        ASSERT_TRUE(compact::AppendFilterV2(hashes, layout.fingerprint_bits, layout.total_bytes,
-                                            &want, &info))
-            << "bpk=" << bpk << " n=" << n;
+        if (layout.first_fingerprint_bits == 0 ||
+            !compact::AppendFilterV2(hashes, layout.first_fingerprint_bits, layout.total_bytes,
+                                     &want, &info, internal::FilterSizing::kFirstSeeds)) {
+          ASSERT_TRUE(compact::AppendFilterV2(hashes, layout.fingerprint_bits, layout.total_bytes,
+                                              &want, &info))
+              << "bpk=" << bpk << " n=" << n;
+        }
         EXPECT_EQ(want.size(), layout.bloom.bytes + compact::kV2TrailerSize);
         ++compact_filters;
       } else {

@@ -293,6 +293,11 @@ TEST(FilterSizing, BudgetAndLayouts) {
   EXPECT_EQ(internal::FilterSizing(2).Compact(1000).fingerprint_bits, 0);
   // Compact above: 10 bits/key of 1,000 keys is R = 9 (10 / 1.08 spare).
   EXPECT_EQ(internal::FilterSizing(10).Compact(1000).fingerprint_bits, 9);
+  EXPECT_EQ(internal::FilterSizing(10).Compact(1000).first_fingerprint_bits, 0);
+  // 7.25 bits/key of 164 keys: R = 6 with the spare, and R = 7 (3.7% spare)
+  // tried first.
+  EXPECT_EQ(internal::FilterSizing(7.25).Compact(164).fingerprint_bits, 6);
+  EXPECT_EQ(internal::FilterSizing(7.25).Compact(164).first_fingerprint_bits, 7);
   // Version 1 (512-bit blocks) only where the built-in's 32-bit hash alone
   // is worse: millions of keys at 10 bits/key, tens of thousands at 30.
   EXPECT_EQ(internal::FilterSizing(10).Bloom(4000000).geometry, blocked::Geometry::kFlat);

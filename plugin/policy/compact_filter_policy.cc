@@ -1,12 +1,9 @@
 #include "blockbloom/compact_filter_policy.h"
 
-#include <cmath>
 #include <string>
 #include <vector>
 
-#include "blocked/format.h"
 #include "common/xxh3_inline.h"
-#include "compact/builder.h"
 #include "leveldb/slice.h"
 #include "policy/filter_sizing.h"
 #include "policy/policy_base.h"
@@ -35,25 +32,7 @@ class CompactPolicy final : public internal::PolicyBase {
     std::vector<uint64_t>& hashes = count <= kKeptHashes ? kept : once;
     hashes.resize(count);
     for (size_t i = 0; i < count; ++i) hashes[i] = internal::InlineHashKey(internal::View(keys[i]));
-    const internal::CompactLayout layout = sizing_.Compact(count);
-    if (layout.version1) {
-      compact::AppendFilterV1Consuming(&hashes, sizing_.bits_per_key(), dst);
-      return;
-    }
-    // R, else R - 1 while it still beats the Bloom filter (a system no seed
-    // solves: rare, see policy/filter_sizing.h), else the Bloom filter.
-    compact::BuildInfo info;
-    for (int r = layout.fingerprint_bits;
-         r >= 1 && r + 1 >= layout.fingerprint_bits && std::ldexp(1.0, -r) < layout.bloom_fpr;
-         --r) {
-      if (compact::AppendFilterV2(hashes, r, layout.total_bytes, dst, &info)) return;
-    }
-    const internal::BloomLayout& bloom = layout.bloom;
-    blocked::AppendFilterBits(bloom.bytes, bloom.num_probes, bloom.geometry, dst,
-                              [&](uint8_t* bits, blocked::Geometry geometry) {
-                                blocked::AddHashes(hashes.data(), count, bloom.bytes,
-                                                   bloom.num_probes, geometry, bits);
-                              });
+    internal::AppendCompactLayout(sizing_.Compact(count), &hashes, sizing_.bits_per_key(), dst);
   }
 
  private:

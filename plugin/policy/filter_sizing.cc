@@ -56,6 +56,10 @@ double FilterSizing::CompactSpare(uint64_t num_keys) {
   return num_keys <= 16384 ? 0.08 : 0.11;
 }
 
+double FilterSizing::FirstTrySpare(uint64_t num_keys) {
+  return num_keys <= 2048 ? 0.03 : num_keys <= 16384 ? 0.04 : 0.07;
+}
+
 BloomLayout FilterSizing::Bloom(uint64_t num_keys) const {
   BloomLayout layout;
   layout.bytes = BitBytes(num_keys);
@@ -91,8 +95,39 @@ CompactLayout FilterSizing::Compact(uint64_t num_keys) const {
   if (std::ldexp(1.0, -r) < layout.bloom_fpr) {
     layout.fingerprint_bits = r;
     layout.total_bytes = body + compact::kV2TrailerSize;
+    const int next = r + 1;
+    if (next <= compact::kV2MaxFingerprintBits && num_keys > compact::kV2WindowBits &&
+        static_cast<double>(8 * body / next) >=
+            static_cast<double>(num_keys) * (1.0 + FirstTrySpare(num_keys))) {
+      layout.first_fingerprint_bits = next;
+    }
   }
   return layout;
+}
+
+void AppendCompactLayout(const CompactLayout& layout, std::vector<uint64_t>* hashes,
+                         double bits_per_key, std::string* dst) {
+  if (layout.version1) {
+    compact::AppendFilterV1Consuming(hashes, bits_per_key, dst);
+    return;
+  }
+  compact::BuildInfo info;
+  if (layout.first_fingerprint_bits > 0 &&
+      compact::AppendFilterV2(*hashes, layout.first_fingerprint_bits, layout.total_bytes, dst,
+                              &info, FilterSizing::kFirstSeeds)) {
+    return;
+  }
+  // R, else R - 1 while it still beats the Bloom filter, else the Bloom filter.
+  for (int r = layout.fingerprint_bits;
+       r >= 1 && r + 1 >= layout.fingerprint_bits && std::ldexp(1.0, -r) < layout.bloom_fpr; --r) {
+    if (compact::AppendFilterV2(*hashes, r, layout.total_bytes, dst, &info)) return;
+  }
+  const BloomLayout& bloom = layout.bloom;
+  blocked::AppendFilterBits(bloom.bytes, bloom.num_probes, bloom.geometry, dst,
+                            [&](uint8_t* bits, blocked::Geometry geometry) {
+                              blocked::AddHashes(hashes->data(), hashes->size(), bloom.bytes,
+                                                 bloom.num_probes, geometry, bits);
+                            });
 }
 
 }  // namespace internal

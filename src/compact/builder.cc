@@ -385,7 +385,7 @@ bool AppendSmallV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byte
 }  // namespace
 
 bool AppendFilterV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_bytes,
-                    std::string* dst, BuildInfo* info) {
+                    std::string* dst, BuildInfo* info, int max_seeds) {
   const uint64_t body = total_bytes - kV2TrailerSize;
   const uint64_t m = V2Slots(body, r);
   assert(r >= 1 && r <= kV2MaxFingerprintBits && m >= hashes.size());
@@ -461,7 +461,7 @@ bool AppendFilterV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byt
   std::fill(join_coef + n, join_coef + n + kPad, 0);
   std::fill(rows.coef, rows.coef + n + kPad, 0);  // lanes past the rows: defined
   std::fill(rows.result, rows.result + n + kPad, 0);
-  const int seeds = m <= kV2WindowBits ? kDenseSeeds : kBandedSeeds;
+  const int seeds = std::min(max_seeds, m <= kV2WindowBits ? kDenseSeeds : kBandedSeeds);
   for (int s = 0; s < seeds; ++s) {
     const uint8_t seed = static_cast<uint8_t>(s);
     for (size_t i = 0; i < n; ++i) join_coef[i] = V2Coefficients(sorted_x[i], seed, m);

@@ -81,11 +81,13 @@ BuildInfo AppendFilterV1Consuming(std::vector<uint64_t>* hashes, double bits_per
                                   std::string* dst);
 
 // Version 2 with exactly R fingerprint bits in total_bytes bytes. Returns
-// false (dst unchanged) if no seed solves the system. REQUIRES:
+// false (dst unchanged) if no seed solves the system; a banded system (more
+// than 64 slots) tries at most `max_seeds` seeds (its failures come mostly
+// from where the keys' windows start, which no seed changes). REQUIRES:
 // 1 <= R <= 32, total_bytes > kV2TrailerSize and
 // V2Slots(total_bytes - kV2TrailerSize, R) >= hashes.size().
 bool AppendFilterV2(absl::Span<const uint64_t> hashes, int fingerprint_bits, uint64_t total_bytes,
-                    std::string* dst, BuildInfo* info);
+                    std::string* dst, BuildInfo* info, int max_seeds = kV2Seeds);
 
 // The version-1 builder's sort: hashes ascending. One most-significant-digit
 // counting pass on the top ~log2(n) bits (about one hash per digit for
