@@ -222,37 +222,32 @@ def main():
         row.append(f"{acc[0] / max(acc[3], 1):.3f} / {acc[1] / max(acc[3], 1):.3f}")
         out.append("| " + " | ".join(row) + " |")
     out.append("")
-    for p in policies:
-        out.append(f"## {p}\n")
-        header = "| value | block | keys | " + " | ".join(f"{b} b/k" for b in bits) + " |"
-        out.append(header)
+    def grid(cell_text):
+        """One row per (value, block, keys), one column per bits/key."""
+        out.append("| value | block | keys | " + " | ".join(f"{b} b/k" for b in bits) + " |")
         out.append("|" + "---|" * (3 + len(bits)))
         for v in values:
             for bl in blocks:
                 for s in shapes:
                     row = [str(v), str(bl), s]
-                    for b in bits:
-                        c = cells.get((v, bl, s, b), {})
-                        o, base = c.get(p), c.get("builtin")
-                        if o is None or base is None:
-                            row.append("")
-                            continue
-                        r, lo, hi, z = compare(p, o, base)
-                        text = fmt_ratio(r, lo, hi)
-                        row.append(f"**{text}**" if z > z_rule else f"*{text}*" if z > Z else text)
+                    row += [cell_text(cells.get((v, bl, s, b), {})) for b in bits]
                     out.append("| " + " | ".join(row) + " |")
         out.append("")
+
+    def ratio_text(p, c):
+        o, base = c.get(p), c.get("builtin")
+        if o is None or base is None:
+            return ""
+        r, lo, hi, z = compare(p, o, base)
+        text = fmt_ratio(r, lo, hi)
+        return f"**{text}**" if z > z_rule else f"*{text}*" if z > Z else text
+
+    for p in policies:
+        out.append(f"## {p}\n")
+        grid(lambda c, p=p: ratio_text(p, c))
     out.append("## Reads per absent Get, built-in\n")
-    out.append("| value | block | keys | " + " | ".join(f"{b} b/k" for b in bits) + " |")
-    out.append("|" + "---|" * (3 + len(bits)))
-    for v in values:
-        for bl in blocks:
-            for s in shapes:
-                row = [str(v), str(bl), s]
-                for b in bits:
-                    base = cells.get((v, bl, s, b), {}).get("builtin")
-                    row.append("" if base is None else f"{base['reads'] / max(base['gets'], 1):.4f}")
-                out.append("| " + " | ".join(row) + " |")
+    grid(lambda c: "" if "builtin" not in c else
+         f"{c['builtin']['reads'] / max(c['builtin']['gets'], 1):.4f}")
     out.append("")
     text = "\n".join(out) + "\n"
     if args.md:
