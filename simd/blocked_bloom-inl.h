@@ -2,7 +2,7 @@
 //
 // Included once per SIMD target through foreach_target.h, by
 // simd/blocked_bloom_simd.cc (which exports and dispatches them) and by
-// tests/simd_test.cc (which tests each target by name). The math is
+// the per-target SIMD tests (which test each target by name). The math is
 // simd/blocked_kernel.h's; the kernels here are HWY_INLINE so both can
 // instantiate them. Integer ops only, so every target, EMU128 (the portable
 // scalar one) included, computes identical bits.
@@ -159,7 +159,7 @@ HWY_INLINE bool TestFullBlock(const uint8_t* HWY_RESTRICT block, uint32_t seed, 
   // permute reads it lets GCC fold the loads into vpermd, three instructions
   // fewer per probe, but it is slower in cache on Zen 3: compare
   // hash/best-inlined against hash/fastlocal-avx2-inlined at 16384 bytes with
-  // scripts/kernel_ab.py OLD NEW --sizes 16384.)
+  // kernel_ab.py OLD NEW --sizes 16384.)
   LineVec line[kLineVectors];
   for (size_t j = 0; j < kLineVectors; ++j) {
     line[j] = hn::BitCast(
@@ -223,7 +223,7 @@ HWY_INLINE LineVec ShiftLeftOrZero(LineVec v, LineVec count) {
 // With the keys hashed in the same loop (key_probe-inl.h, AddKeys), the
 // hash's integer work overlaps the mask's vector work, which makes it faster
 // than one 32-bit read-modify-write per probe on Zen 3 (AVX2) from 10,000 to
-// 1,000,000 keys (build/bbpolicy-best/* rows; scripts/kernel_ab.py OLD NEW
+// 1,000,000 keys (build/bbpolicy-best/* rows; kernel_ab.py OLD NEW
 // --build).
 //
 // Elsewhere: each probe ORs its bit into its 32-bit word (little-endian, as
@@ -318,7 +318,7 @@ HWY_INLINE void AddHashesToOneBlock(size_t n, HashAt&& hash_at, uint32_t block_b
       hn::Store(hn::ShiftRight<22>(hn::ShiftRight<10>(x) * bits), d, position + i);
     }
     // SetFullBlock's mask loop, written out in both: as one function taking
-    // the mask array, GCC 12 builds slower in both (scripts/kernel_ab.py OLD
+    // the mask array, GCC 12 builds slower in both (kernel_ab.py OLD
     // NEW --build, build/*-best/10000).
     for (int i = 0; i < num_probes; ++i) {
       const LineVec p = hn::Set(d, position[i]);
@@ -381,7 +381,7 @@ HWY_INLINE void MarkProbes(uint64_t hash, uint64_t total_bits, int num_probes,
 // memory-order replay or a forwarding stall. The byte map's stores have no
 // loads to collide with: on Zen 3 (AVX2) it builds the policy's 20- and
 // 100-key flat filters about 1.25x faster than the read-modify-write path
-// (scripts/kernel_ab.py OLD NEW --build --build-sizes 20,100).
+// (kernel_ab.py OLD NEW --build --build-sizes 20,100).
 // HashAt: size_t -> uint64_t. REQUIRES: 1 <= total_bits <=
 // kByteMapMaxBits, 1 <= num_probes <= 16; data holds ceil(total_bits / 8)
 // writable bytes.

@@ -5,8 +5,8 @@
 // Highway target is tested against), every Highway target in
 // simd/blocked_bloom-inl.h, and the readers of every format that embeds the
 // structure. This is the bottom layer: it includes nothing from src/. Changing any constant or
-// formula here changes the on-disk format (see docs/FORMAT.md): the golden tests in
-// tests/blocked_format_test.cc exist to catch exactly that.
+// formula here changes the on-disk format (see docs/FORMAT.md): the format's
+// golden tests exist to catch exactly that.
 //
 // Geometry. The filter is `total_bits` bits, numbered so that bit p is bit
 // (p % 8) of byte p / 8. It is cut into blocks of 512 bits (one 64-byte cache
@@ -108,7 +108,7 @@ struct PaddedProbePowers {
 // Hidden: an inline variable is otherwise reached through the GOT in
 // position-independent code, one more dependent load before every vector
 // probe's multiply; hidden, it is addressed relative to the instruction
-// pointer (bench/kernel_bench.cc, hash/best/*/16384).
+// pointer (kernel_bench's hash/best/*/16384 rows).
 BLOCKBLOOM_HIDDEN inline constexpr PaddedProbePowers kPaddedProbePowers{};
 
 // 1 in each of 16 32-bit lanes, for the vector probes' `1 << bit`: one load,
@@ -117,8 +117,8 @@ BLOCKBLOOM_HIDDEN inline constexpr PaddedProbePowers kPaddedProbePowers{};
 // LevelDB plugin's policies and code including the public
 // blockbloom/blocked_bloom_inline.h could not link to a hidden one defined in
 // libblockbloom_core when it is a shared library
-// (tests/check_hidden_imports.cmake). alignas first: clang rejects it after
-// a GNU attribute (tests/public_headers_check.cc).
+// (the project's hidden-imports test checks it). alignas first: clang
+// rejects it after a GNU attribute.
 alignas(64) BLOCKBLOOM_HIDDEN
     inline constexpr uint32_t kOneLanes[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
 
@@ -159,7 +159,7 @@ inline void SetProbes(uint32_t seed, uint32_t block_bits, int num_probes, uint8_
 
 // Branch-free: a data-dependent early exit mispredicts for absent keys (the
 // first probe fails about half the time), which cost more than the probes it
-// saves (about 2x slower for absent keys in cache: bench/filter_bench.cc,
+// saves (about 2x slower for absent keys in cache: filter_bench's
 // probe/bbpolicy/single/absent). All k loads hit one line.
 template <bool kFullBlock>
 inline bool TestProbes(uint32_t seed, uint32_t block_bits, int num_probes, const uint8_t* block) {
