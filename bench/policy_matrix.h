@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_common.h"
 #include "blockbloom/compact_filter_policy.h"
 #include "blockbloom/filtered_db.h"
 #include "blockbloom/leveldb_filter_policy.h"
@@ -67,12 +68,7 @@ inline const char* PolicyName(Policy p) {
   return "?";
 }
 
-inline uint64_t SplitMix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
+using bench::SplitMix64Of;
 
 // Key number x of a shape. Present key i is the number i * kStride +
 // Jitter(i); absent keys are the other numbers below keys * kStride: they
@@ -80,16 +76,16 @@ inline uint64_t SplitMix64(uint64_t x) {
 // have no arithmetic relation to the present ones (a fixed stride or parity
 // would let a weak hash place absent keys' bits away from present keys'
 // ones: a property of the pattern, not of the filter).
-//   sequential: 12 decimal digits; random: 16 bytes of SplitMix64(i);
+//   sequential: 12 decimal digits; random: 16 bytes of SplitMix64Of(i);
 //   prefix: a 48-byte shared prefix then 12 digits; short: 4 bytes,
 //   big-endian i (in key order).
 inline constexpr uint64_t kStride = 1024;
-inline uint64_t Jitter(uint64_t i) { return SplitMix64(i ^ 0xA5A5A5A5ull) % kStride; }
+inline uint64_t Jitter(uint64_t i) { return SplitMix64Of(i ^ 0xA5A5A5A5ull) % kStride; }
 inline uint64_t PresentNumber(uint64_t i) { return i * kStride + Jitter(i); }
 // Absent number g of a database of `keys` keys.
 inline uint64_t AbsentNumber(uint64_t g, uint64_t keys) {
   for (uint64_t salt = 0;; ++salt) {
-    const uint64_t x = SplitMix64(g * 31 + salt + 0x1234567) % (keys * kStride);
+    const uint64_t x = SplitMix64Of(g * 31 + salt + 0x1234567) % (keys * kStride);
     if (x % kStride != Jitter(x / kStride)) return x;
   }
 }
@@ -101,7 +97,7 @@ inline std::string MakeKey(KeyShape shape, uint64_t i) {
       return digits;
     case KeyShape::kRandom: {
       std::string key(16, '\0');
-      const uint64_t a = SplitMix64(i), b = SplitMix64(i ^ 0x5555555555555555ull);
+      const uint64_t a = SplitMix64Of(i), b = SplitMix64Of(i ^ 0x5555555555555555ull);
       for (int j = 0; j < 8; ++j) {
         key[j] = static_cast<char>(a >> (8 * j));
         key[8 + j] = static_cast<char>(b >> (8 * j));
@@ -217,9 +213,9 @@ inline bool RunCell(const Cell& cell, Policy policy, leveldb::Env* base_env, con
     std::unique_ptr<leveldb::DB> db(raw);
     std::string value(cell.value_size, '\0');
     for (uint64_t i = 0; i < keys; ++i) {
-      uint64_t r = SplitMix64(i * 7 + 3);
+      uint64_t r = SplitMix64Of(i * 7 + 3);
       for (size_t j = 0; j < value.size(); ++j) {  // incompressible
-        if (j % 8 == 0 && j) r = SplitMix64(r);
+        if (j % 8 == 0 && j) r = SplitMix64Of(r);
         value[j] = static_cast<char>(r >> (8 * (j % 8)));
       }
       s = db->Put(leveldb::WriteOptions(), MakeKey(cell.shape, PresentNumber(i)), value);

@@ -171,13 +171,13 @@ INSTANTIATE_TEST_SUITE_P(AllPolicies, LengthSweep,
                                   std::to_string(std::get<1>(info.param)) + "bits";
                          });
 
-// Random 24-byte keys of filter f (f's own stream of matrix::SplitMix64).
+// Random 24-byte keys of filter f (f's own stream of SplitMix64Of).
 std::vector<std::string> RandomKeys(uint64_t stream, size_t n) {
   std::vector<std::string> keys;
   for (size_t i = 0; i < n; ++i) {
     std::string key(24, '\0');
     for (int w = 0; w < 3; ++w) {
-      const uint64_t x = matrix::SplitMix64(stream * 1000003 + i * 3 + w);
+      const uint64_t x = matrix::SplitMix64Of(stream * 1000003 + i * 3 + w);
       for (int j = 0; j < 8; ++j) key[8 * w + j] = static_cast<char>(x >> (8 * j));
     }
     keys.push_back(key);

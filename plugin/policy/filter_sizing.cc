@@ -45,10 +45,7 @@ int FilterSizing::FlatProbes(uint64_t num_keys, uint64_t bits) {
 
 double FilterSizing::FlatFpr(uint64_t num_keys, uint64_t bits, int num_probes) {
   if (num_keys == 0) return 0.0;
-  if (bits == 0) return 1.0;
-  const double fill =
-      -std::expm1(-num_probes * static_cast<double>(num_keys) / static_cast<double>(bits));
-  return std::pow(fill, num_probes);
+  return StandardBloomFpr(static_cast<double>(bits) / static_cast<double>(num_keys), num_probes);
 }
 
 double FilterSizing::CompactSpare(uint64_t num_keys) {
