@@ -94,6 +94,20 @@ inline std::vector<std::string> Filters() {
   out.push_back(std::string());
   out.push_back(std::string(100, '\x07'));  // a LevelDB built-in filter's last byte
   out.push_back(std::string(600, '\0') + std::string("\x07\x20\xBB", 3));  // flat, too long
+  // Every edge of the trailer word the probe reads at once (bits byte | k |
+  // version | marker): each version byte near the two valid ones, k at and
+  // past each bound, on bodies of 0, 1 and 64 bytes.
+  for (size_t body : {0, 1, 64}) {
+    for (int version : {0x00, 0x12, 0x13, 0x14, 0x1F, 0x20, 0x21, 0x33, 0xFF}) {
+      for (int k : {0, 1, 2, 8, 16, 17, 30, 31, 128, 255}) {
+        std::string f(body, '\x5A');
+        f.push_back(static_cast<char>(k));
+        f.push_back(static_cast<char>(version));
+        f.push_back(static_cast<char>(blocked::kMarker));
+        out.push_back(f);
+      }
+    }
+  }
   return out;
 }
 

@@ -5,6 +5,9 @@
 
 namespace blockbloom {
 namespace internal {
+
+__thread int tls_thread_slot __attribute__((tls_model("initial-exec"))) = -1;
+
 namespace {
 
 static_assert(kOwnedThreadSlots == 64, "the lease is one 64-bit word");

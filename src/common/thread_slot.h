@@ -21,7 +21,12 @@ inline constexpr unsigned kThreadSlots = kOwnedThreadSlots + 1;  // shards to al
 
 // The calling thread's slot, or -1 before its first ThreadSlot() (and again
 // once its lease is returned at exit). Read on hot paths: one TLS load.
-inline thread_local int tls_thread_slot = -1;
+// Initial-exec, so that the load is a TLS-relative move in a shared library
+// too (libblockbloom.so, the preload library), not a __tls_get_addr call
+// per probe; GNU __thread (never dynamically initialised), so no TLS init
+// check either. It takes 4 bytes of the static TLS block, which glibc keeps a
+// surplus of for libraries loaded later with dlopen.
+extern __thread int tls_thread_slot __attribute__((tls_model("initial-exec")));
 
 // Leases the calling thread's slot (out of line: once per thread).
 unsigned LeaseThreadSlot();
