@@ -45,15 +45,17 @@ inline constexpr char kBuiltinPolicyName[] = "leveldb.BuiltinBloomFilter2";
 // (scripts/kernel_ab.py OLD NEW --policy, OLD built without the counters).
 class ProbeCounters {
  public:
-  void Count(bool match) {
+  // Counts the answer `match` and returns it: the slow path is then a tail
+  // call, and no value of the caller lives across it.
+  bool Count(bool match) {
     const int slot = tls_thread_slot;
     // One unsigned test for both "no slot yet" (-1) and the shared slot.
     if (__builtin_expect(static_cast<unsigned>(slot) < kSharedThreadSlot, 1)) {
       std::atomic<uint64_t>& c = shards_[slot].answers[match ? 1 : 0];
       c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    } else {
-      CountSlow(match);
+      return match;
     }
+    return CountSlow(match);
   }
   FilterPolicyStats Snapshot() const {
     FilterPolicyStats out;
@@ -68,7 +70,7 @@ class ProbeCounters {
   }
 
  private:
-  __attribute__((noinline)) void CountSlow(bool match) {
+  __attribute__((noinline)) bool CountSlow(bool match) {
     const unsigned slot = ThreadSlot();
     std::atomic<uint64_t>& c = shards_[slot].answers[match ? 1 : 0];
     if (slot != kSharedThreadSlot) {
@@ -76,6 +78,7 @@ class ProbeCounters {
     } else {
       c.fetch_add(1, std::memory_order_relaxed);
     }
+    return match;
   }
 
   struct alignas(64) Shard {
@@ -115,9 +118,7 @@ class PolicyBase : public leveldb::FilterPolicy {
   // `blocked` (1 may match, 0 no, -1 not a blocked filter: then the other
   // encodings through format::Recognize), then the count.
   bool Answer(int blocked, const leveldb::Slice& key, const leveldb::Slice& filter) const {
-    const bool match = blocked >= 0 ? blocked != 0 : ReadOther(key, View(filter));
-    counters_.Count(match);
-    return match;
+    return counters_.Count(blocked >= 0 ? blocked != 0 : ReadOther(key, View(filter)));
   }
 
  private:
