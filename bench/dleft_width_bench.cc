@@ -166,13 +166,14 @@ int main(int argc, char** argv) {
       uint64_t fp = 0;
       for (uint64_t i = 0; i < kProbes; ++i) fp += t.MayContain(Mix(kAbsentBase + i));
       const double fpr = static_cast<double>(fp) / kProbes;
-      std::printf("| %d | %d | %d | %.0f%% | %llu | %llu (%llu, %llu) | %.4f%% | %.4f%% | %.3f | %.3f | %.4f%% |\n",
-                  width, t.cells_per_bucket(), t.remainder_bits(), 100 * load,
-                  static_cast<unsigned long long>(n),
-                  static_cast<unsigned long long>(full + overflow),
-                  static_cast<unsigned long long>(full), static_cast<unsigned long long>(overflow),
-                  100 * fpr, 100 * ModelFpr(width, load), TableBytesPerKey(width, load),
-                  TableBytesPerKey(width, load) + kFrontBytesPerKey, 100 * fpr * kFrontFpr);
+      std::printf(
+          "| %d | %d | %d | %.0f%% | %llu | %llu (%llu, %llu) | %.4f%% | %.4f%% | %.3f | %.3f | "
+          "%.4f%% |\n",
+          width, t.cells_per_bucket(), t.remainder_bits(), 100 * load,
+          static_cast<unsigned long long>(n), static_cast<unsigned long long>(full + overflow),
+          static_cast<unsigned long long>(full), static_cast<unsigned long long>(overflow),
+          100 * fpr, 100 * ModelFpr(width, load), TableBytesPerKey(width, load),
+          TableBytesPerKey(width, load) + kFrontBytesPerKey, 100 * fpr * kFrontFpr);
       std::fflush(stdout);
     }
   }
@@ -184,7 +185,8 @@ int main(int argc, char** argv) {
   for (double target : {0.01, 0.005, 0.002, 0.001, 0.0005, 0.0001, 0.00001}) {
     int picked = 16;
     double load = kDesignLoad;
-    for (int width : {12, 14, 16}) {  // Pareto widths: 13 costs as 14, 11 and 10 need a larger front
+    for (int width :
+         {12, 14, 16}) {  // Pareto widths: 13 costs as 14, 11 and 10 need a larger front
       if (ModelFpr(width, kDesignLoad) * kFrontFpr <= target) {
         picked = width;
         break;
