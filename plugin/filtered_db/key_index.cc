@@ -147,13 +147,20 @@ struct DleftLayout {
 //     target from 0.168%, the default 0.2% included.
 //   16-bit cells (r = 14, row 24): 24 / 2^14 = 0.146%, pair 8.4e-5; 2.67 +
 //     0.75 = 3.42 bytes per key; below 8.4e-5 the load is lowered (row =
-//     2^14 * counting target), as before.
+//     2^14 * counting target: more memory per key).
 // Measured (build/release/bench/dleft_width_bench 16, 4M absent hashes):
-// 2.89% at 12 bits and 0.145% at 16 bits at the design load, 0 full buckets
-// up to 90% load for both; 14-bit cells (9 per bucket, r = 12: 0.66%, 3.12
-// bytes per key) are not offered: every target they meet, 12-bit cells meet
-// for less when it is above 0.168%, and the gap between (0.038% .. 0.168%) is
-// left to 16-bit cells rather than a third layout and kernel path.
+// 2.89% at 12 bits and 0.145% at 16 bits at the design load, no full bucket
+// up to 90% load for either. 14-bit cells (9 per bucket, r = 12: 0.66%,
+// 3.12 bytes per key) would serve targets from 0.038% to 0.168% for 9% less
+// than 16-bit ones, at the price of a third layout (9 cells straddle the
+// bucket's two words); they are not offered. Cells under 12 bits lose: 11
+// bits give a pair FPR of 0.36%, so 0.2% needs a larger front filter, and
+// more bytes per key than 12-bit cells (docs/FILTERED_DB.md, "Sizing").
+// The model at the design load of each width: dleft_counting_bloom_test,
+// DesignLoadNeverOverflowsAndFprMatchesModel; the index with default options
+// (memory, file and the pair's FPR at 1 to 10^7 keys):
+// build/release/bench/filtered_db_bench --mode=sizes, the table in
+// docs/FILTERED_DB.md, "Sizing".
 DleftLayout DleftLayoutFor(double target_fpr) {
   using D = DleftCountingBloomFilter;
   const double counting = CountingTarget(target_fpr);
