@@ -1,7 +1,7 @@
 // What the d-left filter's cell width buys FilteredDB's index
 // (docs/FILTERED_DB.md, "Choosing the d-left cell width from the target").
 //
-//   build/release/bench/dleft_width_bench [log2_buckets=16] [width=all]
+//   build/release/bench/dleft_width_bench [log2_buckets=16] [width=all] [--quick]
 //
 // A bucket stays one 128-bit word (one vector compare); its cells are w bits,
 // a (w - 2)-bit remainder and a 2-bit counter, so c = floor(128 / w) cells per
@@ -17,8 +17,9 @@
 //   - bytes per key: 16 / (load * c) for the table, plus 0.75 for the front
 //     filter (6 bits per key), and the pair's FPR with the front filter at
 //     its model 5.75% (BlockedBloomFpr(6, 4); independent bits of the hash).
-// Then, per target FPR, the width the rule picks: the narrowest w whose
-// pair FPR at the design load (75% of the cells) meets the target.
+// Then, per target FPR, the width FilteredDB's rule picks among its two
+// layouts (12 and 16 bits): the narrower if its pair FPR at the design load
+// (75% of the cells) meets the target.
 //
 // A scalar simulation of the layouts (cells are not packed here): it measures
 // placement, refusals and FPR, which do not depend on how the cells are
@@ -29,6 +30,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "bench_common.h"
 #include "blockbloom/math.h"
 
 namespace {
@@ -140,14 +142,23 @@ double TableBytesPerKey(int width, double load) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int log2_buckets = argc > 1 ? std::atoi(argv[1]) : 16;
-  const int only_width = argc > 2 ? std::atoi(argv[2]) : 0;
+  // Quick mode (BLOCKBLOOM_BENCH_QUICK=1, or --quick): 2^10 buckets, so CI
+  // only checks that it runs. Flags other than --quick (--benchmark_*) are
+  // ignored.
+  const bool quick = blockbloom::bench::ConsumeQuickFlag(&argc, argv);
+  std::vector<int> numbers;
+  for (int i = 1; i < argc; ++i) {
+    if (argv[i][0] != '-') numbers.push_back(std::atoi(argv[i]));
+  }
+  const int log2_buckets = !numbers.empty() ? numbers[0] : quick ? 10 : 16;
+  const int only_width = numbers.size() > 1 ? numbers[1] : 0;
+  const uint64_t probes = quick ? 100000 : kProbes;
   if (log2_buckets < 4 || log2_buckets > 24) {
     std::fprintf(stderr, "log2_buckets in [4, 24]\n");
     return 2;
   }
   std::printf("d = 4, B = 2^%d buckets per subtable, %llu absent probes, front filter %.2f%%\n\n",
-              log2_buckets, static_cast<unsigned long long>(kProbes), 100 * kFrontFpr);
+              log2_buckets, static_cast<unsigned long long>(probes), 100 * kFrontFpr);
   std::printf(
       "| cell bits w | cells/bucket c | remainder r | load | keys | refused (full, counter) | "
       "d-left FPR measured | model | table B/key | + front B/key | pair FPR (x front) |\n");
@@ -164,8 +175,8 @@ int main(int argc, char** argv) {
         overflow += s == 2;
       }
       uint64_t fp = 0;
-      for (uint64_t i = 0; i < kProbes; ++i) fp += t.MayContain(Mix(kAbsentBase + i));
-      const double fpr = static_cast<double>(fp) / kProbes;
+      for (uint64_t i = 0; i < probes; ++i) fp += t.MayContain(Mix(kAbsentBase + i));
+      const double fpr = static_cast<double>(fp) / probes;
       std::printf(
           "| %d | %d | %d | %.0f%% | %llu | %llu (%llu, %llu) | %.4f%% | %.4f%% | %.3f | %.3f | "
           "%.4f%% |\n",
@@ -177,16 +188,15 @@ int main(int argc, char** argv) {
       std::fflush(stdout);
     }
   }
-  // The rule: the narrowest width (fewest bytes per key) whose pair FPR at
-  // the design load meets the target; 16-bit cells at a lower load below
-  // what they give at the design load (the present sizing).
+  // The rule: the narrower layout when its pair FPR at the design load
+  // meets the target; else 16-bit cells, at a lower load below what they
+  // give at the design load.
   std::printf("\n| target FPR | width picked | pair model FPR | index B/key of capacity |\n");
   std::printf("|---|---|---|---|\n");
   for (double target : {0.01, 0.005, 0.002, 0.001, 0.0005, 0.0001, 0.00001}) {
     int picked = 16;
     double load = kDesignLoad;
-    for (int width :
-         {12, 14, 16}) {  // Pareto widths: 13 costs as 14, 11 and 10 need a larger front
+    for (int width : {12, 16}) {  // FilteredDB's layouts (key_index.cc, DleftLayoutFor)
       if (ModelFpr(width, kDesignLoad) * kFrontFpr <= target) {
         picked = width;
         break;
