@@ -50,9 +50,13 @@ bool SameStats(const DleftStats& a, const DleftStats& b) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FuzzInput in(data, size);
   const uint8_t shape = in.Byte();
+  // Bit 7 picks 12-bit cells (10 per bucket, a fourth key on one
+  // fingerprint takes a second cell) for the geometric shapes.
+  const int cell_bits = (shape & 0x80) != 0 ? DleftCountingBloomFilter::kNarrowCellBits
+                                            : DleftCountingBloomFilter::kCellBits;
   auto created = (shape & 1) != 0
                      // 1..32 buckets per subtable: 32..1024 cells, so buckets fill.
-                     ? DleftCountingBloomFilter::CreateWithGeometry((shape >> 1) % 6)
+                     ? DleftCountingBloomFilter::CreateWithGeometry((shape >> 1) % 6, 1, cell_bits)
                      : DleftCountingBloomFilter::Create(in.U16() % 2048, TargetFpr(in.Byte()));
   if (!created.ok()) Fail("Create failed for a small filter", "");
   DleftCountingBloomFilter& filter = **created;
@@ -76,9 +80,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const bool may_before = filter.MayContain(key);
     const absl::Status s = filter.Insert(key);
     if (s.ok()) {
-      // One fingerprint never occupies two cells: the key's cell grew by one.
+      // The key's fingerprint's cells (one, or more for 12-bit cells past a
+      // count of 3) grew by one in all.
       if (filter.Count(key) != count_before + 1)
-        Fail("Insert did not add one to the key's cell", key);
+        Fail("Insert did not add one to the key's cells", key);
       oracle.insert(key);
       held.push_back(key);
       return;

@@ -1,5 +1,6 @@
 // Writes the seed corpus of index_file_bytes_fuzz: the BLOCKBLOOM-INDEX files
-// real FilteredDBs leave at close (counting and d-left; 0, 3 and 40 keys, so
+// real FilteredDBs leave at close (counting, d-left with the default
+// target's 12-bit cells and, as dleft16_*, with 16-bit cells; 0, 3 and 40 keys, so
 // empty, tiny and grown indexes), each whole behind mode byte 0 (file_*) and
 // as its bare payload behind mode byte 3 (payload_*: the fuzzer wraps it in a
 // valid file). Not part of the default build:
@@ -40,13 +41,21 @@ int main(int argc, char** argv) {
   const char* tmp = std::getenv("TMPDIR");
   const std::string db_path = std::string(tmp != nullptr ? tmp : "/tmp") +
                               "/blockbloom_index_seeds_" + std::to_string(::getpid());
-  for (const blockbloom::IndexKind kind :
-       {blockbloom::IndexKind::kCounting, blockbloom::IndexKind::kDleft}) {
-    const char* kind_name = kind == blockbloom::IndexKind::kCounting ? "counting" : "dleft";
+  struct Config {
+    blockbloom::IndexKind kind;
+    double target_fpr;
+    const char* name;
+  };
+  for (const Config& config : {Config{blockbloom::IndexKind::kCounting, 0.002, "counting"},
+                               Config{blockbloom::IndexKind::kDleft, 0.002, "dleft"},
+                               Config{blockbloom::IndexKind::kDleft, 1e-4, "dleft16"}}) {
+    const blockbloom::IndexKind kind = config.kind;
+    const char* kind_name = config.name;
     for (const int keys : {0, 3, 40}) {
       blockbloom::DestroyFilteredDB(db_path, leveldb::Options());
       blockbloom::FilteredDBOptions fdb_options;
       fdb_options.kind = kind;
+      fdb_options.target_fpr = config.target_fpr;
       fdb_options.expected_keys = 8;  // 40 keys grow it
       leveldb::Options options;
       options.create_if_missing = true;

@@ -18,18 +18,18 @@ namespace dleft_simd {
 
 HWY_EXPORT(DleftScanBuckets);
 
-void ScanBuckets(const uint16_t* cells, const uint16_t* tags, size_t num_buckets, int8_t* match,
-                 uint8_t* load) {
-  HWY_DYNAMIC_DISPATCH(DleftScanBuckets)(cells, tags, num_buckets, match, load);
+void ScanBuckets(const uint16_t* cells, size_t stride, const uint16_t* tags, size_t num_buckets,
+                 int8_t* match, uint8_t* load) {
+  HWY_DYNAMIC_DISPATCH(DleftScanBuckets)(cells, stride, tags, num_buckets, match, load);
 }
 
-void ScanBucketsReference(const uint16_t* cells, const uint16_t* tags, size_t num_buckets,
-                          int8_t* match, uint8_t* load) {
+void ScanBucketsReference(const uint16_t* cells, size_t stride, const uint16_t* tags,
+                          size_t num_buckets, int8_t* match, uint8_t* load) {
   for (size_t j = 0; j < num_buckets; ++j) {
     match[j] = -1;
     load[j] = 0;
-    for (size_t c = 0; c < kCellsPerBucket; ++c) {
-      const uint16_t cell = cells[kCellsPerBucket * j + c];
+    for (size_t c = 0; c < stride; ++c) {
+      const uint16_t cell = cells[stride * j + c];
       if ((cell & 3) == 0) continue;
       ++load[j];
       if (match[j] < 0 && (cell >> 2) == (tags[j] >> 2)) match[j] = static_cast<int8_t>(c);

@@ -17,17 +17,21 @@
 namespace blockbloom {
 namespace dleft_simd {
 
+// Cells per bucket in the scanned arrays: 8 (16-bit cells), or 16 (10
+// unpacked 12-bit cells and 6 empty ones).
 inline constexpr size_t kCellsPerBucket = 8;
+inline constexpr size_t kWideStride = 16;
 
-// For bucket j (cells[8j, 8j+8), 16-bit cells (remainder << 2) | counter):
-// match[j] = first occupied cell whose remainder equals tags[j] >> 2, or -1;
-// load[j] = occupied cells (counter != 0).
-void ScanBuckets(const uint16_t* cells, const uint16_t* tags, size_t num_buckets, int8_t* match,
-                 uint8_t* load);
+// For bucket j (cells[stride*j, stride*(j+1)), stride 8 or 16, 16-bit cells
+// (remainder << 2) | counter): match[j] = first occupied cell whose
+// remainder equals tags[j] >> 2, or -1; load[j] = occupied cells
+// (counter != 0).
+void ScanBuckets(const uint16_t* cells, size_t stride, const uint16_t* tags, size_t num_buckets,
+                 int8_t* match, uint8_t* load);
 
 // The same, written with plain loops: the reference the tests compare with.
-void ScanBucketsReference(const uint16_t* cells, const uint16_t* tags, size_t num_buckets,
-                          int8_t* match, uint8_t* load);
+void ScanBucketsReference(const uint16_t* cells, size_t stride, const uint16_t* tags,
+                          size_t num_buckets, int8_t* match, uint8_t* load);
 
 // Targets: simd::SupportedTargets() and friends in targets.h.
 

@@ -23,8 +23,8 @@ using testing_keys::Key;
 using testing_keys::SplitMix64;
 using Filter = DleftCountingBloomFilter;
 
-std::unique_ptr<Filter> Geometry(int log2, int segments = 1) {
-  auto f = Filter::CreateWithGeometry(log2, segments);
+std::unique_ptr<Filter> Geometry(int log2, int segments = 1, int cell_bits = Filter::kCellBits) {
+  auto f = Filter::CreateWithGeometry(log2, segments, cell_bits);
   EXPECT_TRUE(f.ok()) << f.status();
   return std::move(f).value();
 }
@@ -33,45 +33,46 @@ TEST(DleftCountingBloomTest, RandomInsertEraseAgainstMultisetOracle) {
   // Power-of-two tables (one segment) and s segments of 2^b buckets.
   const std::pair<int, int> geometries[] = {{0, 1}, {2, 1}, {6, 1}, {10, 1},
                                             {0, 3}, {0, 7}, {2, 5}, {6, 15}};
-  for (const auto& [log2, segments] : geometries) {
-    SCOPED_TRACE(testing::Message() << "segments " << segments);
-    auto filter = Geometry(log2, segments);
-    EXPECT_EQ(filter->buckets_per_subtable(), uint64_t(segments) << log2);
-    EXPECT_EQ(filter->memory_bytes(), 64 * (uint64_t(segments) << log2));
-    std::unordered_multiset<std::string> oracle;
-    SplitMix64 rng(log2 + 1);
-    const uint64_t universe = filter->design_capacity() * 2;
-    uint64_t refused = 0;
-    for (int step = 0; step < 40000; ++step) {
-      const std::string key = Key(rng.Next() % universe);
-      if (rng.Next() % 2 == 0) {
-        const absl::Status s = filter->Insert(key);
-        if (s.ok()) {
-          oracle.insert(key);
-        } else {
-          ASSERT_TRUE(absl::IsResourceExhausted(s)) << s;
-          ++refused;
+  for (int cell_bits : {Filter::kCellBits, Filter::kNarrowCellBits})
+    for (const auto& [log2, segments] : geometries) {
+      SCOPED_TRACE(testing::Message() << "segments " << segments << ", cell bits " << cell_bits);
+      auto filter = Geometry(log2, segments, cell_bits);
+      EXPECT_EQ(filter->buckets_per_subtable(), uint64_t(segments) << log2);
+      EXPECT_EQ(filter->memory_bytes(), 64 * (uint64_t(segments) << log2));
+      std::unordered_multiset<std::string> oracle;
+      SplitMix64 rng(log2 + 1);
+      const uint64_t universe = filter->design_capacity() * 2;
+      uint64_t refused = 0;
+      for (int step = 0; step < 40000; ++step) {
+        const std::string key = Key(rng.Next() % universe);
+        if (rng.Next() % 2 == 0) {
+          const absl::Status s = filter->Insert(key);
+          if (s.ok()) {
+            oracle.insert(key);
+          } else {
+            ASSERT_TRUE(absl::IsResourceExhausted(s)) << s;
+            ++refused;
+          }
+        } else if (auto it = oracle.find(key); it != oracle.end()) {
+          ASSERT_TRUE(filter->Erase(key).ok()) << "log2=" << log2 << " step=" << step;
+          oracle.erase(it);
         }
-      } else if (auto it = oracle.find(key); it != oracle.end()) {
-        ASSERT_TRUE(filter->Erase(key).ok()) << "log2=" << log2 << " step=" << step;
-        oracle.erase(it);
-      }
-      if (step % 200 == 0 || log2 == 0) {
-        for (const std::string& live : oracle) {
-          ASSERT_TRUE(filter->MayContain(live)) << "log2=" << log2 << " step=" << step;
-          ASSERT_GE(filter->Count(live), 1u);
+        if (step % 200 == 0 || log2 == 0) {
+          for (const std::string& live : oracle) {
+            ASSERT_TRUE(filter->MayContain(live)) << "log2=" << log2 << " step=" << step;
+            ASSERT_GE(filter->Count(live), 1u);
+          }
         }
       }
+      const DleftStats s = filter->stats();
+      EXPECT_EQ(s.keys, oracle.size());
+      EXPECT_EQ(s.full_bucket_failures + s.counter_overflows, refused);
+      // Erase everything: the table is empty again.
+      for (const std::string& live : oracle) ASSERT_TRUE(filter->Erase(live).ok());
+      EXPECT_EQ(filter->stats().occupied_cells, 0u);
+      EXPECT_EQ(filter->stats().keys, 0u);
+      for (uint64_t i = 0; i < universe; ++i) ASSERT_FALSE(filter->MayContain(Key(i)));
     }
-    const DleftStats s = filter->stats();
-    EXPECT_EQ(s.keys, oracle.size());
-    EXPECT_EQ(s.full_bucket_failures + s.counter_overflows, refused);
-    // Erase everything: the table is empty again.
-    for (const std::string& live : oracle) ASSERT_TRUE(filter->Erase(live).ok());
-    EXPECT_EQ(filter->stats().occupied_cells, 0u);
-    EXPECT_EQ(filter->stats().keys, 0u);
-    for (uint64_t i = 0; i < universe; ++i) ASSERT_FALSE(filter->MayContain(Key(i)));
-  }
 }
 
 TEST(DleftCountingBloomTest, FullBucketsAreRefusedLoudlyAndChangeNothing) {
@@ -115,6 +116,37 @@ TEST(DleftCountingBloomTest, CounterOverflowIsRefused) {
   EXPECT_EQ(filter->stats().keys, 0u);
 }
 
+// 12-bit cells: 10 per bucket, and a fourth key on one fingerprint takes a
+// second cell instead of being refused (10-bit remainders make such keys
+// common in large tables); erases empty them again in any order.
+TEST(DleftCountingBloomTest, NarrowCellsSpillAFourthKeyOnOneFingerprint) {
+  auto filter = Geometry(8, 1, Filter::kNarrowCellBits);
+  EXPECT_EQ(filter->cells_per_bucket(), 10);
+  EXPECT_EQ(filter->remainder_bits(), 10);
+  EXPECT_EQ(filter->design_capacity(), 30u << 8);
+  for (uint32_t i = 1; i <= 7; ++i) {
+    ASSERT_TRUE(filter->Insert("dup").ok()) << i;
+    EXPECT_EQ(filter->Count("dup"), i);
+  }
+  EXPECT_EQ(filter->stats().counter_overflows, 0u);
+  EXPECT_EQ(filter->stats().occupied_cells, 3u);  // 3 + 3 + 1
+  for (uint32_t i = 7; i > 0; --i) {
+    ASSERT_TRUE(filter->MayContain("dup"));
+    ASSERT_TRUE(filter->Erase("dup").ok()) << i;
+    EXPECT_EQ(filter->Count("dup"), i - 1);
+  }
+  EXPECT_FALSE(filter->MayContain("dup"));
+  EXPECT_EQ(filter->stats().occupied_cells, 0u);
+  EXPECT_TRUE(absl::IsNotFound(filter->Erase("dup")));
+
+  auto tiny = Geometry(0, 1, Filter::kNarrowCellBits);  // 4 buckets of 10 cells
+  int refused = 0;
+  for (int i = 0; i < 200; ++i) refused += !tiny->Insert(Key(i)).ok();
+  EXPECT_EQ(tiny->stats().occupied_cells, 40u);  // every cell used before refusing
+  EXPECT_EQ(tiny->stats().full_bucket_failures, static_cast<uint64_t>(refused));
+  EXPECT_TRUE(absl::IsInvalidArgument(Filter::CreateWithGeometry(4, 1, 14).status()));
+}
+
 // The key count never wraps, either way. It comes back from a saved table
 // as stored (FromTables takes the caller's count), so it can disagree with
 // the cells: an erase that finds a cell when the count is 0 used to take it
@@ -141,22 +173,29 @@ TEST(DleftCountingBloomTest, KeyCountSaturatesInsteadOfWrapping) {
 }
 
 TEST(DleftCountingBloomTest, DesignLoadNeverOverflowsAndFprMatchesModel) {
-  for (const auto& [log2, segments] : {std::pair<int, int>{12, 1}, std::pair<int, int>{8, 13}}) {
-    SCOPED_TRACE(testing::Message() << "segments " << segments);
-    auto filter = Geometry(log2, segments);
-    const uint64_t n = filter->design_capacity();  // 6 keys per bucket, 75% of cells
-    for (uint64_t i = 0; i < n; ++i) ASSERT_TRUE(filter->Insert(Key(2 * i)).ok()) << i;
-    const DleftStats s = filter->stats();
-    EXPECT_NEAR(s.load, 0.75, 0.01);
-    uint64_t fp = 0;
-    const uint64_t probes = 2000000;
-    for (uint64_t i = 0; i < probes; ++i) fp += filter->MayContain(Key(2 * i + 1));
-    const double measured = static_cast<double>(fp) / probes;
-    // ~24 occupied cells met per query, each matching with probability 2^-14.
-    EXPECT_NEAR(s.estimated_fpr, 24.0 / 16384, 0.05 * 24.0 / 16384);
-    EXPECT_GT(measured, 0.8 * s.estimated_fpr);
-    EXPECT_LT(measured, 1.2 * s.estimated_fpr);
-  }
+  for (int cell_bits : {Filter::kCellBits, Filter::kNarrowCellBits})
+    for (const auto& [log2, segments] : {std::pair<int, int>{12, 1}, std::pair<int, int>{8, 13}}) {
+      SCOPED_TRACE(testing::Message() << "segments " << segments << ", cell bits " << cell_bits);
+      auto filter = Geometry(log2, segments, cell_bits);
+      // 6 (16-bit) or 7.5 (12-bit) keys per bucket: 75% of cells.
+      const uint64_t n = filter->design_capacity();
+      for (uint64_t i = 0; i < n; ++i) ASSERT_TRUE(filter->Insert(Key(2 * i)).ok()) << i;
+      const DleftStats s = filter->stats();
+      // Keys with one whole fingerprint share a cell: about n / 2^(F+1) of the
+      // cells fewer, F = b + r; 1.5% for 12-bit cells at b = 12 (0.74 measured).
+      EXPECT_NEAR(s.load, 0.75, cell_bits == Filter::kCellBits ? 0.01 : 0.02);
+      uint64_t fp = 0;
+      const uint64_t probes = 2000000;
+      for (uint64_t i = 0; i < probes; ++i) fp += filter->MayContain(Key(2 * i + 1));
+      const double measured = static_cast<double>(fp) / probes;
+      // ~d * 6 = 24 occupied cells met per query, each matching with
+      // probability 2^-14 (0.146%); 12-bit cells: 30 and 2^-10 (2.93%).
+      const double model =
+          Filter::DesignKeysPerBucketRow(cell_bits) / std::ldexp(1.0, filter->remainder_bits());
+      EXPECT_NEAR(s.estimated_fpr, model, 0.05 * model);
+      EXPECT_GT(measured, 0.8 * s.estimated_fpr);
+      EXPECT_LT(measured, 1.2 * s.estimated_fpr);
+    }
 }
 
 // Segments: out-of-range counts are refused; the tables of a segmented
@@ -177,6 +216,22 @@ TEST(DleftCountingBloomTest, SegmentedGeometryRoundTripsAndChecksItsArguments) {
   EXPECT_FALSE(Filter::FromTables(3, 0, tables, 1).ok());
   EXPECT_FALSE(Filter::FromTables(3, 0, tables, 13).ok());
   EXPECT_FALSE(Filter::FromTables(3, 0, tables, 0).ok());
+  EXPECT_FALSE(Filter::FromTables(3, 0, tables, 11, 14).ok());
+
+  // 12-bit cells round-trip too (the same bytes per bucket, read as 10 cells).
+  auto narrow = Geometry(3, 11, Filter::kNarrowCellBits);
+  for (int i = 0; i < 1800; ++i) ASSERT_TRUE(narrow->Insert(Key(i)).ok()) << i;
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(narrow->Insert("dup").ok());  // spills
+  std::string narrow_tables;
+  narrow->AppendTables(&narrow_tables);
+  EXPECT_EQ(narrow_tables.size(), tables.size());
+  auto narrow_copy =
+      Filter::FromTables(3, narrow->num_keys(), narrow_tables, 11, Filter::kNarrowCellBits);
+  ASSERT_TRUE(narrow_copy.ok()) << narrow_copy.status();
+  for (int i = 0; i < 20000; ++i)
+    ASSERT_EQ((*narrow_copy)->MayContain(Key(i)), narrow->MayContain(Key(i)));
+  EXPECT_EQ((*narrow_copy)->stats().occupied_cells, narrow->stats().occupied_cells);
+  EXPECT_EQ((*narrow_copy)->Count("dup"), 5u);
 }
 
 TEST(DleftCountingBloomTest, CreateSizesForLoadAndFpr) {

@@ -754,6 +754,76 @@ TEST(FilteredDBSizingTest, GrowsAndShrinksWithTheLiveKeysAndReopens) {
   DestroyFilteredDB(path, leveldb::Options());
 }
 
+// Writers that outrun a growth rebuild: the keys written between its scan and
+// its publish overfill the index it built (sized for the scanned keys), which
+// refuses one of them during the replay. The rebuild then starts over sized
+// by the rule for the keys live by then -- not at twice the refused size,
+// which for a bulk load lands up to one doubling above the budget (4.03, then
+// 5.37 bytes per live key in two runs of a 1M-key batched load). After the
+// growth settles the index is within BudgetBytes(live keys), and every key
+// written (through the refusal and the pass-through it causes) is found.
+struct OutrunRebuild {
+  FilteredDB* db = nullptr;
+  uint64_t begin = 0, end = 0;  // keys the hook writes
+  std::atomic<int> calls{0};
+};
+OutrunRebuild* g_outrun = nullptr;
+
+void WriteDuringTheFirstReplay(const std::string& /*db_name*/) {
+  if (g_outrun->calls.fetch_add(1) != 0) return;
+  PutRange(g_outrun->db, g_outrun->begin, g_outrun->end);
+}
+
+TEST(FilteredDBSizingTest, WritersThatOutrunAGrowthLeaveTheIndexWithinTheBudget) {
+  const ScopedBudgetSlack no_slack(0);
+  const std::string path = DbPath("outrun_growth");
+  DestroyFilteredDB(path, leveldb::Options());
+  FilteredDBOptions fdb_options;
+  fdb_options.expected_keys = 16;
+  // 16-bit cells (3.42 bytes per key of capacity), where doubling the
+  // refused size leaves the budget (with 12-bit cells' 2.88 it need not).
+  fdb_options.target_fpr = 1e-4;
+  std::unique_ptr<FilteredDB> db;
+  ASSERT_TRUE(FilteredDB::Open(fdb_options, SmallBufferOptions(), path, &db).ok());
+  PutRange(db.get(), 0, 20000);
+  db->WaitForGrowth();
+  const FilteredDBStats before = db->index_stats();
+  ASSERT_TRUE(before.index_active);
+  ASSERT_LE(before.keys, before.capacity);
+  // One batch takes the live keys to capacity + 1: a growth rebuild scans
+  // n = capacity + 1 keys and builds for them at most 4n bytes (no fixed
+  // part here), i.e. capacity <= 4n / 3.42 = 1.17n and 4/3 of that, 1.56n,
+  // d-left cells. The hook then writes 0.6n keys more: 1.6n keys cannot fit,
+  // so the replay is refused for certain; twice the refused size (>= 2.06n
+  // keys of capacity, 7.0n bytes) is above the budget of 1.6n keys (6.4n).
+  const uint64_t n = before.capacity + 1;
+  OutrunRebuild outrun;
+  outrun.db = db.get();
+  outrun.begin = n;
+  outrun.end = n + n * 6 / 10;
+  g_outrun = &outrun;
+  filtered_db::SetRebuildReplayHookForTesting(&WriteDuringTheFirstReplay);
+  PutRange(db.get(), 20000, n);  // starts the growth (background)
+  db->WaitForGrowth();
+  filtered_db::SetRebuildReplayHookForTesting(nullptr);
+  g_outrun = nullptr;
+  ASSERT_GE(outrun.calls.load(), 1);
+
+  const FilteredDBStats grown = db->index_stats();
+  EXPECT_TRUE(grown.index_active);
+  EXPECT_EQ(grown.keys, outrun.end);
+  EXPECT_GE(grown.capacity, grown.keys);
+  EXPECT_GE(grown.insert_refusals, 1u);  // the overfilled replay
+  EXPECT_LE(grown.memory_bytes, KeyIndex::BudgetBytes(grown.keys))
+      << grown.memory_bytes / static_cast<double>(grown.keys) << " bytes per live key";
+  std::string value;
+  for (uint64_t i = 0; i < outrun.end; ++i) {
+    ASSERT_TRUE(db->Get(leveldb::ReadOptions(), Key(i), &value).ok()) << i;
+  }
+  db.reset();
+  DestroyFilteredDB(path, leveldb::Options());
+}
+
 INSTANTIATE_TEST_SUITE_P(Kinds, FilteredDBTest,
                          ::testing::Values(IndexKind::kDleft, IndexKind::kCounting),
                          [](const auto& info) {

@@ -122,10 +122,12 @@ struct FilteredDBOptions {
   // (e.g. 1000: an index of a few KiB per database instead of up to 256 KiB).
   uint64_t expected_keys = 1000000;
   // Target FPR of the whole index (front filter and counting filter
-  // together) at capacity. The d-left filter's 14-bit remainders alone give
-  // <= 0.15% at its design load, so every target above ~8e-5 is met at that
-  // load and lower ones lower the load (blockbloom/dleft_counting_bloom.h).
-  // Any value is accepted: it is clamped (NaN means the default).
+  // together) at capacity; it chooses the d-left cells (docs/FILTERED_DB.md,
+  // "Sizing"): 12-bit cells (0.168% with the front filter, 2.88 bytes per
+  // key of capacity) for every target from 0.168%, the default included;
+  // 16-bit cells (8.4e-5, 3.42 bytes per key) below it, at a lower load
+  // (more memory per key) below 8.4e-5. Any value is accepted: it is clamped
+  // (NaN means the default).
   double target_fpr = 0.002;
   IndexKind kind = IndexKind::kDleft;
   // Save the index at close / SaveIndex() and load it at Open when valid.

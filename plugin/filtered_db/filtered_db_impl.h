@@ -58,6 +58,7 @@ struct Retired {
 inline std::atomic<void (*)(const std::string&)> g_open_window_hook{nullptr};
 inline std::atomic<void (*)(const std::string&)> g_close_window_hook{nullptr};
 inline std::atomic<void (*)(const std::string&)> g_growth_rebuilt_hook{nullptr};
+inline std::atomic<void (*)(const std::string&)> g_rebuild_replay_hook{nullptr};
 
 }  // namespace filtered_db
 
@@ -91,8 +92,18 @@ struct FilteredDB::Impl {
   // Builds a new index from a consistent scan plus the write log and publishes
   // it; writers run meanwhile. Serialized by rebuild_mu. OK when stopped.
   leveldb::Status Rebuild(uint64_t min_capacity);
+  // Why an attempt's new index refused a key (and so was not published).
+  enum class Refusal {
+    kNone,
+    // Within its capacity: keys colliding at this size (a full bucket or a
+    // counter at 3 below the design load). A larger size places them apart.
+    kCollision,
+    // Beyond its capacity: writers added more keys between the scan and the
+    // publish than the size chosen at the scan holds. A new scan sizes for them.
+    kOverfilled,
+  };
   // *capacity: at least this many keys in, the size actually used out.
-  leveldb::Status RebuildAttempt(uint64_t* capacity, bool* refused);
+  leveldb::Status RebuildAttempt(uint64_t* capacity, Refusal* refused);
   // Copies the index and lists the directory under write_mu; writes outside.
   // Serialized by save_mu.
   leveldb::Status Save();

@@ -25,7 +25,7 @@ constexpr double kDefaultTargetFpr = 0.002;
 // Payload layout (docs/FORMAT.md, "FilteredDB index file"), little-endian:
 //   u8 kind (0 counting, 1 d-left) | u64 capacity | u64 keys |
 //   counting: u64 num_blocks | u8 num_probes | counters
-//   d-left:   u8 log2_buckets | u8 segments | tables
+//   d-left:   u8 log2_buckets | u8 segments | u8 cell_bits (16 or 12) | tables
 using internal::GetByte;
 using internal::GetFixed64;
 using internal::PutFixed64;
@@ -109,6 +109,7 @@ class DleftIndex final : public KeyIndex::Counting {
     PutFixed64(out, filter_->num_keys());
     out->push_back(static_cast<char>(filter_->log2_buckets()));
     out->push_back(static_cast<char>(filter_->segments()));
+    out->push_back(static_cast<char>(filter_->cell_bits()));
     filter_->AppendTables(out);
   }
 
@@ -122,25 +123,53 @@ class DleftIndex final : public KeyIndex::Counting {
 // The pair's FPR at capacity is the product of the front filter's and the
 // counting filter's (independent bits of the hash): the counting filter gets
 // target / kFrontFilterFpr. For d-left, FPR = n / (T * 2^r) with T buckets
-// per subtable and r = 14 (the header's model: n occupied cells among d * T
-// buckets, d candidate buckets, each cell matching with probability 2^-r),
-// so T buckets hold min(d * 6, T * 2^r * that FPR) keys: the design load of
-// 6 keys per bucket binds for every target above 0.15% * 5.75% = 8.4e-5.
-// Measured with default options (memory, file and the pair's FPR at 1 to
-// 10^7 keys): build/release/bench/filtered_db_bench --mode=sizes, table in
-// docs/FILTERED_DB.md, "Sizing"; the d-left model at the design load, one
-// segment and several: dleft_counting_bloom_test,
-// DesignLoadNeverOverflowsAndFprMatchesModel.
+// per subtable and r remainder bits (the header's model: n occupied cells
+// among d * T buckets, d candidate buckets, each cell matching with
+// probability 2^-r), so T buckets hold min(row, T * 2^r * that FPR) keys,
+// row = d * (design keys per bucket).
 double CountingTarget(double target_fpr) {
   const double p = std::isnan(target_fpr) ? kDefaultTargetFpr : std::clamp(target_fpr, 1e-9, 1.0);
   return std::min(1.0, p / KeyIndex::kFrontFilterFpr);
 }
 
-// Keys per bucket of a subtable (all d subtables together) at the target.
-double DleftKeysPerBucketRow(double target_fpr) {
+// The d-left layout for a target: the cell width and the keys per bucket
+// row (all d subtables together) at capacity.
+struct DleftLayout {
+  int cell_bits;
+  double keys_per_row;
+};
+
+// A bucket is 16 bytes whatever its cells, so bytes per key of capacity are
+// 16 * d / row + 0.75 (the front filter), and the cheapest layout whose
+// FPR at its design load meets the target wins:
+//   12-bit cells (r = 10, row 30): 30 / 2^10 = 2.93%, pair 0.168% with the
+//     front filter's 5.75%; 2.13 + 0.75 = 2.88 bytes per key. Meets every
+//     target from 0.168%, the default 0.2% included.
+//   16-bit cells (r = 14, row 24): 24 / 2^14 = 0.146%, pair 8.4e-5; 2.67 +
+//     0.75 = 3.42 bytes per key; below 8.4e-5 the load is lowered (row =
+//     2^14 * counting target: more memory per key).
+// Measured (build/release/bench/dleft_width_bench 16, 4M absent hashes):
+// 2.89% at 12 bits and 0.145% at 16 bits at the design load, no full bucket
+// up to 90% load for either. 14-bit cells (9 per bucket, r = 12: 0.66%,
+// 3.12 bytes per key) would serve targets from 0.038% to 0.168% for 9% less
+// than 16-bit ones, at the price of a third layout (9 cells straddle the
+// bucket's two words); they are not offered. Cells under 12 bits lose: 11
+// bits give a pair FPR of 0.36%, so 0.2% needs a larger front filter, and
+// more bytes per key than 12-bit cells (docs/FILTERED_DB.md, "Sizing").
+// The model at the design load of each width: dleft_counting_bloom_test,
+// DesignLoadNeverOverflowsAndFprMatchesModel; the index with default options
+// (memory, file and the pair's FPR at 1 to 10^7 keys):
+// build/release/bench/filtered_db_bench --mode=sizes, the table in
+// docs/FILTERED_DB.md, "Sizing".
+DleftLayout DleftLayoutFor(double target_fpr) {
   using D = DleftCountingBloomFilter;
-  return std::min<double>(D::kDesignKeysPerBucket * D::kSubtables,
-                          std::ldexp(CountingTarget(target_fpr), D::kRemainderBits));
+  const double counting = CountingTarget(target_fpr);
+  const double narrow_row = D::DesignKeysPerBucketRow(D::kNarrowCellBits);
+  if (narrow_row <= std::ldexp(counting, D::kNarrowRemainderBits)) {
+    return {D::kNarrowCellBits, narrow_row};
+  }
+  return {D::kCellBits, std::min<double>(D::DesignKeysPerBucketRow(D::kCellBits),
+                                         std::ldexp(counting, D::kRemainderBits))};
 }
 
 // The available d-left sizes: T = s * 2^b buckets per subtable with s in
@@ -191,9 +220,9 @@ absl::StatusOr<std::unique_ptr<KeyIndex::Counting>> DeserializeInner(std::string
         new CountingIndex(std::move(filter).value(), capacity));
   }
   if (kind == 1) {
-    uint8_t log2 = 0, segments = 0;
-    if (!GetByte(&in, &log2) || !GetByte(&in, &segments)) return bad();
-    auto filter = DleftCountingBloomFilter::FromTables(log2, keys, in, segments);
+    uint8_t log2 = 0, segments = 0, cell_bits = 0;
+    if (!GetByte(&in, &log2) || !GetByte(&in, &segments) || !GetByte(&in, &cell_bits)) return bad();
+    auto filter = DleftCountingBloomFilter::FromTables(log2, keys, in, segments, cell_bits);
     if (!filter.ok()) return filter.status();
     if (capacity == 0 || capacity > (*filter)->design_capacity()) return bad();
     return std::unique_ptr<KeyIndex::Counting>(new DleftIndex(std::move(filter).value(), capacity));
@@ -234,7 +263,7 @@ uint64_t KeyIndex::CapacityFor(IndexKind kind, uint64_t live_keys, uint64_t hint
     const uint64_t c = in_budget >= 1e18 ? most : std::min(most, static_cast<uint64_t>(in_budget));
     return std::max(least, c);
   }
-  const double row = DleftKeysPerBucketRow(target_fpr);
+  const double row = DleftLayoutFor(target_fpr).keys_per_row;
   const uint64_t smallest = DleftBucketsFor(least, row);
   uint64_t t = smallest;
   for (uint64_t next = NextBucketCount(t); next <= kMaxBucketCount; next = NextBucketCount(next)) {
@@ -255,14 +284,16 @@ absl::StatusOr<std::unique_ptr<KeyIndex>> KeyIndex::Create(IndexKind kind, uint6
     if (!filter.ok()) return filter.status();
     inner.reset(new CountingIndex(std::move(filter).value(), capacity));
   } else {
-    const double row = DleftKeysPerBucketRow(target_fpr);
+    const DleftLayout layout = DleftLayoutFor(target_fpr);
+    const double row = layout.keys_per_row;
     const uint64_t t = DleftBucketsFor(capacity, row);
     if (DleftCapacity(t, row) < capacity) {
       return absl::ResourceExhaustedError("FilteredDB index: too large");
     }
     int log2_buckets = 0, segments = 0;
     SplitBucketCount(t, &log2_buckets, &segments);
-    auto filter = DleftCountingBloomFilter::CreateWithGeometry(log2_buckets, segments);
+    auto filter =
+        DleftCountingBloomFilter::CreateWithGeometry(log2_buckets, segments, layout.cell_bits);
     if (!filter.ok()) return filter.status();
     inner.reset(new DleftIndex(std::move(filter).value(), DleftCapacity(t, row)));
   }

@@ -156,7 +156,8 @@ class KeyIndex {
   // live_keys, hint) keys, but at least live_keys * 33/32 + 1 (room
   // to grow before the next rebuild; small enough that the smallest size
   // above it, at most 1/8 larger, is within the budget: 3.42 * 33/32 * 9/8
-  // = 3.96 bytes per key). `hint` is FilteredDBOptions::
+  // = 3.96 bytes per key with 16-bit cells, 2.88 * 33/32 * 9/8 = 3.34 with
+  // 12-bit ones). `hint` is FilteredDBOptions::
   // expected_keys: a database expected to grow large starts with a larger
   // index, never one beyond the budget.
   static uint64_t CapacityFor(IndexKind kind, uint64_t live_keys, uint64_t hint, double target_fpr);

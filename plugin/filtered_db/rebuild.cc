@@ -20,9 +20,15 @@ using namespace filtered_db;  // NOLINT: this library's own internals
 namespace {
 
 // Rebuild attempts at doubling capacity before giving up on d-left refusals
-// (each doubling adds a fingerprint bit, so repeated failure means adversarial
-// keys or a bug, not bad luck).
+// within capacity (each doubling adds a fingerprint bit, so repeated failure
+// means adversarial keys or a bug, not bad luck).
 constexpr int kMaxBuildAttempts = 4;
+// Rebuild attempts sized anew for the live keys after writers overfilled the
+// index being built (Refusal::kOverfilled), before such a refusal is met by
+// doubling instead: each new scan takes the keys written so far, so only
+// writers that keep adding a third of the database during every rebuild's
+// build and replay get this far, and doubling then gets ahead of them.
+constexpr int kMaxOverfilledAttempts = 8;
 // The rebuild's write log is replayed without the writer mutex until at most
 // this many entries are left; the rest is replayed under it, then published.
 constexpr size_t kFinalReplayEntries = 4096;
@@ -77,8 +83,8 @@ void FilteredDB::Impl::StartGrowthLocked(uint64_t min_capacity) {
   growth_running = true;
 }
 
-leveldb::Status FilteredDB::Impl::RebuildAttempt(uint64_t* capacity, bool* refused) {
-  *refused = false;
+leveldb::Status FilteredDB::Impl::RebuildAttempt(uint64_t* capacity, Refusal* refused) {
+  *refused = Refusal::kNone;
   // The scan's iterator is created under write_mu: it sees exactly the writes
   // made before this point (LevelDB's implicit snapshot at NewIterator), and
   // every write after it is in the log.
@@ -129,23 +135,26 @@ leveldb::Status FilteredDB::Impl::RebuildAttempt(uint64_t* capacity, bool* refus
   std::unique_ptr<KeyIndex> next;
   if (built.ok()) {
     next = std::move(built).value();
-    *capacity = next->capacity();  // a retry after a refusal doubles the table
+    *capacity = next->capacity();  // a retry after a collision doubles the table
     for (uint64_t h : hashes) {
       if (!next->Insert(h).ok()) {
-        *refused = true;
+        *refused = Refusal::kCollision;  // it was sized for these keys
         break;
       }
     }
   }
   std::vector<uint64_t>().swap(hashes);
+  if (auto* hook = g_rebuild_replay_hook.load(std::memory_order_relaxed)) hook(name);
   const auto replay = [&](const std::vector<LogEntry>& entries) {
     for (const LogEntry& e : entries) {
       if (e.insert) {
-        if (!next->Insert(e.hash).ok()) *refused = true;
+        if (!next->Insert(e.hash).ok()) {
+          *refused = next->keys() >= next->capacity() ? Refusal::kOverfilled : Refusal::kCollision;
+          return;
+        }
       } else {
         (void)next->Erase(e.hash);  // inserted by the scan or an earlier entry
       }
-      if (*refused) return;
     }
   };
   // Replay the log in chunks while writers keep appending to it; the last
@@ -156,10 +165,10 @@ leveldb::Status FilteredDB::Impl::RebuildAttempt(uint64_t* capacity, bool* refus
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(write_mu);
-      if (next == nullptr || *refused) {
+      if (next == nullptr || *refused != Refusal::kNone) {
         lock.unlock();
         stop_logging();
-        if (*refused) {
+        if (*refused != Refusal::kNone) {
           std::lock_guard<std::mutex> relock(write_mu);
           ++insert_refusals;
         }
@@ -168,7 +177,7 @@ leveldb::Status FilteredDB::Impl::RebuildAttempt(uint64_t* capacity, bool* refus
       }
       if (log.size() <= kFinalReplayEntries) {
         replay(log);
-        if (!*refused) {
+        if (*refused == Refusal::kNone) {
           logging = false;
           log.clear();
           log.shrink_to_fit();
@@ -192,9 +201,20 @@ leveldb::Status FilteredDB::Impl::RebuildAttempt(uint64_t* capacity, bool* refus
 
 leveldb::Status FilteredDB::Impl::Rebuild(uint64_t min_capacity) {
   std::lock_guard<std::mutex> rebuild_lock(rebuild_mu);
+  // After a refusal the next attempt is sized by its cause (Refusal):
+  //  - overfilled: by the rule for the keys the next scan finds
+  //    (min_capacity, or what collisions asked for), never from the refused
+  //    size. Twice an index sized for n keys and refused at ~1.3n would be
+  //    up to 8n bytes for 1.3n keys, and its publish meets every pending
+  //    growth request, so nothing would correct it (filtered_db_test,
+  //    WritersThatOutrunAGrowthLeaveTheIndexWithinTheBudget).
+  //  - a collision below capacity: twice the refused size, up to
+  //    kMaxBuildAttempts times.
   uint64_t capacity = min_capacity;
-  for (int attempt = 0; attempt < kMaxBuildAttempts; ++attempt, capacity *= 2) {
-    bool refused = false;
+  uint64_t floor = min_capacity;  // raised by collisions
+  int collisions = 0, overfills = 0;
+  while (collisions < kMaxBuildAttempts) {
+    Refusal refused = Refusal::kNone;
     leveldb::Status s;
     try {
       s = RebuildAttempt(&capacity, &refused);
@@ -210,7 +230,17 @@ leveldb::Status FilteredDB::Impl::Rebuild(uint64_t min_capacity) {
       return leveldb::Status::IOError("FilteredDB index",
                                       "rebuild failed: out of memory or progress threw");
     }
-    if (!s.ok() || !refused || stopping.load(std::memory_order_relaxed)) return s;
+    if (!s.ok() || refused == Refusal::kNone || stopping.load(std::memory_order_relaxed)) {
+      return s;
+    }
+    if (refused == Refusal::kOverfilled && overfills < kMaxOverfilledAttempts) {
+      ++overfills;
+      capacity = floor;
+      continue;
+    }
+    ++collisions;
+    capacity *= 2;
+    floor = capacity;
   }
   std::vector<std::unique_ptr<KeyIndex>> garbage;
   std::lock_guard<std::mutex> lock(write_mu);
@@ -229,6 +259,10 @@ namespace filtered_db {
 
 void SetGrowthRebuiltHookForTesting(void (*hook)(const std::string& db_name)) {
   g_growth_rebuilt_hook.store(hook, std::memory_order_relaxed);
+}
+
+void SetRebuildReplayHookForTesting(void (*hook)(const std::string& db_name)) {
+  g_rebuild_replay_hook.store(hook, std::memory_order_relaxed);
 }
 
 }  // namespace filtered_db

@@ -39,6 +39,14 @@ void SetOpenWindowHookForTesting(void (*hook)(const std::string& db_name));
 // removes it. Set it while no growth runs.
 void SetGrowthRebuiltHookForTesting(void (*hook)(const std::string& db_name));
 
+// Runs hook(db_name) inside every later rebuild (growth, shrink,
+// RebuildIndex(), Open's scan) once the scanned keys are in the new index and
+// before the write log is replayed into it, with no FilteredDB lock held: the
+// window in which writers that outrun the rebuild overfill the index it is
+// building (tests/filtered_db_test.cc). Writes may be made from the hook.
+// Null removes it. Set it while no rebuild runs.
+void SetRebuildReplayHookForTesting(void (*hook)(const std::string& db_name));
+
 // The fixed part of the index's memory budget (KeyIndex::BudgetBytes: 4 bytes
 // per live key plus this; 256 KiB by default) for indexes sized or built
 // after the call, so tests see growth and shrink at a few thousand keys.

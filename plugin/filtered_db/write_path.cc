@@ -98,7 +98,8 @@ leveldb::Status FilteredDB::Impl::ApplyLocked(const leveldb::WriteOptions& write
         PublishLocked(nullptr, garbage);
         // At least one size up (the rule's size for the keys, within the
         // budget): other buckets, other collisions. A rebuild refused again
-        // doubles its table (Rebuild).
+        // below its capacity doubles its table; one overfilled by writers
+        // is sized again for the keys (Rebuild).
         StartGrowthLocked(capacity + 1);
         break;
       }

@@ -6,10 +6,12 @@
 // and the benchmark that measures them).
 //
 // Structure (paper s.3). d = 4 subtables of B = s * 2^b buckets each (s, the
-// segments, 1..15: sizes between the powers of two); a bucket is w = 8 cells
-// of 16 bits, cell = (remainder << 2) | counter:
-//   - remainder: r = 14 bits; counter: 2 bits, 0 = empty cell, 1..3 = how many
-//     inserted keys share this fingerprint.
+// segments, 1..15: sizes between the powers of two); a bucket is 128 bits
+// of w cells, cell = (remainder << 2) | counter:
+//   - 16-bit cells (the default): w = 8, remainder r = 14 bits;
+//   - 12-bit cells: w = 10, r = 10 (5 cells in each 64-bit word);
+//   - counter: 2 bits, 0 = empty cell, 1..3 = how many inserted keys share
+//     this fingerprint.
 // A key with 64-bit hash h (blockbloom::HashKey) has the true fingerprint
 //   f = top F bits of h,  F = b + r,
 // and d permutations of it, P_i(f) = (a_i * f) mod 2^F for fixed odd
@@ -24,12 +26,14 @@
 // subtable, which is how a table grows in steps finer than doubling.
 //
 // Insert: if some subtable's candidate bucket already holds the key's
-// remainder, that cell's counter is incremented (so one fingerprint never
-// occupies two cells); otherwise the remainder goes to the least-loaded of
+// remainder, that cell's counter is incremented (so with 16-bit cells one
+// fingerprint never occupies two cells; 12-bit cells take a new one past a
+// count of 3, see Insert); otherwise the remainder goes to the least-loaded of
 // the d candidate buckets, leftmost on ties (d-left, Voecking 1999). Erase
 // decrements the cell. Query: any subtable's candidate bucket holds the
-// key's remainder. Each bucket's 8 remainders are compared with one 128-bit
-// vector compare (simd/dleft-inl.h, every Highway target).
+// key's remainder. A bucket's cells are unpacked to 16 bits each and
+// compared 8 at a time with one 128-bit vector compare (simd/dleft-inl.h,
+// every Highway target): one compare for 16-bit cells, two for 12-bit.
 //
 // Why these parameters. d = 4, w = 8 and a design load of 6 keys per bucket
 // (75% of cells) are the paper's choice: with d-left placement, the chance
@@ -40,12 +44,18 @@
 // 2^-14, so FPR ~= 24 / 16384 = 0.15% at 21.3 bits per key. B is a power of
 // two so that P_i stays a bijection with plain multiply-and-mask; Create
 // rounds B up, so after expected_keys inserts between 37.5% and 75% of the
-// cells are in use, and the FPR shrinks with the load.
+// cells are in use, and the FPR shrinks with the load. 12-bit cells trade
+// FPR for memory: 10 cells per bucket, 7.5 keys per bucket at 75%, FPR ~=
+// 30 / 1024 = 2.9% at 17.1 bits per key (FilteredDB picks them when the
+// target allows: docs/FILTERED_DB.md, "Sizing").
 // The 2-bit counter reaches 3 only when 3 keys share a whole F-bit
-// fingerprint: with unique keys (the FilteredDB index), about n^3 / 2^(2F+1).
+// fingerprint: with unique keys (the FilteredDB index), about n^3 / 2^(2F+1);
+// a fourth one, about n^4 / (24 * 2^(3F)): negligible at r = 14, about one
+// per 1.4M keys at r = 10 (dleft_width_bench: 11 in 15.7M keys).
 //
 // Failure is loud, never silent: Insert returns ResourceExhausted when all d
-// candidate buckets are full or the key's counter is at 3, changes nothing,
+// candidate buckets are full or (16-bit cells) the key's counter is at 3,
+// changes nothing,
 // and counts it in stats(). The key is then NOT represented: the caller must
 // not rely on the filter for it (FilteredDB switches to pass-through and
 // rebuilds larger).
@@ -95,14 +105,29 @@ struct DleftStats {
 
 class DleftCountingBloomFilter {
  public:
-  static constexpr int kSubtables = 4;       // d
-  static constexpr int kCellsPerBucket = 8;  // w
-  static constexpr int kRemainderBits = 14;  // r
+  static constexpr int kSubtables = 4;  // d
   static constexpr int kCounterBits = 2;
   static constexpr uint32_t kMaxCount = 3;
-  static constexpr int kBucketBytes = kCellsPerBucket * 2;  // 16
-  // Design load: 6 keys per bucket (paper s.3).
+  static constexpr int kBucketBytes = 16;  // every layout: one 128-bit word
+  // The cell layouts. A bucket is two 64-bit words either way.
+  //   16-bit cells (the default): w = 8 cells, 4 per word at bits 16j,
+  //     r = 14; design load 6 keys per bucket (75%, paper s.3).
+  //   12-bit cells: w = 10 cells, 5 per word at bits 12j (bits 60-63 of each
+  //     word unused), r = 10; design load 7.5 keys per bucket (75%).
+  // Both encode a cell as (remainder << 2) | counter.
+  static constexpr int kCellBits = 16;
+  static constexpr int kCellsPerBucket = 8;  // w, 16-bit cells
+  static constexpr int kRemainderBits = 14;  // r, 16-bit cells
   static constexpr int kDesignKeysPerBucket = 6;
+  static constexpr int kNarrowCellBits = 12;
+  static constexpr int kNarrowCellsPerBucket = 10;
+  static constexpr int kNarrowRemainderBits = 10;
+  // Keys per bucket of every subtable together (d * keys per bucket) at the
+  // design load, per layout: 24 and 30.
+  static constexpr int DesignKeysPerBucketRow(int cell_bits) {
+    return cell_bits == kNarrowCellBits ? 30 : kDesignKeysPerBucket * kSubtables;
+  }
+  static constexpr int RemainderBitsOf(int cell_bits) { return cell_bits - kCounterBits; }
   static constexpr int kMaxLog2Buckets = 32;  // 4 * 2^32 buckets = 256 GiB
 
   // The smallest power-of-two B with expected_keys <= 6*d*B (design load) and
@@ -113,16 +138,23 @@ class DleftCountingBloomFilter {
                                                                           double target_fpr);
   static constexpr int kMaxSegments = 15;
 
-  // Exactly segments * 2^log2_buckets buckets per subtable: InvalidArgument
-  // when log2_buckets < 0 or segments is outside [1, kMaxSegments],
-  // ResourceExhausted above kMaxLog2Buckets or out of memory.
+  // Exactly segments * 2^log2_buckets buckets per subtable of cells of
+  // cell_bits (kCellBits or kNarrowCellBits): InvalidArgument when
+  // log2_buckets < 0, segments is outside [1, kMaxSegments] or cell_bits is
+  // neither, ResourceExhausted above kMaxLog2Buckets or out of memory.
   static absl::StatusOr<std::unique_ptr<DleftCountingBloomFilter>> CreateWithGeometry(
-      int log2_buckets, int segments = 1);
+      int log2_buckets, int segments = 1, int cell_bits = kCellBits);
 
   DleftCountingBloomFilter(const DleftCountingBloomFilter&) = delete;
   DleftCountingBloomFilter& operator=(const DleftCountingBloomFilter&) = delete;
 
-  // OK, or ResourceExhausted (bucket full / counter overflow; nothing changed).
+  // OK, or ResourceExhausted (bucket full / counter overflow; nothing
+  // changed). With 12-bit cells a key whose fingerprint's cell is at 3 takes
+  // another cell (one with the same fingerprint below 3, else a new one, as
+  // a new fingerprint would): 10-bit remainders make four keys on one whole
+  // fingerprint common in a large table (dleft_width_bench: 11 at 15.7M
+  // keys), and all cells of one fingerprint stand for indistinguishable
+  // keys, so Erase may decrement any of them. Only a full bucket refuses.
   absl::Status Insert(std::string_view key);
   absl::Status InsertHash(uint64_t hash);
   // OK, or NotFound when no cell holds the key's fingerprint (nothing changed).
@@ -139,7 +171,7 @@ class DleftCountingBloomFilter {
   void MayContainKeys(absl::Span<const std::string_view> keys, absl::Span<bool> out) const;
   void MayContainHashes(absl::Span<const uint64_t> hashes, absl::Span<bool> out) const;
 
-  // The counter of the cell holding the key's fingerprint, 0 if none.
+  // The counters of the cells holding the key's fingerprint, summed; 0 if none.
   uint32_t Count(std::string_view key) const;
 
   DleftStats stats() const;
@@ -148,10 +180,13 @@ class DleftCountingBloomFilter {
   uint64_t num_keys() const { return keys_.load(std::memory_order_relaxed); }
   int log2_buckets() const { return log2_buckets_; }
   int segments() const { return segments_; }
+  int cell_bits() const { return cell_bits_; }
+  int cells_per_bucket() const { return cells_; }
+  int remainder_bits() const { return remainder_bits_; }
   uint64_t buckets_per_subtable() const { return uint64_t(segments_) << log2_buckets_; }
-  // Keys at the design load (6 per bucket).
+  // Keys at the design load (75% of the cells).
   uint64_t design_capacity() const {
-    return uint64_t{kDesignKeysPerBucket} * kSubtables * buckets_per_subtable();
+    return static_cast<uint64_t>(DesignKeysPerBucketRow(cell_bits_)) * buckets_per_subtable();
   }
   uint64_t memory_bytes() const { return num_buckets_ * sizeof(Bucket); }
 
@@ -164,15 +199,19 @@ class DleftCountingBloomFilter {
   // The filter AppendTables saved; InvalidArgument when `tables` is not
   // exactly 16 * d * segments * 2^log2_buckets bytes (or the geometry is
   // invalid). Any bytes of that size load (the caller's checksum guards their
-  // meaning); occupancy is recounted.
+  // meaning; the unused bits of 12-bit layouts are ignored); occupancy is
+  // recounted.
   static absl::StatusOr<std::unique_ptr<DleftCountingBloomFilter>> FromTables(
-      int log2_buckets, uint64_t num_keys, std::string_view tables, int segments = 1);
+      int log2_buckets, uint64_t num_keys, std::string_view tables, int segments = 1,
+      int cell_bits = kCellBits);
 
  private:
   struct alignas(16) Bucket {
-    std::atomic<uint64_t> words[2];  // cell c is bits [16*(c%4), +16) of words[c/4]
+    // 16-bit cells: cell c is bits [16*(c%4), +16) of words[c/4];
+    // 12-bit cells: bits [12*(c%5), +12) of words[c/5].
+    std::atomic<uint64_t> words[2];
   };
-  static_assert(sizeof(Bucket) == kBucketBytes, "a bucket is 8 16-bit cells");
+  static_assert(sizeof(Bucket) == kBucketBytes, "a bucket is 128 bits");
 
   // Where a key lives in each subtable.
   struct Candidates {
@@ -184,7 +223,7 @@ class DleftCountingBloomFilter {
   // One key's d buckets, copied out and scanned.
   struct KeyScan;
 
-  DleftCountingBloomFilter(int log2_buckets, int segments);
+  DleftCountingBloomFilter(int log2_buckets, int segments, int cell_bits);
   Candidates Locate(uint64_t hash) const;
   void Copy(const Candidates& c, uint16_t* cells) const;
   KeyScan ScanKey(const Candidates& c) const;
@@ -193,6 +232,10 @@ class DleftCountingBloomFilter {
 
   const int log2_buckets_;
   const int segments_;
+  const int cell_bits_;
+  const int cells_;           // w
+  const int remainder_bits_;  // r
+  const int stride_;          // cells per bucket in a scan: 8 or 16
   // Frees buckets_ (allocated on huge pages when large).
   struct BucketsFree {
     void operator()(Bucket* buckets) const noexcept;
