@@ -259,16 +259,19 @@ constexpr int kBandedSeeds = 16;
 // space the rows span, not on the order of elimination), so any elimination
 // writes the same bytes (tests/compact_filter_test.cc checks the builder
 // against a plain reference solver). Up to kDenseSlots slots
-// DenseSystem (Gauss-Jordan on one word per row) is the faster; above, the
-// elimination by columns (measured with random hashes at 10 bits/key,
-// columns against dense: 1.5x the time at 10 keys, equal at 16, 0.6x at 40,
-// 0.5x at 60).
+// DenseSystem (Gauss-Jordan on one word per row) is the faster; above,
+// simd::EliminateSmall (measured at 2-16 keys, 4-20 bits/key, BM_BuildGrid:
+// EliminateSmall for every system up to 16 slots took 1.3-1.4x the time at
+// 2-8 keys, 1.0x at 16).
 constexpr uint64_t kDenseSlots = 16;
-// From this many keys (in more than 64 slots) BandingAdd, one row at a time,
-// is faster than the elimination by columns; below, the rows' walks over
-// the band's last 64 slots (no row starts there, so they fill by walks) make
-// it slower (measured at 10 bits/key: 1.9x the time at 100 keys, 1.5x at
-// 300, 0.64x at 1,000).
+// From this many keys (in more than 64 slots) AppendBandingV2, one row at a
+// time, replaces the elimination by columns. Below, the rows' walks over the
+// band's last 64 slots (no row starts there, so they fill by walks: 13 slots
+// visited per row at 160 keys, 5 at 5,000) and the few stripes to walk at
+// once make it slower. Measured at 10 bits/key (bench/compact_bench,
+// BM_Build, CPU time), one row at a time against by columns: 2.3x the time
+// at 100 keys, 1.7x at 300, 1.06x at 1,000; BM_BuildVs at 10,000 keys:
+// 0.77x (0.67x at 4 bits/key).
 constexpr size_t kBandingKeys = 600;
 
 // Gauss-Jordan elimination over GF(2) for at most 64 slots (every row one
@@ -352,12 +355,11 @@ bool AppendDenseV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byte
   return false;
 }
 
-// AppendFilterV2 for at most simd::kSolverSmallRows keys in at most 64
-// slots (every row starts at slot 0): simd::EliminateSmall, every row
-// updated at every slot. Measured at 16 keys, 10 bits/key (17 slots):
-// AppendFilter in ~0.68 of the time it takes through the general
-// elimination, whose per-slot costs dominate at this size. Up to
-// kDenseSlots slots DenseSystem stays faster.
+// AppendFilterV2 for a system of kDenseSlots to 64 slots (every row starts
+// at slot 0, n <= m <= simd::kSolverSmallRows): simd::EliminateSmall, every
+// row updated at every slot. Measured at 16 keys, 10 bits/key (17 slots):
+// AppendFilter in ~0.68 of the time it takes through the elimination by
+// columns, whose per-slot costs dominate at this size; at 64 keys 0.58x.
 bool AppendSmallV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_bytes, uint64_t m,
                    std::string* dst, BuildInfo* info) {
   constexpr size_t kSmallKeys = simd::kSolverSmallRows;
@@ -470,7 +472,8 @@ bool AppendFilterV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byt
   const uint64_t body = total_bytes - kV2TrailerSize;
   const uint64_t m = V2Slots(body, r);
   assert(r >= 1 && r <= kV2MaxFingerprintBits && m >= hashes.size());
-  if (hashes.size() <= simd::kSolverSmallRows && m > kDenseSlots && m <= kV2WindowBits) {
+  static_assert(simd::kSolverSmallRows >= kV2WindowBits, "n <= m <= 64 rows");
+  if (m > kDenseSlots && m <= kV2WindowBits) {
     return AppendSmallV2(hashes, r, total_bytes, m, dst, info);
   }
   if (m <= kDenseSlots) return AppendDenseV2(hashes, r, total_bytes, m, dst, info);
