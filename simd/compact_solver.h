@@ -46,10 +46,10 @@ struct SolverRows {
 bool EliminateByColumns(uint64_t m, uint64_t* coef, uint32_t* result, const SolverRows& rows);
 
 // The same for at most kSolverSmallRows rows, all starting at slot 0, in at
-// most 64 slots: row_coef / row_result hold kSolverSmallRows entries, 0 past
-// the last row.
-inline constexpr size_t kSolverSmallRows = 16;
-bool EliminateSmall(const uint64_t* row_coef, const uint64_t* row_result, uint64_t m,
+// most 64 slots: row_coef / row_result hold `rows` rounded up to a multiple
+// of kSolverMaxLanes entries, 0 past the last row.
+inline constexpr size_t kSolverSmallRows = 64;
+bool EliminateSmall(const uint64_t* row_coef, const uint64_t* row_result, size_t rows, uint64_t m,
                     uint64_t* coef, uint32_t* result);
 
 // Back substitution of an eliminated system (every free slot 0): bit b of
@@ -59,8 +59,8 @@ void SolveColumns(const uint64_t* coef, const uint32_t* result, uint64_t m, int 
 
 using EliminateByColumnsFn = bool (*)(uint64_t m, uint64_t* coef, uint32_t* result,
                                       const SolverRows& rows);
-using EliminateSmallFn = bool (*)(const uint64_t* row_coef, const uint64_t* row_result, uint64_t m,
-                                  uint64_t* coef, uint32_t* result);
+using EliminateSmallFn = bool (*)(const uint64_t* row_coef, const uint64_t* row_result, size_t rows,
+                                  uint64_t m, uint64_t* coef, uint32_t* result);
 using SolveColumnsFn = void (*)(const uint64_t* coef, const uint32_t* result, uint64_t m, int r,
                                 uint8_t* out);
 

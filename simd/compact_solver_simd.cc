@@ -24,8 +24,8 @@ HWY_NOINLINE bool EliminateByColumnsKernel(uint64_t m, uint64_t* coef, uint32_t*
 }
 
 HWY_NOINLINE bool EliminateSmallKernel(const uint64_t* row_coef, const uint64_t* row_result,
-                                       uint64_t m, uint64_t* coef, uint32_t* result) {
-  return compact_solver::EliminateSmallRows(row_coef, row_result, m, coef, result);
+                                       size_t rows, uint64_t m, uint64_t* coef, uint32_t* result) {
+  return compact_solver::EliminateSmallRows(row_coef, row_result, rows, m, coef, result);
 }
 
 HWY_NOINLINE void SolveColumnsKernel(const uint64_t* coef, const uint32_t* result, uint64_t m,
@@ -82,10 +82,10 @@ bool ResolveAndEliminateByColumns(uint64_t m, uint64_t* coef, uint32_t* result,
   return EliminateByColumns(m, coef, result, rows);
 }
 
-bool ResolveAndEliminateSmall(const uint64_t* row_coef, const uint64_t* row_result, uint64_t m,
-                              uint64_t* coef, uint32_t* result) {
+bool ResolveAndEliminateSmall(const uint64_t* row_coef, const uint64_t* row_result, size_t rows,
+                              uint64_t m, uint64_t* coef, uint32_t* result) {
   Resolve();
-  return EliminateSmall(row_coef, row_result, m, coef, result);
+  return EliminateSmall(row_coef, row_result, rows, m, coef, result);
 }
 
 void ResolveAndSolveColumns(const uint64_t* coef, const uint32_t* result, uint64_t m, int r,
@@ -105,11 +105,11 @@ bool EliminateByColumns(uint64_t m, uint64_t* coef, uint32_t* result, const Solv
   return fn(m, coef, result, rows);
 }
 
-bool EliminateSmall(const uint64_t* row_coef, const uint64_t* row_result, uint64_t m,
+bool EliminateSmall(const uint64_t* row_coef, const uint64_t* row_result, size_t rows, uint64_t m,
                     uint64_t* coef, uint32_t* result) {
   EliminateSmallFn fn = g_eliminate_small.load(std::memory_order_relaxed);
   if (fn == nullptr) fn = &ResolveAndEliminateSmall;
-  return fn(row_coef, row_result, m, coef, result);
+  return fn(row_coef, row_result, rows, m, coef, result);
 }
 
 void SolveColumns(const uint64_t* coef, const uint32_t* result, uint64_t m, int r, uint8_t* out) {

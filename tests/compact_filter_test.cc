@@ -587,7 +587,8 @@ void ExpectV2MatchesReference(const std::vector<uint64_t>& hashes, double bits_p
 
 TEST(CompactFormatV2Solution, MatchesReferenceForRandomKeys) {
   SplitMix64 rng(12);
-  for (size_t n : {1, 2, 5, 10, 16, 17, 30, 50, 64, 65, 100, 164, 200, 333, 512, 513, 700}) {
+  for (size_t n :
+       {1, 2, 5, 10, 16, 17, 30, 50, 64, 65, 100, 164, 200, 333, 512, 513, 700, 1000, 2500}) {
     for (double bpk : {4.0, 7.5, 10.0, 16.0, 23.0}) {
       std::vector<uint64_t> hashes(n);
       for (uint64_t& h : hashes) h = rng.Next();
@@ -625,7 +626,7 @@ uint64_t HashStartingAt(uint64_t start, uint64_t starts, uint64_t noise) {
 TEST(CompactFormatV2Solution, MatchesReferenceForCrowdedStarts) {
   ASSERT_EQ(compact::Mix64(UnMix64(0x0123456789ABCDEFull)), 0x0123456789ABCDEFull);
   SplitMix64 rng(13);
-  for (size_t n : {100, 164, 400}) {
+  for (size_t n : {100, 164, 400, 1000}) {
     const compact::V2Choice choice = compact::ChooseV2(n, 10.0);
     const uint64_t m =
         compact::V2Slots(choice.total_bytes - compact::kV2TrailerSize, choice.fingerprint_bits);

@@ -17,12 +17,22 @@ namespace {
 class CompactPolicy final : public internal::PolicyBase {
  public:
   CompactPolicy(double bits_per_key, const char* name, bool migrating)
-      : PolicyBase(migrating), name_(name), sizing_(bits_per_key) {}
+      : PolicyBase(migrating), name_(name), sizing_(bits_per_key) {
+    std::vector<uint64_t> none;
+    internal::AppendCompactLayout(sizing_.Compact(0), &none, sizing_.bits_per_key(), &empty_);
+  }
 
   const char* Name() const override { return name_; }
 
   void CreateFilter(const leveldb::Slice* keys, int n, std::string* dst) const override {
     const size_t count = n > 0 ? static_cast<size_t>(n) : 0;
+    if (count == 0) {
+      // LevelDB asks for a filter per 2 KiB of data-block offsets, so with
+      // values of a few KiB about half are empty: their bytes (the empty
+      // set's version-1 encoding) are built once, by the constructor.
+      dst->append(empty_);
+      return;
+    }
     // The hashes go to a per-thread buffer (a table build asks for one
     // filter per 2 KiB of data blocks: no heap allocation each time),
     // unless there are so many that a thread should not keep the memory.
@@ -38,6 +48,7 @@ class CompactPolicy final : public internal::PolicyBase {
  private:
   const char* const name_;
   const internal::FilterSizing sizing_;
+  std::string empty_;  // the filter of no keys
 };
 
 }  // namespace

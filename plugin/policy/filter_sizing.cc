@@ -29,6 +29,10 @@ FilterSizing::FilterSizing(double bits_per_key)
   const double blocked = 1.05 * BlockedBloomFpr(bits_per_key_, blocked_probes_);
   const double standard = StandardBloomFpr(bits_per_key_, BuiltinProbes(bits_per_key_));
   flat_max_keys_ = std::max(0.0, blocked - standard) * 4294967296.0;
+  for (uint64_t n = 0; n <= kKeptLayouts; ++n) {
+    bloom_[n] = ComputeBloom(n);
+    compact_[n] = ComputeCompact(n);
+  }
 }
 
 uint64_t FilterSizing::BitBytes(uint64_t num_keys) const {
@@ -57,7 +61,7 @@ double FilterSizing::FirstTrySpare(uint64_t num_keys) {
   return num_keys <= 2048 ? 0.03 : num_keys <= 16384 ? 0.04 : 0.07;
 }
 
-BloomLayout FilterSizing::Bloom(uint64_t num_keys) const {
+BloomLayout FilterSizing::ComputeBloom(uint64_t num_keys) const {
   BloomLayout layout;
   layout.bytes = BitBytes(num_keys);
   if (layout.bytes == 0) {  // the empty set: version 1, no bits
@@ -74,9 +78,9 @@ BloomLayout FilterSizing::Bloom(uint64_t num_keys) const {
   return layout;
 }
 
-CompactLayout FilterSizing::Compact(uint64_t num_keys) const {
+CompactLayout FilterSizing::ComputeCompact(uint64_t num_keys) const {
   CompactLayout layout;
-  layout.bloom = Bloom(num_keys);
+  layout.bloom = ComputeBloom(num_keys);
   if (num_keys == 0 || num_keys > compact::kV2MaxKeys) {  // the empty set: 7 bytes
     layout.version1 = true;
     return layout;

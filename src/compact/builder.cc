@@ -9,6 +9,7 @@
 
 #include "blockbloom/blocked_bloom.h"  // ClampBitsPerKey
 #include "common/coding.h"
+#include "compact/banding.h"
 #include "compact_solver.h"
 
 namespace blockbloom {
@@ -258,18 +259,20 @@ constexpr int kBandedSeeds = 16;
 // space the rows span, not on the order of elimination), so any elimination
 // writes the same bytes (tests/compact_filter_test.cc checks the builder
 // against a plain reference solver). Up to kDenseSlots slots
-// DenseSystem (Gauss-Jordan on one word per row) is the faster; above, the
-// elimination by columns (measured with random hashes at 10 bits/key,
-// columns against dense: 1.5x the time at 10 keys, equal at 16, 0.6x at 40,
-// 0.5x at 60).
+// DenseSystem (Gauss-Jordan on one word per row) is the faster; above,
+// simd::EliminateSmall (measured at 2-16 keys, 4-20 bits/key, BM_BuildGrid:
+// EliminateSmall for every system up to 16 slots took 1.3-1.4x the time at
+// 2-8 keys, 1.0x at 16).
 constexpr uint64_t kDenseSlots = 16;
-
-// ORs the low `bits` (<= 64) bits of `word` into out at bit offset `pos`.
-void OrBits(uint64_t word, int bits, uint64_t pos, uint8_t* out) {
-  const unsigned __int128 shifted = static_cast<unsigned __int128>(word) << (pos & 7);
-  const int bytes = static_cast<int>(((pos & 7) + static_cast<uint64_t>(bits) + 7) / 8);
-  for (int k = 0; k < bytes; ++k) out[(pos >> 3) + k] |= static_cast<uint8_t>(shifted >> (8 * k));
-}
+// From this many keys (in more than 64 slots) AppendBandingV2, one row at a
+// time, replaces the elimination by columns. Below, the rows' walks over the
+// band's last 64 slots (no row starts there, so they fill by walks: 13 slots
+// visited per row at 160 keys, 5 at 5,000) and the few stripes to walk at
+// once make it slower. Measured at 10 bits/key (bench/compact_bench,
+// BM_Build, CPU time), one row at a time against by columns: 2.3x the time
+// at 100 keys, 1.7x at 300, 1.06x at 1,000; BM_BuildVs at 10,000 keys:
+// 0.77x (0.67x at 4 bits/key).
+constexpr size_t kBandingKeys = 600;
 
 // Gauss-Jordan elimination over GF(2) for at most 64 slots (every row one
 // word, start 0): rows are kept fully reduced (row p has its pivot bit p and
@@ -307,11 +310,17 @@ class DenseSystem {
   uint32_t result_[64];
 };
 
-// The end of a solved version-2 build, dense or banded: the trailer after
-// the body, and what the build info reports.
-void FinishV2(uint64_t total_bytes, int r, uint8_t seed, uint64_t m, uint8_t* trailer,
-              BuildInfo* info) {
-  WriteV2Trailer(total_bytes, r, seed, trailer);
+// The end of a solved version-2 build, dense or banded: appends the body
+// (simd::SolveColumns of the echelon form in coef / result) and the
+// trailer, and fills what the build info reports.
+void WriteSolution(const uint64_t* coef, const uint32_t* result, uint64_t m, int r,
+                   uint64_t total_bytes, uint8_t seed, std::string* dst, BuildInfo* info) {
+  const size_t at = dst->size();
+  const size_t bytes = static_cast<size_t>(total_bytes);
+  dst->resize(at + bytes, '\0');
+  uint8_t* out = reinterpret_cast<uint8_t*>(&(*dst)[at]);
+  simd::SolveColumns(coef, result, m, r, out);
+  WriteV2Trailer(total_bytes, r, seed, out + bytes - kV2TrailerSize);
   info->version = 2;
   info->num_entries = m;
   info->fingerprint_bits = r;
@@ -321,7 +330,6 @@ void FinishV2(uint64_t total_bytes, int r, uint8_t seed, uint64_t m, uint8_t* tr
 // AppendFilterV2 for m <= kDenseSlots slots (DenseSystem).
 bool AppendDenseV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_bytes, uint64_t m,
                    std::string* dst, BuildInfo* info) {
-  const uint64_t body = total_bytes - kV2TrailerSize;
   V2KeyBase keys[kV2WindowBits];  // m >= n
   for (size_t i = 0; i < hashes.size(); ++i) keys[i] = V2KeyBaseFor(hashes[i], m, r);
   DenseSystem system;
@@ -333,34 +341,34 @@ bool AppendDenseV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byte
       ok = system.Add(V2Coefficients(keys[i].x, seed, m), keys[i].fingerprint);
     }
     if (!ok) continue;
-    const size_t at = dst->size();
-    dst->resize(at + static_cast<size_t>(total_bytes), '\0');
-    uint8_t* out = reinterpret_cast<uint8_t*>(&(*dst)[at]);
-    for (int b = 0; b < r; ++b) {
-      uint64_t column = 0;
-      for (uint64_t t = system.pivots(); t != 0; t &= t - 1) {
-        const int p = __builtin_ctzll(t);
-        column |= static_cast<uint64_t>((system.result(p) >> b) & 1) << p;
-      }
-      OrBits(column, static_cast<int>(m), static_cast<uint64_t>(b) * m, out);
+    // Fully reduced: the solution of pivot slot p is result(p).
+    uint64_t coef[kDenseSlots];
+    uint32_t result[kDenseSlots];
+    for (uint64_t j = 0; j < m; ++j) {
+      const bool pivot = (system.pivots() >> j) & 1;
+      coef[j] = pivot ? 1 : 0;
+      result[j] = pivot ? system.result(static_cast<int>(j)) : 0;
     }
-    FinishV2(total_bytes, r, seed, m, out + body, info);
+    WriteSolution(coef, result, m, r, total_bytes, seed, dst, info);
     return true;
   }
   return false;
 }
 
-// AppendFilterV2 for at most simd::kSolverSmallRows keys in at most 64
-// slots (every row starts at slot 0): simd::EliminateSmall, every row
-// updated at every slot. Measured at 16 keys, 10 bits/key (17 slots):
-// AppendFilter in ~0.68 of the time it takes through the general
-// elimination, whose per-slot costs dominate at this size. Up to
-// kDenseSlots slots DenseSystem stays faster.
+// AppendFilterV2 for a system of kDenseSlots to 64 slots (every row starts
+// at slot 0, n <= m <= simd::kSolverSmallRows): simd::EliminateSmall, every
+// row updated at every slot. Measured at 16 keys, 10 bits/key (17 slots):
+// AppendFilter in ~0.68 of the time it takes through the elimination by
+// columns, whose per-slot costs dominate at this size; at 64 keys 0.58x.
 bool AppendSmallV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_bytes, uint64_t m,
                    std::string* dst, BuildInfo* info) {
   constexpr size_t kSmallKeys = simd::kSolverSmallRows;
-  const uint64_t body = total_bytes - kV2TrailerSize;
-  uint64_t x[kSmallKeys], row_coef[kSmallKeys] = {}, row_result[kSmallKeys] = {};
+  uint64_t x[kSmallKeys], row_coef[kSmallKeys], row_result[kSmallKeys];
+  const size_t n = hashes.size();
+  const size_t padded =
+      (n + simd::kSolverMaxLanes - 1) / simd::kSolverMaxLanes * simd::kSolverMaxLanes;
+  std::fill(row_coef + n, row_coef + padded, 0);
+  std::fill(row_result + n, row_result + padded, 0);
   for (size_t i = 0; i < hashes.size(); ++i) {
     const V2KeyBase k = V2KeyBaseFor(hashes[i], m, r);
     x[i] = k.x;
@@ -371,12 +379,87 @@ bool AppendSmallV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byte
   for (int s = 0; s < kDenseSeeds; ++s) {
     const uint8_t seed = static_cast<uint8_t>(s);
     for (size_t i = 0; i < hashes.size(); ++i) row_coef[i] = V2Coefficients(x[i], seed, m);
-    if (!simd::EliminateSmall(row_coef, row_result, m, coef, result)) continue;
-    const size_t at = dst->size();
-    dst->resize(at + static_cast<size_t>(total_bytes), '\0');
-    uint8_t* out = reinterpret_cast<uint8_t*>(&(*dst)[at]);
-    simd::SolveColumns(coef, result, m, r, out);
-    FinishV2(total_bytes, r, seed, m, out + body, info);
+    if (!simd::EliminateSmall(row_coef, row_result, n, m, coef, result)) continue;
+    WriteSolution(coef, result, m, r, total_bytes, seed, dst, info);
+    return true;
+  }
+  return false;
+}
+
+// AppendFilterV2 for a banded system (m > 64) of at least kBandingKeys
+// keys: BandingAddLanes (compact/banding.h). A row starting in stripe t
+// (slots [64t, 64t + 64)) touches slots of stripes t and t + 1 only, so the
+// rows of stripes t and t + 2 never meet: the even stripes are added first,
+// kBandingLanes runs of them at once, then the odd ones.
+bool AppendBandingV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_bytes, uint64_t m,
+                     int seeds, std::string* dst, BuildInfo* info) {
+  const size_t n = hashes.size();
+  const size_t stripes = static_cast<size_t>((m - kV2WindowBits) / 64 + 1);
+  const size_t even = (stripes + 1) / 2;
+  // Stripe t's place: the even ones in order, then the odd ones.
+  const auto place = [even](uint64_t start) {
+    const size_t t = static_cast<size_t>(start >> 6);
+    return (t & 1) != 0 ? even + (t >> 1) : t >> 1;
+  };
+  // Scratch kept by the thread up to kKeptBytes: a fresh block each time
+  // came from a new mapping (malloc's threshold), and its page faults made a
+  // 5,000-key build 1.5x slower.
+  constexpr size_t kKeptBytes = size_t{2} << 20;
+  struct Scratch {
+    std::vector<V2KeyBase> keys;
+    std::vector<uint64_t> x, coef;
+    std::vector<uint32_t> start, f, result, first;
+  };
+  thread_local Scratch kept;
+  Scratch once;
+  const size_t bytes = n * (sizeof(V2KeyBase) + 8 + 4 + 4) + m * (8 + 4) + (stripes + 1) * 4;
+  Scratch& scratch = bytes <= kKeptBytes ? kept : once;
+  const auto grow = [](auto* v, size_t size) {
+    if (v->size() < size) v->resize(size);
+    return v->data();
+  };
+  V2KeyBase* const keys = grow(&scratch.keys, n);
+  uint64_t* const x = grow(&scratch.x, n);
+  uint32_t* const start = grow(&scratch.start, n);
+  uint32_t* const f = grow(&scratch.f, n);
+  uint64_t* const coef = grow(&scratch.coef, m);
+  uint32_t* const result = grow(&scratch.result, m);
+  uint32_t* const first = grow(&scratch.first, stripes + 1);  // by place
+  // The seed-independent part of every key, once, grouped by place (a
+  // counting sort).
+  std::fill(first, first + stripes + 1, 0);
+  for (size_t i = 0; i < n; ++i) {
+    keys[i] = V2KeyBaseFor(hashes[i], m, r);
+    ++first[place(keys[i].start) + 1];
+  }
+  for (size_t t = 0; t < stripes; ++t) first[t + 1] += first[t];
+  for (size_t i = 0; i < n; ++i) {
+    const V2KeyBase& k = keys[i];
+    const uint32_t at = first[place(k.start)]++;
+    x[at] = k.x;
+    start[at] = static_cast<uint32_t>(k.start);
+    f[at] = k.fingerprint;
+  }
+  for (size_t t = stripes; t > 0; --t) first[t] = first[t - 1];  // back to the starts
+  first[0] = 0;
+  // Each half (even, odd) cut into kBandingLanes runs of whole stripes.
+  BandingLane lanes[2][kBandingLanes];
+  for (int half = 0; half < 2; ++half) {
+    const size_t lo = half == 0 ? 0 : even, count = (half == 0 ? even : stripes) - lo;
+    for (int l = 0; l < kBandingLanes; ++l) {
+      lanes[half][l].next = first[lo + count * l / kBandingLanes];
+      lanes[half][l].end = first[lo + count * (l + 1) / kBandingLanes];
+    }
+  }
+  for (int s = 0; s < seeds; ++s) {
+    const uint8_t seed = static_cast<uint8_t>(s);
+    std::memset(coef, 0, m * sizeof(uint64_t));
+    std::memset(result, 0, m * sizeof(uint32_t));
+    if (!BandingAddLanes(lanes[0], x, start, f, seed, m, coef, result) ||
+        !BandingAddLanes(lanes[1], x, start, f, seed, m, coef, result)) {
+      continue;
+    }
+    WriteSolution(coef, result, m, r, total_bytes, seed, dst, info);
     return true;
   }
   return false;
@@ -389,11 +472,15 @@ bool AppendFilterV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byt
   const uint64_t body = total_bytes - kV2TrailerSize;
   const uint64_t m = V2Slots(body, r);
   assert(r >= 1 && r <= kV2MaxFingerprintBits && m >= hashes.size());
-  if (hashes.size() <= simd::kSolverSmallRows && m > kDenseSlots && m <= kV2WindowBits) {
+  static_assert(simd::kSolverSmallRows >= kV2WindowBits, "n <= m <= 64 rows");
+  if (m > kDenseSlots && m <= kV2WindowBits) {
     return AppendSmallV2(hashes, r, total_bytes, m, dst, info);
   }
   if (m <= kDenseSlots) return AppendDenseV2(hashes, r, total_bytes, m, dst, info);
   static_assert(kDenseSeeds <= kV2Seeds && kBandedSeeds <= kV2Seeds, "4-bit seed");
+  if (m > kV2WindowBits && hashes.size() >= kBandingKeys) {
+    return AppendBandingV2(hashes, r, total_bytes, m, std::min(max_seeds, kBandedSeeds), dst, info);
+  }
   // The seed-independent part of every key, once, in start order (a
   // counting sort); first[j] = keys starting before slot j. Scratch on the
   // stack up to kSmall keys and slots (about 22 KiB), else on the heap.
@@ -466,11 +553,7 @@ bool AppendFilterV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byt
     const uint8_t seed = static_cast<uint8_t>(s);
     for (size_t i = 0; i < n; ++i) join_coef[i] = V2Coefficients(sorted_x[i], seed, m);
     if (!simd::EliminateByColumns(m, coef, result, rows)) continue;
-    const size_t at = dst->size();
-    dst->resize(at + static_cast<size_t>(total_bytes), '\0');
-    uint8_t* out = reinterpret_cast<uint8_t*>(&(*dst)[at]);
-    simd::SolveColumns(coef, result, m, r, out);
-    FinishV2(total_bytes, r, seed, m, out + body, info);
+    WriteSolution(coef, result, m, r, total_bytes, seed, dst, info);
     return true;
   }
   return false;
