@@ -257,6 +257,135 @@ HWY_INLINE bool EliminateSmallRows(const uint64_t* HWY_RESTRICT row_coef,
   return hn::AllTrue(d, hn::Eq(any, hn::Zero(d)));
 }
 
+// simd::TransposeBits64 with the rounds that pair words 8 or more apart
+// (whole vectors on every target) as vector work.
+HWY_INLINE void TransposeBits64Vectors(uint64_t* HWY_RESTRICT a) {
+  const RowTag d;
+  const size_t lanes = hn::Lanes(d);
+  uint64_t mask = 0x00000000FFFFFFFFull;
+  for (size_t s = 32; s >= 8; s >>= 1, mask ^= mask << s) {
+    const auto mv = hn::Set(d, mask);
+    for (size_t base = 0; base < 64; base += 2 * s) {
+      for (size_t k = base; k < base + s; k += lanes) {
+        auto lo = hn::Load(d, a + k);
+        auto hi = hn::Load(d, a + k + s);
+        const auto t = hn::And(hn::Xor(hn::ShiftRightSame(lo, static_cast<int>(s)), hi), mv);
+        hn::Store(hn::Xor(lo, hn::ShiftLeftSame(t, static_cast<int>(s))), d, a + k);
+        hn::Store(hn::Xor(hi, t), d, a + k + s);
+      }
+    }
+  }
+  simd::TransposeBits64Rounds(a, 4, mask);
+}
+
+// simd::SolveSmall: Gauss-Jordan elimination on the transposed system. Word
+// k < m of `w` is slot k's column (bit i: row i's coefficient at slot k),
+// word m + b the rows' result bit b, so one slot's row operations (every row
+// with the slot's bit set, but the pivot, xors the pivot row into itself)
+// are one branch-free update per later word: w ^= S where the word has the
+// pivot row's bit. The slots' pivots come from a chain of scalar steps (the
+// next column's word is updated in a register, not reloaded), the words'
+// updates are independent vector work. Columns before the slot never change
+// (the pivot row is 0 there), so a slot updates words (j, m + r) only.
+// Fully reduced, each pivot row holds its slot's solution (free slots 0) in
+// its result bits; every other row is 0 and must have result 0: the
+// solution's bit planes are gathered from the result words, with no back
+// substitution.
+HWY_INLINE bool SolveSmallRows(const uint64_t* HWY_RESTRICT row_coef,
+                               const uint64_t* HWY_RESTRICT result_planes, size_t rows, uint64_t m,
+                               int r, uint8_t* HWY_RESTRICT out) {
+  const RowTag d;
+  const size_t lanes = hn::Lanes(d);
+  alignas(64) uint64_t a[64];
+  std::memcpy(a, row_coef, rows * sizeof(uint64_t));
+  std::memset(a + rows, 0, (64 - rows) * sizeof(uint64_t));
+  TransposeBits64Vectors(a);
+  // Columns, result bits, then a vector of 0 words (updated, stay 0).
+  alignas(64) uint64_t w[64 + 32 + simd::kSolverMaxLanes];  // end + 3 <= 99 are read
+  const size_t end = static_cast<size_t>(m) + static_cast<size_t>(r);
+  std::memcpy(w, a, m * sizeof(uint64_t));
+  std::memcpy(w + m, result_planes, static_cast<size_t>(r) * sizeof(uint64_t));
+  std::memset(w + end, 0, simd::kSolverMaxLanes * sizeof(uint64_t));
+  uint8_t pivot[64];  // slot j's pivot row, 64 for a free slot
+  uint64_t used = 0;  // the pivot rows
+  // Columns j .. j + 3 as slot j - 1 left them: the next slots' pivots
+  // come from these registers, while the word read from `w` (just stored by
+  // the previous slot's vector update) is needed three slots later.
+  uint64_t c0 = w[0], c1 = w[1], c2 = w[2];
+  bool any_free = false;
+  for (uint64_t j = 0; j < m; ++j) {
+    uint64_t c3 = w[j + 3];
+    const uint64_t avail = c0 & ~used;
+    if (avail != 0) {
+      const int p = __builtin_ctzll(avail);
+      const uint64_t bit = uint64_t{1} << p;
+      used |= bit;
+      pivot[j] = static_cast<uint8_t>(p);
+      const uint64_t others = c0 ^ bit;
+      c1 ^= others & (uint64_t{0} - ((c1 >> p) & 1));
+      c2 ^= others & (uint64_t{0} - ((c2 >> p) & 1));
+      c3 ^= others & (uint64_t{0} - ((c3 >> p) & 1));
+      const auto sv = hn::Set(d, others);
+      const auto bv = hn::Set(d, bit);
+      // Whole aligned vectors from the one holding slot j + 1: words
+      // before j do not have the pivot row's bit, word j is not read again,
+      // and each load meets the store of the previous slot at its own
+      // address (loads straddling two stores took 1.6x the time).
+      for (size_t k = (static_cast<size_t>(j) + 1) / lanes * lanes; k < end; k += lanes) {
+        const auto v = hn::Load(d, w + k);
+        hn::Store(hn::Xor(v, hn::IfThenElseZero(hn::TestBit(v, bv), sv)), d, w + k);
+      }
+    } else {  // a free slot: no row operation
+      pivot[j] = 64;
+      any_free = true;
+    }
+    c0 = c1;
+    c1 = c2;
+    c2 = c3;
+  }
+  // Rows that are not pivots are 0: consistent iff their results are 0.
+  uint64_t bad = 0;
+  for (size_t k = m; k < end; ++k) bad |= w[k] & ~used;
+  if (bad != 0) return false;
+  // A free slot reads a row that is not a pivot (there is one: the rank is
+  // below 64), whose result bits are 0.
+  if (any_free) {
+    const uint8_t zero_row = static_cast<uint8_t>(__builtin_ctzll(~used));
+    for (uint64_t j = 0; j < m; ++j) {
+      if (pivot[j] == 64) pivot[j] = zero_row;
+    }
+  }
+  // Bit plane b, bit j: result bit b of slot j's pivot row; lanes are planes.
+  alignas(64) uint64_t planes[32 + simd::kSolverMaxLanes];
+  const auto one = hn::Set(d, 1);
+  for (size_t k = 0; k < static_cast<size_t>(r); k += lanes) {
+    const auto v = hn::LoadU(d, w + m + k);
+    auto acc = hn::Zero(d);
+    for (uint64_t j = 0; j < m; ++j) {
+      acc = hn::Or(acc, hn::ShiftLeftSame(hn::And(hn::ShiftRightSame(v, pivot[j]), one),
+                                          static_cast<int>(j)));
+    }
+    hn::Store(acc, d, planes + k);
+  }
+  // The planes side by side, m bits each, through a register.
+  uint64_t words[32 * 64 / 64 + 1] = {};
+  size_t at = 0;
+  uint64_t fill = 0, pending = 0;
+  for (int c = 0; c < r; ++c) {
+    const uint64_t x = planes[c];
+    pending |= x << fill;
+    fill += m;
+    if (fill >= 64) {
+      words[at++] = pending;
+      fill -= 64;
+      pending = fill != 0 ? x >> (m - fill) : 0;
+    }
+  }
+  if (fill != 0) words[at] = pending;
+  std::memcpy(out, words, (static_cast<uint64_t>(r) * m + 7) / 8);
+  return true;
+}
+
 // Bit 0 of each lane: the parity of its bits.
 template <class D, class V>
 HWY_INLINE V Parity(D d, V x) {
