@@ -257,25 +257,47 @@ HWY_INLINE bool EliminateSmallRows(const uint64_t* HWY_RESTRICT row_coef,
   return hn::AllTrue(d, hn::Eq(any, hn::Zero(d)));
 }
 
-// simd::TransposeBits64 with the rounds that pair words 8 or more apart
-// (whole vectors on every target) as vector work.
+// The 64 x 64 bit transpose of simd::ResultPlanes (bit k of a[i] becomes
+// bit i of a[k]) as vector work: each round swaps the off-diagonal s x s
+// blocks of every 2s x 2s block, words s apart. Words in different vectors
+// (s >= lanes) pair lane by lane; within a vector each lane meets its
+// partner through a lane permutation.
 HWY_INLINE void TransposeBits64Vectors(uint64_t* HWY_RESTRICT a) {
   const RowTag d;
+  const hn::RebindToSigned<RowTag> di;
   const size_t lanes = hn::Lanes(d);
   uint64_t mask = 0x00000000FFFFFFFFull;
-  for (size_t s = 32; s >= 8; s >>= 1, mask ^= mask << s) {
+  for (size_t s = 32; s != 0; s >>= 1, mask ^= mask << s) {
     const auto mv = hn::Set(d, mask);
-    for (size_t base = 0; base < 64; base += 2 * s) {
-      for (size_t k = base; k < base + s; k += lanes) {
-        auto lo = hn::Load(d, a + k);
-        auto hi = hn::Load(d, a + k + s);
-        const auto t = hn::And(hn::Xor(hn::ShiftRightSame(lo, static_cast<int>(s)), hi), mv);
-        hn::Store(hn::Xor(lo, hn::ShiftLeftSame(t, static_cast<int>(s))), d, a + k);
-        hn::Store(hn::Xor(hi, t), d, a + k + s);
+    const int shift = static_cast<int>(s);
+    if (s >= lanes) {
+      for (size_t base = 0; base < 64; base += 2 * s) {
+        for (size_t k = base; k < base + s; k += lanes) {
+          const auto lo = hn::Load(d, a + k);
+          const auto hi = hn::Load(d, a + k + s);
+          const auto t = hn::And(hn::Xor(hn::ShiftRightSame(lo, shift), hi), mv);
+          hn::Store(hn::Xor(lo, hn::ShiftLeftSame(t, shift)), d, a + k);
+          hn::Store(hn::Xor(hi, t), d, a + k + s);
+        }
       }
+      continue;
+    }
+    // Lane l's partner is lane l ^ s; the lower of the two ("lo") takes
+    // the partner's low blocks into its high ones.
+    alignas(64) int64_t partner[simd::kSolverMaxLanes];
+    for (size_t l = 0; l < lanes; ++l) partner[l] = static_cast<int64_t>(l ^ s);
+    const auto indices = hn::SetTableIndices(d, partner);
+    const auto is_lo = hn::RebindMask(
+        d, hn::Eq(hn::And(hn::Iota(di, 0), hn::Set(di, static_cast<int64_t>(s))), hn::Zero(di)));
+    for (size_t k = 0; k < 64; k += lanes) {
+      const auto v = hn::Load(d, a + k);
+      const auto p = hn::TableLookupLanes(v, indices);
+      const auto t = hn::And(hn::Xor(hn::ShiftRightSame(hn::IfThenElse(is_lo, v, p), shift),
+                                     hn::IfThenElse(is_lo, p, v)),
+                             mv);
+      hn::Store(hn::Xor(v, hn::IfThenElse(is_lo, hn::ShiftLeftSame(t, shift), t)), d, a + k);
     }
   }
-  simd::TransposeBits64Rounds(a, 4, mask);
 }
 
 // simd::SolveSmall: Gauss-Jordan elimination on the transposed system. Word
@@ -300,48 +322,76 @@ HWY_INLINE bool SolveSmallRows(const uint64_t* HWY_RESTRICT row_coef,
   std::memcpy(a, row_coef, rows * sizeof(uint64_t));
   std::memset(a + rows, 0, (64 - rows) * sizeof(uint64_t));
   TransposeBits64Vectors(a);
-  // Columns, result bits, then a vector of 0 words (updated, stay 0).
-  alignas(64) uint64_t w[64 + 32 + simd::kSolverMaxLanes];  // end + 3 <= 99 are read
+  // Columns, result bits, then 0 words (updated, stay 0) up to the end of
+  // the block after the last, and a vector more.
+  constexpr size_t kBlock = 8;  // slots per block
+  constexpr size_t kWords = 64 + 32 + 2 * kBlock;
+  alignas(64) uint64_t w[kWords];
   const size_t end = static_cast<size_t>(m) + static_cast<size_t>(r);
   std::memcpy(w, a, m * sizeof(uint64_t));
   std::memcpy(w + m, result_planes, static_cast<size_t>(r) * sizeof(uint64_t));
-  std::memset(w + end, 0, simd::kSolverMaxLanes * sizeof(uint64_t));
+  std::memset(w + end, 0, (kWords - end) * sizeof(uint64_t));
   uint8_t pivot[64];  // slot j's pivot row, 64 for a free slot
   uint64_t used = 0;  // the pivot rows
-  // Columns j .. j + 3 as slot j - 1 left them: the next slots' pivots
-  // come from these registers, while the word read from `w` (just stored by
-  // the previous slot's vector update) is needed three slots later.
-  uint64_t c0 = w[0], c1 = w[1], c2 = w[2];
   bool any_free = false;
-  for (uint64_t j = 0; j < m; ++j) {
-    uint64_t c3 = w[j + 3];
-    const uint64_t avail = c0 & ~used;
-    if (avail != 0) {
-      const int p = __builtin_ctzll(avail);
-      const uint64_t bit = uint64_t{1} << p;
-      used |= bit;
-      pivot[j] = static_cast<uint8_t>(p);
-      const uint64_t others = c0 ^ bit;
-      c1 ^= others & (uint64_t{0} - ((c1 >> p) & 1));
-      c2 ^= others & (uint64_t{0} - ((c2 >> p) & 1));
-      c3 ^= others & (uint64_t{0} - ((c3 >> p) & 1));
-      const auto sv = hn::Set(d, others);
-      const auto bv = hn::Set(d, bit);
-      // Whole aligned vectors from the one holding slot j + 1: words
-      // before j do not have the pivot row's bit, word j is not read again,
-      // and each load meets the store of the previous slot at its own
-      // address (loads straddling two stores took 1.6x the time).
-      for (size_t k = (static_cast<size_t>(j) + 1) / lanes * lanes; k < end; k += lanes) {
-        const auto v = hn::Load(d, w + k);
-        hn::Store(hn::Xor(v, hn::IfThenElseZero(hn::TestBit(v, bv), sv)), d, w + k);
+  // Slots in blocks of kBlock. A block's words are scalars (c), the next
+  // block's words a register copy (next) that each slot's row operation
+  // updates as soon as it is known, so the next block's pivots never wait
+  // on memory; the words after those get the block's operations in one
+  // pass, each vector loaded and stored once per block.
+  const size_t nv = kBlock / lanes;  // vectors per block (lanes <= kBlock)
+  hn::Vec<RowTag> next[kBlock];
+  for (size_t v = 0; v < nv; ++v) next[v] = hn::Load(d, w + kBlock + v * lanes);
+  uint64_t c[kBlock];
+  std::memcpy(c, w, sizeof(c));
+  for (size_t jb = 0; jb < m; jb += kBlock) {
+    const size_t slots = m - jb < kBlock ? static_cast<size_t>(m - jb) : kBlock;
+    uint64_t op_bit[kBlock], op_others[kBlock];
+    size_t ops = 0;
+    HWY_UNROLL(8)
+    for (size_t i = 0; i < kBlock; ++i) {
+      if (i >= slots) break;
+      const uint64_t avail = c[i] & ~used;
+      if (avail == 0) {  // a free slot: no row operation
+        pivot[jb + i] = 64;
+        any_free = true;
+        continue;
       }
-    } else {  // a free slot: no row operation
-      pivot[j] = 64;
-      any_free = true;
+      const uint64_t bit = avail & (uint64_t{0} - avail);
+      const uint64_t others = c[i] ^ bit;
+      used |= bit;
+      pivot[jb + i] = static_cast<uint8_t>(__builtin_ctzll(bit));
+      // Scalar and in registers: a vectorised copy went through memory,
+      // and the next slot's scalar load waited on its vector store.
+      HWY_UNROLL(8)
+      for (size_t k = i + 1; k < kBlock; ++k) {
+        uint64_t ck = c[k] ^ ((c[k] & bit) != 0 ? others : 0);
+        asm("" : "+r"(ck));  // keeps the compiler from vectorising the loop
+        c[k] = ck;
+      }
+      const auto bv = hn::Set(d, bit);
+      const auto sv = hn::Set(d, others);
+      for (size_t v = 0; v < nv; ++v) {
+        next[v] = hn::Xor(next[v], hn::IfThenElseZero(hn::TestBit(next[v], bv), sv));
+      }
+      op_bit[ops] = bit;
+      op_others[ops] = others;
+      ++ops;
     }
-    c0 = c1;
-    c1 = c2;
-    c2 = c3;
+    // Words of this block past the slots (the last block's result bits).
+    if (slots < kBlock) std::memcpy(w + jb + slots, c + slots, (kBlock - slots) * sizeof(uint64_t));
+    for (size_t v = 0; v < nv; ++v) hn::Store(next[v], d, w + jb + kBlock + v * lanes);
+    for (size_t k = jb + 2 * kBlock; k < end; k += lanes) {
+      auto x = hn::Load(d, w + k);
+      for (size_t t = 0; t < ops; ++t) {
+        x = hn::Xor(
+            x, hn::IfThenElseZero(hn::TestBit(x, hn::Set(d, op_bit[t])), hn::Set(d, op_others[t])));
+      }
+      hn::Store(x, d, w + k);
+    }
+    if (jb + kBlock >= m) break;
+    std::memcpy(c, w + jb + kBlock, sizeof(c));
+    for (size_t v = 0; v < nv; ++v) next[v] = hn::Load(d, w + jb + 2 * kBlock + v * lanes);
   }
   // Rows that are not pivots are 0: consistent iff their results are 0.
   uint64_t bad = 0;

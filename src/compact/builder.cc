@@ -356,42 +356,21 @@ bool AppendDenseV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byte
 }
 
 // AppendFilterV2 for a system of kDenseSlots to 64 slots (every row starts
-// at slot 0, n <= m <= simd::kSolverSmallRows): from kSolveSmallSlots slots
-// simd::SolveSmall (Gauss-Jordan on the transposed system, writing the body
-// itself), below simd::EliminateSmall (every row updated at every slot) and
-// SolveColumns. Measured per seed (thread CPU time, best of 15 runs of 4,096
-// random systems, r = 10), SolveSmall against EliminateSmall and
-// SolveColumns: 0.74x the time at 64 slots, 0.87x at 48, 0.94x at 40, 1.04x
-// at 32, 1.37x at 17 (its 64 x 64 bit transpose is a fixed cost).
-constexpr uint64_t kSolveSmallSlots = 40;
-
+// at slot 0, n <= m <= simd::kSolverSmallRows): simd::SolveSmall,
+// Gauss-Jordan elimination on the transposed system, which writes the body
+// itself. Per seed it took 0.92x the time of simd::EliminateSmall and
+// SolveColumns at 17 slots, 0.65x at 32, 0.49x at 64 (4,096 random systems,
+// r = 10, thread CPU time, best of 15).
 bool AppendSmallV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_bytes, uint64_t m,
                    std::string* dst, BuildInfo* info) {
   constexpr size_t kSmallKeys = simd::kSolverSmallRows;
-  uint64_t x[kSmallKeys], row_coef[kSmallKeys], row_result[kSmallKeys];
+  uint64_t x[kSmallKeys], row_coef[kSmallKeys];
   uint32_t fingerprint[kSmallKeys];
   const size_t n = hashes.size();
-  const size_t padded =
-      (n + simd::kSolverMaxLanes - 1) / simd::kSolverMaxLanes * simd::kSolverMaxLanes;
-  std::fill(row_coef + n, row_coef + padded, 0);
-  std::fill(row_result + n, row_result + padded, 0);
   for (size_t i = 0; i < n; ++i) {
     const V2KeyBase k = V2KeyBaseFor(hashes[i], m, r);
     x[i] = k.x;
     fingerprint[i] = k.fingerprint;
-    row_result[i] = k.fingerprint;
-  }
-  if (m < kSolveSmallSlots) {
-    uint64_t coef[kV2WindowBits];
-    uint32_t result[kV2WindowBits];
-    for (int s = 0; s < kDenseSeeds; ++s) {
-      const uint8_t seed = static_cast<uint8_t>(s);
-      for (size_t i = 0; i < n; ++i) row_coef[i] = V2Coefficients(x[i], seed, m);
-      if (!simd::EliminateSmall(row_coef, row_result, n, m, coef, result)) continue;
-      WriteSolution(coef, result, m, r, total_bytes, seed, dst, info);
-      return true;
-    }
-    return false;
   }
   uint64_t planes[32];  // the right-hand sides' bit planes, the same for every seed
   simd::ResultPlanes(fingerprint, n, planes);
