@@ -257,8 +257,8 @@ HWY_INLINE bool EliminateSmallRows(const uint64_t* HWY_RESTRICT row_coef,
   return hn::AllTrue(d, hn::Eq(any, hn::Zero(d)));
 }
 
-// The 64 x 64 bit transpose of simd::ResultPlanes (bit k of a[i] becomes
-// bit i of a[k]) as vector work: each round swaps the off-diagonal s x s
+// In place, bit k of a[i] becomes bit i of a[k] (a 64 x 64 bit transpose),
+// as vector work: each round swaps the off-diagonal s x s
 // blocks of every 2s x 2s block, words s apart. Words in different vectors
 // (s >= lanes) pair lane by lane; within a vector each lane meets its
 // partner through a lane permutation.
@@ -298,6 +298,16 @@ HWY_INLINE void TransposeBits64Vectors(uint64_t* HWY_RESTRICT a) {
       hn::Store(hn::Xor(v, hn::IfThenElse(is_lo, hn::ShiftLeftSame(t, shift), t)), d, a + k);
     }
   }
+}
+
+// simd::ResultPlanes.
+HWY_INLINE void ResultPlanesRows(const uint32_t* HWY_RESTRICT result, size_t rows,
+                                 uint64_t* HWY_RESTRICT planes) {
+  alignas(64) uint64_t a[64];
+  for (size_t i = 0; i < rows; ++i) a[i] = result[i];
+  std::memset(a + rows, 0, (64 - rows) * sizeof(uint64_t));
+  TransposeBits64Vectors(a);
+  std::memcpy(planes, a, 32 * sizeof(uint64_t));
 }
 
 // simd::SolveSmall: Gauss-Jordan elimination on the transposed system. Word

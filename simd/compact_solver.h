@@ -61,26 +61,9 @@ bool EliminateSmall(const uint64_t* row_coef, const uint64_t* row_result, size_t
 bool SolveSmall(const uint64_t* row_coef, const uint64_t* result_planes, size_t rows, uint64_t m,
                 int r, uint8_t* out);
 
-// Rounds of the 64 x 64 bit transpose (bit k of a[i] becomes bit i of a[k])
-// from block size `s` down to 1, `mask` the low half of each 2s-bit block.
-inline void TransposeBits64Rounds(uint64_t* a, int s, uint64_t mask) {
-  for (; s != 0; s >>= 1, mask ^= mask << s) {
-    for (int k = 0; k < 64; k = ((k | s) + 1) & ~s) {
-      const uint64_t t = ((a[k] >> s) ^ a[k | s]) & mask;
-      a[k] ^= t << s;
-      a[k | s] ^= t;
-    }
-  }
-}
-
-// SolveSmall's result_planes (32 words) of `rows` <= 64 right-hand sides;
-// they do not depend on the seed.
-inline void ResultPlanes(const uint32_t* result, size_t rows, uint64_t* planes) {
-  uint64_t a[64] = {};
-  for (size_t i = 0; i < rows; ++i) a[i] = result[i];
-  TransposeBits64Rounds(a, 32, 0x00000000FFFFFFFFull);
-  for (int b = 0; b < 32; ++b) planes[b] = a[b];
-}
+// SolveSmall's result_planes (32 words) of `rows` <= 64 right-hand sides
+// (they do not depend on the seed): bit i of word b is bit b of result[i].
+void ResultPlanes(const uint32_t* result, size_t rows, uint64_t* planes);
 
 // Back substitution of an eliminated system (every free slot 0): bit b of
 // slot i's solution goes to bit b * m + i of the zeroed `out` (ceil(r * m /
@@ -93,6 +76,7 @@ using EliminateSmallFn = bool (*)(const uint64_t* row_coef, const uint64_t* row_
                                   uint64_t m, uint64_t* coef, uint32_t* result);
 using SolveSmallFn = bool (*)(const uint64_t* row_coef, const uint64_t* result_planes, size_t rows,
                               uint64_t m, int r, uint8_t* out);
+using ResultPlanesFn = void (*)(const uint32_t* result, size_t rows, uint64_t* planes);
 using SolveColumnsFn = void (*)(const uint64_t* coef, const uint32_t* result, uint64_t m, int r,
                                 uint8_t* out);
 
@@ -102,6 +86,7 @@ EliminateByColumnsFn EliminateByColumnsForTarget(int64_t target);
 EliminateSmallFn EliminateSmallForTarget(int64_t target);
 SolveColumnsFn SolveColumnsForTarget(int64_t target);
 SolveSmallFn SolveSmallForTarget(int64_t target);
+ResultPlanesFn ResultPlanesForTarget(int64_t target);
 
 }  // namespace simd
 }  // namespace blockbloom

@@ -160,7 +160,7 @@ std::string SolveSmallDirect(const System& s, int64_t target) {
   uint32_t result[64] = {};
   for (size_t i = 0; i < s.result.size(); ++i) result[i] = static_cast<uint32_t>(s.result[i]);
   uint64_t planes[32];
-  simd::ResultPlanes(result, s.coef.size(), planes);
+  simd::ResultPlanesForTarget(target)(result, s.coef.size(), planes);
   std::string out((s.r * s.m + 7) / 8 + 8, '\0');
   if (!simd::SolveSmallForTarget(target)(s.coef.data(), planes, s.coef.size(), s.m, s.r,
                                          reinterpret_cast<uint8_t*>(&out[0]))) {
@@ -348,18 +348,22 @@ TEST(CompactSolverEveryTarget, SolveSmallMatchesReference) {
   EXPECT_GT(dependent_solved, 50);
 }
 
-// The 64 x 64 bit transpose of ResultPlanes against bit-by-bit.
-TEST(CompactSolver, ResultPlanesTranspose) {
+// ResultPlanes (a 64 x 64 bit transpose) against bit by bit, on every
+// target.
+TEST(CompactSolverEveryTarget, ResultPlanesTranspose) {
   SplitMix64 rng(42);
   for (size_t rows : {0, 1, 17, 63, 64}) {
     uint32_t result[64] = {};
     for (size_t i = 0; i < rows; ++i) result[i] = static_cast<uint32_t>(rng.Next());
-    uint64_t planes[32];
-    simd::ResultPlanes(result, rows, planes);
-    for (int b = 0; b < 32; ++b) {
-      for (size_t i = 0; i < 64; ++i) {
-        const uint64_t want = i < rows ? (result[i] >> b) & 1 : 0;
-        ASSERT_EQ((planes[b] >> i) & 1, want) << "plane " << b << " row " << i;
+    for (int64_t target : simd::SupportedTargets()) {
+      SCOPED_TRACE(simd::TargetName(target) + " rows=" + std::to_string(rows));
+      uint64_t planes[32];
+      simd::ResultPlanesForTarget(target)(result, rows, planes);
+      for (int b = 0; b < 32; ++b) {
+        for (size_t i = 0; i < 64; ++i) {
+          const uint64_t want = i < rows ? (result[i] >> b) & 1 : 0;
+          ASSERT_EQ((planes[b] >> i) & 1, want) << "plane " << b << " row " << i;
+        }
       }
     }
   }

@@ -260,9 +260,10 @@ constexpr int kBandedSeeds = 16;
 // writes the same bytes (tests/compact_filter_test.cc checks the builder
 // against a plain reference solver). Up to kDenseSlots slots
 // DenseSystem (Gauss-Jordan on one word per row) is the faster; above,
-// simd::EliminateSmall (measured at 2-16 keys, 4-20 bits/key, BM_BuildGrid:
-// EliminateSmall for every system up to 16 slots took 1.3-1.4x the time at
-// 2-8 keys, 1.0x at 16).
+// AppendSmallV2 (measured at 2-16 keys, 4-20 bits/key, BM_BuildGrid, against
+// simd::EliminateSmall, which SolveSmall beats from 17 slots: EliminateSmall
+// for every system up to 16 slots took 1.3-1.4x the time at 2-8 keys, 1.0x
+// at 16).
 constexpr uint64_t kDenseSlots = 16;
 // From this many keys (in more than 64 slots) AppendBandingV2, one row at a
 // time, replaces the elimination by columns. Below, the rows' walks over the
