@@ -262,16 +262,19 @@ HWY_INLINE bool EliminateSmallRows(const uint64_t* HWY_RESTRICT row_coef,
 // blocks of every 2s x 2s block, words s apart. Words in different vectors
 // (s >= lanes) pair lane by lane; within a vector each lane meets its
 // partner through a lane permutation.
-HWY_INLINE void TransposeBits64Vectors(uint64_t* HWY_RESTRICT a) {
+//
+// size 32: the same for words and bits below 32 (bits 32-63 of a[0, 32)
+// transposed among themselves), when they are all that is not 0.
+HWY_INLINE void TransposeBits64Vectors(uint64_t* HWY_RESTRICT a, size_t size) {
   const RowTag d;
   const hn::RebindToSigned<RowTag> di;
   const size_t lanes = hn::Lanes(d);
-  uint64_t mask = 0x00000000FFFFFFFFull;
-  for (size_t s = 32; s != 0; s >>= 1, mask ^= mask << s) {
+  uint64_t mask = size == 64 ? 0x00000000FFFFFFFFull : 0x0000FFFF0000FFFFull;
+  for (size_t s = size / 2; s != 0; s >>= 1, mask ^= mask << s) {
     const auto mv = hn::Set(d, mask);
     const int shift = static_cast<int>(s);
     if (s >= lanes) {
-      for (size_t base = 0; base < 64; base += 2 * s) {
+      for (size_t base = 0; base < size; base += 2 * s) {
         for (size_t k = base; k < base + s; k += lanes) {
           const auto lo = hn::Load(d, a + k);
           const auto hi = hn::Load(d, a + k + s);
@@ -289,7 +292,7 @@ HWY_INLINE void TransposeBits64Vectors(uint64_t* HWY_RESTRICT a) {
     const auto indices = hn::SetTableIndices(d, partner);
     const auto is_lo = hn::RebindMask(
         d, hn::Eq(hn::And(hn::Iota(di, 0), hn::Set(di, static_cast<int64_t>(s))), hn::Zero(di)));
-    for (size_t k = 0; k < 64; k += lanes) {
+    for (size_t k = 0; k < size; k += lanes) {
       const auto v = hn::Load(d, a + k);
       const auto p = hn::TableLookupLanes(v, indices);
       const auto t = hn::And(hn::Xor(hn::ShiftRightSame(hn::IfThenElse(is_lo, v, p), shift),
@@ -304,9 +307,10 @@ HWY_INLINE void TransposeBits64Vectors(uint64_t* HWY_RESTRICT a) {
 HWY_INLINE void ResultPlanesRows(const uint32_t* HWY_RESTRICT result, size_t rows,
                                  uint64_t* HWY_RESTRICT planes) {
   alignas(64) uint64_t a[64];
+  const size_t size = rows <= 32 ? 32 : 64;
   for (size_t i = 0; i < rows; ++i) a[i] = result[i];
-  std::memset(a + rows, 0, (64 - rows) * sizeof(uint64_t));
-  TransposeBits64Vectors(a);
+  std::memset(a + rows, 0, (size - rows) * sizeof(uint64_t));
+  TransposeBits64Vectors(a, size);
   std::memcpy(planes, a, 32 * sizeof(uint64_t));
 }
 
@@ -329,9 +333,10 @@ HWY_INLINE bool SolveSmallRows(const uint64_t* HWY_RESTRICT row_coef,
   const RowTag d;
   const size_t lanes = hn::Lanes(d);
   alignas(64) uint64_t a[64];
+  const size_t size = m <= 32 ? 32 : 64;  // rows <= m
   std::memcpy(a, row_coef, rows * sizeof(uint64_t));
-  std::memset(a + rows, 0, (64 - rows) * sizeof(uint64_t));
-  TransposeBits64Vectors(a);
+  std::memset(a + rows, 0, (size - rows) * sizeof(uint64_t));
+  TransposeBits64Vectors(a, size);
   // Columns, result bits, then 0 words (updated, stay 0) up to the end of
   // the block after the last, and a vector more.
   constexpr size_t kBlock = 8;  // slots per block
