@@ -333,8 +333,9 @@ HWY_INLINE bool SolveSmallRows(const uint64_t* HWY_RESTRICT row_coef,
   const RowTag d;
   const size_t lanes = hn::Lanes(d);
   alignas(64) uint64_t a[64];
-  const size_t size = m <= 32 ? 32 : 64;  // rows <= m
-  std::memcpy(a, row_coef, rows * sizeof(uint64_t));
+  // rows <= m; row_coef may be null when rows is 0.
+  const size_t size = m <= 32 ? 32 : 64;
+  if (rows != 0) std::memcpy(a, row_coef, rows * sizeof(uint64_t));
   std::memset(a + rows, 0, (size - rows) * sizeof(uint64_t));
   TransposeBits64Vectors(a, size);
   // Columns, result bits, then 0 words (updated, stay 0) up to the end of
