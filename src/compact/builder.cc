@@ -361,7 +361,7 @@ bool AppendDenseV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byte
 // Gauss-Jordan elimination on the transposed system, which writes the body
 // itself. Measured against simd::EliminateSmall and SolveColumns at 64 keys
 // (compact_bench --benchmark_filter='BM_BuildVs/bpk:(4|10|30)/n:64/', medians
-// of 3, CPU time per key): 0.55x at 4 bits/key, 0.60x at 10, 0.66x at 30.
+// of 3, CPU time per key): 0.55x at 4 bits/key, 0.60x at 10, 0.68x at 30.
 bool AppendSmallV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_bytes, uint64_t m,
                    std::string* dst, BuildInfo* info) {
   constexpr size_t kSmallKeys = simd::kSolverSmallRows;
