@@ -257,6 +257,201 @@ HWY_INLINE bool EliminateSmallRows(const uint64_t* HWY_RESTRICT row_coef,
   return hn::AllTrue(d, hn::Eq(any, hn::Zero(d)));
 }
 
+// In place, bit k of a[i] becomes bit i of a[k] (a 64 x 64 bit transpose),
+// as vector work: each round swaps the off-diagonal s x s
+// blocks of every 2s x 2s block, words s apart. Words in different vectors
+// (s >= lanes) pair lane by lane; within a vector each lane meets its
+// partner through a lane permutation.
+//
+// size 32: the same for words and bits below 32 (bits 32-63 of a[0, 32)
+// transposed among themselves), when they are all that is not 0.
+HWY_INLINE void TransposeBits64Vectors(uint64_t* HWY_RESTRICT a, size_t size) {
+  const RowTag d;
+  const hn::RebindToSigned<RowTag> di;
+  const size_t lanes = hn::Lanes(d);
+  uint64_t mask = size == 64 ? 0x00000000FFFFFFFFull : 0x0000FFFF0000FFFFull;
+  for (size_t s = size / 2; s != 0; s >>= 1, mask ^= mask << s) {
+    const auto mv = hn::Set(d, mask);
+    const int shift = static_cast<int>(s);
+    if (s >= lanes) {
+      for (size_t base = 0; base < size; base += 2 * s) {
+        for (size_t k = base; k < base + s; k += lanes) {
+          const auto lo = hn::Load(d, a + k);
+          const auto hi = hn::Load(d, a + k + s);
+          const auto t = hn::And(hn::Xor(hn::ShiftRightSame(lo, shift), hi), mv);
+          hn::Store(hn::Xor(lo, hn::ShiftLeftSame(t, shift)), d, a + k);
+          hn::Store(hn::Xor(hi, t), d, a + k + s);
+        }
+      }
+      continue;
+    }
+    // Lane l's partner is lane l ^ s; the lower of the two ("lo") takes
+    // the partner's low blocks into its high ones.
+    alignas(64) int64_t partner[simd::kSolverMaxLanes];
+    for (size_t l = 0; l < lanes; ++l) partner[l] = static_cast<int64_t>(l ^ s);
+    const auto indices = hn::SetTableIndices(d, partner);
+    const auto is_lo = hn::RebindMask(
+        d, hn::Eq(hn::And(hn::Iota(di, 0), hn::Set(di, static_cast<int64_t>(s))), hn::Zero(di)));
+    for (size_t k = 0; k < size; k += lanes) {
+      const auto v = hn::Load(d, a + k);
+      const auto p = hn::TableLookupLanes(v, indices);
+      const auto t = hn::And(hn::Xor(hn::ShiftRightSame(hn::IfThenElse(is_lo, v, p), shift),
+                                     hn::IfThenElse(is_lo, p, v)),
+                             mv);
+      hn::Store(hn::Xor(v, hn::IfThenElse(is_lo, hn::ShiftLeftSame(t, shift), t)), d, a + k);
+    }
+  }
+}
+
+// simd::ResultPlanes.
+HWY_INLINE void ResultPlanesRows(const uint32_t* HWY_RESTRICT result, size_t rows,
+                                 uint64_t* HWY_RESTRICT planes) {
+  alignas(64) uint64_t a[64];
+  const size_t size = rows <= 32 ? 32 : 64;
+  for (size_t i = 0; i < rows; ++i) a[i] = result[i];
+  std::memset(a + rows, 0, (size - rows) * sizeof(uint64_t));
+  TransposeBits64Vectors(a, size);
+  std::memcpy(planes, a, 32 * sizeof(uint64_t));
+}
+
+// simd::SolveSmall: Gauss-Jordan elimination on the transposed system. Word
+// k < m of `w` is slot k's column (bit i: row i's coefficient at slot k),
+// word m + b the rows' result bit b, so one slot's row operations (every row
+// with the slot's bit set, but the pivot, xors the pivot row into itself)
+// are one branch-free update per later word: w ^= S where the word has the
+// pivot row's bit. The slots' pivots come from a chain of scalar steps (the
+// next column's word is updated in a register, not reloaded), the words'
+// updates are independent vector work. Columns before the slot never change
+// (the pivot row is 0 there), so a slot updates words (j, m + r) only.
+// Fully reduced, each pivot row holds its slot's solution (free slots 0) in
+// its result bits; every other row is 0 and must have result 0: the
+// solution's bit planes are gathered from the result words, with no back
+// substitution.
+HWY_INLINE bool SolveSmallRows(const uint64_t* HWY_RESTRICT row_coef,
+                               const uint64_t* HWY_RESTRICT result_planes, size_t rows, uint64_t m,
+                               int r, uint8_t* HWY_RESTRICT out) {
+  const RowTag d;
+  const size_t lanes = hn::Lanes(d);
+  alignas(64) uint64_t a[64];
+  // rows <= m; row_coef may be null when rows is 0.
+  const size_t size = m <= 32 ? 32 : 64;
+  if (rows != 0) std::memcpy(a, row_coef, rows * sizeof(uint64_t));
+  std::memset(a + rows, 0, (size - rows) * sizeof(uint64_t));
+  TransposeBits64Vectors(a, size);
+  // Columns, result bits, then 0 words (updated, stay 0) up to the end of
+  // the block after the last, and a vector more.
+  constexpr size_t kBlock = 8;  // slots per block
+  constexpr size_t kWords = 64 + 32 + 2 * kBlock;
+  alignas(64) uint64_t w[kWords];
+  const size_t end = static_cast<size_t>(m) + static_cast<size_t>(r);
+  std::memcpy(w, a, m * sizeof(uint64_t));
+  std::memcpy(w + m, result_planes, static_cast<size_t>(r) * sizeof(uint64_t));
+  std::memset(w + end, 0, (kWords - end) * sizeof(uint64_t));
+  uint8_t pivot[64];  // slot j's pivot row, 64 for a free slot
+  uint64_t used = 0;  // the pivot rows
+  bool any_free = false;
+  // Slots in blocks of kBlock. A block's words are scalars (c), the next
+  // block's words a register copy (next) that each slot's row operation
+  // updates as soon as it is known, so the next block's pivots never wait
+  // on memory; the words after those get the block's operations in one
+  // pass, each vector loaded and stored once per block.
+  const size_t nv = kBlock / lanes;  // vectors per block (lanes <= kBlock)
+  hn::Vec<RowTag> next[kBlock];
+  for (size_t v = 0; v < nv; ++v) next[v] = hn::Load(d, w + kBlock + v * lanes);
+  uint64_t c[kBlock];
+  std::memcpy(c, w, sizeof(c));
+  for (size_t jb = 0; jb < m; jb += kBlock) {
+    const size_t slots = m - jb < kBlock ? static_cast<size_t>(m - jb) : kBlock;
+    uint64_t op_bit[kBlock], op_others[kBlock];
+    size_t ops = 0;
+    HWY_UNROLL(8)
+    for (size_t i = 0; i < kBlock; ++i) {
+      if (i >= slots) break;
+      const uint64_t avail = c[i] & ~used;
+      if (avail == 0) {  // a free slot: no row operation
+        pivot[jb + i] = 64;
+        any_free = true;
+        continue;
+      }
+      const uint64_t bit = avail & (uint64_t{0} - avail);
+      const uint64_t others = c[i] ^ bit;
+      used |= bit;
+      pivot[jb + i] = static_cast<uint8_t>(__builtin_ctzll(bit));
+      // Scalar and in registers: a vectorised copy went through memory,
+      // and the next slot's scalar load waited on its vector store.
+      HWY_UNROLL(8)
+      for (size_t k = i + 1; k < kBlock; ++k) {
+        uint64_t ck = c[k] ^ ((c[k] & bit) != 0 ? others : 0);
+        asm("" : "+r"(ck));  // keeps the compiler from vectorising the loop
+        c[k] = ck;
+      }
+      const auto bv = hn::Set(d, bit);
+      const auto sv = hn::Set(d, others);
+      for (size_t v = 0; v < nv; ++v) {
+        next[v] = hn::Xor(next[v], hn::IfThenElseZero(hn::TestBit(next[v], bv), sv));
+      }
+      op_bit[ops] = bit;
+      op_others[ops] = others;
+      ++ops;
+    }
+    // Words of this block past the slots (the last block's result bits).
+    if (slots < kBlock) std::memcpy(w + jb + slots, c + slots, (kBlock - slots) * sizeof(uint64_t));
+    for (size_t v = 0; v < nv; ++v) hn::Store(next[v], d, w + jb + kBlock + v * lanes);
+    for (size_t k = jb + 2 * kBlock; k < end; k += lanes) {
+      auto x = hn::Load(d, w + k);
+      for (size_t t = 0; t < ops; ++t) {
+        x = hn::Xor(
+            x, hn::IfThenElseZero(hn::TestBit(x, hn::Set(d, op_bit[t])), hn::Set(d, op_others[t])));
+      }
+      hn::Store(x, d, w + k);
+    }
+    if (jb + kBlock >= m) break;
+    std::memcpy(c, w + jb + kBlock, sizeof(c));
+    for (size_t v = 0; v < nv; ++v) next[v] = hn::Load(d, w + jb + 2 * kBlock + v * lanes);
+  }
+  // Rows that are not pivots are 0: consistent iff their results are 0.
+  uint64_t bad = 0;
+  for (size_t k = m; k < end; ++k) bad |= w[k] & ~used;
+  if (bad != 0) return false;
+  // A free slot reads a row that is not a pivot (there is one: the rank is
+  // below 64), whose result bits are 0.
+  if (any_free) {
+    const uint8_t zero_row = static_cast<uint8_t>(__builtin_ctzll(~used));
+    for (uint64_t j = 0; j < m; ++j) {
+      if (pivot[j] == 64) pivot[j] = zero_row;
+    }
+  }
+  // Bit plane b, bit j: result bit b of slot j's pivot row; lanes are planes.
+  alignas(64) uint64_t planes[32 + simd::kSolverMaxLanes];
+  const auto one = hn::Set(d, 1);
+  for (size_t k = 0; k < static_cast<size_t>(r); k += lanes) {
+    const auto v = hn::LoadU(d, w + m + k);
+    auto acc = hn::Zero(d);
+    for (uint64_t j = 0; j < m; ++j) {
+      acc = hn::Or(acc, hn::ShiftLeftSame(hn::And(hn::ShiftRightSame(v, pivot[j]), one),
+                                          static_cast<int>(j)));
+    }
+    hn::Store(acc, d, planes + k);
+  }
+  // The planes side by side, m bits each, through a register.
+  uint64_t words[32 * 64 / 64 + 1] = {};
+  size_t at = 0;
+  uint64_t fill = 0, pending = 0;
+  for (int c = 0; c < r; ++c) {
+    const uint64_t x = planes[c];
+    pending |= x << fill;
+    fill += m;
+    if (fill >= 64) {
+      words[at++] = pending;
+      fill -= 64;
+      pending = fill != 0 ? x >> (m - fill) : 0;
+    }
+  }
+  if (fill != 0) words[at] = pending;
+  std::memcpy(out, words, (static_cast<uint64_t>(r) * m + 7) / 8);
+  return true;
+}
+
 // Bit 0 of each lane: the parity of its bits.
 template <class D, class V>
 HWY_INLINE V Parity(D d, V x) {

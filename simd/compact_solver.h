@@ -52,6 +52,19 @@ inline constexpr size_t kSolverSmallRows = 64;
 bool EliminateSmall(const uint64_t* row_coef, const uint64_t* row_result, size_t rows, uint64_t m,
                     uint64_t* coef, uint32_t* result);
 
+// Eliminates and solves a system of `rows` <= 64 rows, all starting at slot
+// 0, in rows <= m <= 64 slots (row_coef: bit k is slot k; result_planes:
+// word b < r, bit i is bit b of row i's right-hand side, as
+// ResultPlanes writes them): writes the solution with every free slot 0 as
+// SolveColumns does, over the first ceil(r * m / 8) bytes of `out`. False if
+// the system has no solution (`out` untouched). REQUIRES: 1 <= r <= 32.
+bool SolveSmall(const uint64_t* row_coef, const uint64_t* result_planes, size_t rows, uint64_t m,
+                int r, uint8_t* out);
+
+// SolveSmall's result_planes (32 words) of `rows` <= 64 right-hand sides
+// (they do not depend on the seed): bit i of word b is bit b of result[i].
+void ResultPlanes(const uint32_t* result, size_t rows, uint64_t* planes);
+
 // Back substitution of an eliminated system (every free slot 0): bit b of
 // slot i's solution goes to bit b * m + i of the zeroed `out` (ceil(r * m /
 // 8) bytes), for b < r. REQUIRES: 1 <= r <= 32.
@@ -61,6 +74,9 @@ using EliminateByColumnsFn = bool (*)(uint64_t m, uint64_t* coef, uint32_t* resu
                                       const SolverRows& rows);
 using EliminateSmallFn = bool (*)(const uint64_t* row_coef, const uint64_t* row_result, size_t rows,
                                   uint64_t m, uint64_t* coef, uint32_t* result);
+using SolveSmallFn = bool (*)(const uint64_t* row_coef, const uint64_t* result_planes, size_t rows,
+                              uint64_t m, int r, uint8_t* out);
+using ResultPlanesFn = void (*)(const uint32_t* result, size_t rows, uint64_t* planes);
 using SolveColumnsFn = void (*)(const uint64_t* coef, const uint32_t* result, uint64_t m, int r,
                                 uint8_t* out);
 
@@ -69,6 +85,8 @@ using SolveColumnsFn = void (*)(const uint64_t* coef, const uint32_t* result, ui
 EliminateByColumnsFn EliminateByColumnsForTarget(int64_t target);
 EliminateSmallFn EliminateSmallForTarget(int64_t target);
 SolveColumnsFn SolveColumnsForTarget(int64_t target);
+SolveSmallFn SolveSmallForTarget(int64_t target);
+ResultPlanesFn ResultPlanesForTarget(int64_t target);
 
 }  // namespace simd
 }  // namespace blockbloom

@@ -28,6 +28,15 @@ HWY_NOINLINE bool EliminateSmallKernel(const uint64_t* row_coef, const uint64_t*
   return compact_solver::EliminateSmallRows(row_coef, row_result, rows, m, coef, result);
 }
 
+HWY_NOINLINE bool SolveSmallKernel(const uint64_t* row_coef, const uint64_t* result_planes,
+                                   size_t rows, uint64_t m, int r, uint8_t* out) {
+  return compact_solver::SolveSmallRows(row_coef, result_planes, rows, m, r, out);
+}
+
+HWY_NOINLINE void ResultPlanesKernel(const uint32_t* result, size_t rows, uint64_t* planes) {
+  compact_solver::ResultPlanesRows(result, rows, planes);
+}
+
 HWY_NOINLINE void SolveColumnsKernel(const uint64_t* coef, const uint32_t* result, uint64_t m,
                                      int r, uint8_t* out) {
   compact_solver::SolveAllColumns(coef, result, m, r, out);
@@ -45,6 +54,8 @@ namespace simd {
 HWY_EXPORT(EliminateByColumnsKernel);
 HWY_EXPORT(EliminateSmallKernel);
 HWY_EXPORT(SolveColumnsKernel);
+HWY_EXPORT(SolveSmallKernel);
+HWY_EXPORT(ResultPlanesKernel);
 
 EliminateByColumnsFn EliminateByColumnsForTarget(int64_t target) {
   if (!internal::IsCompiledTarget(target)) return nullptr;
@@ -61,19 +72,33 @@ SolveColumnsFn SolveColumnsForTarget(int64_t target) {
   return HWY_DISPATCH_TABLE(SolveColumnsKernel)[internal::DispatchTableIndex(target)];
 }
 
+SolveSmallFn SolveSmallForTarget(int64_t target) {
+  if (!internal::IsCompiledTarget(target)) return nullptr;
+  return HWY_DISPATCH_TABLE(SolveSmallKernel)[internal::DispatchTableIndex(target)];
+}
+
+ResultPlanesFn ResultPlanesForTarget(int64_t target) {
+  if (!internal::IsCompiledTarget(target)) return nullptr;
+  return HWY_DISPATCH_TABLE(ResultPlanesKernel)[internal::DispatchTableIndex(target)];
+}
+
 namespace {
 
 // The chosen target's kernels, resolved together on first use (each starts
-// as a resolver that replaces all three; constant-initialised).
+// as a resolver that replaces them all; constant-initialised).
 std::atomic<EliminateByColumnsFn> g_eliminate_by_columns;
 std::atomic<EliminateSmallFn> g_eliminate_small;
 std::atomic<SolveColumnsFn> g_solve_columns;
+std::atomic<SolveSmallFn> g_solve_small;
+std::atomic<ResultPlanesFn> g_result_planes;
 
 void Resolve() {
   const int64_t target = internal::KernelTarget(KernelFamily::kBuild);
   g_eliminate_by_columns.store(EliminateByColumnsForTarget(target), std::memory_order_relaxed);
   g_eliminate_small.store(EliminateSmallForTarget(target), std::memory_order_relaxed);
   g_solve_columns.store(SolveColumnsForTarget(target), std::memory_order_relaxed);
+  g_solve_small.store(SolveSmallForTarget(target), std::memory_order_relaxed);
+  g_result_planes.store(ResultPlanesForTarget(target), std::memory_order_relaxed);
 }
 
 bool ResolveAndEliminateByColumns(uint64_t m, uint64_t* coef, uint32_t* result,
@@ -92,6 +117,17 @@ void ResolveAndSolveColumns(const uint64_t* coef, const uint32_t* result, uint64
                             uint8_t* out) {
   Resolve();
   SolveColumns(coef, result, m, r, out);
+}
+
+bool ResolveAndSolveSmall(const uint64_t* row_coef, const uint64_t* result_planes, size_t rows,
+                          uint64_t m, int r, uint8_t* out) {
+  Resolve();
+  return SolveSmall(row_coef, result_planes, rows, m, r, out);
+}
+
+void ResolveAndResultPlanes(const uint32_t* result, size_t rows, uint64_t* planes) {
+  Resolve();
+  ResultPlanes(result, rows, planes);
 }
 
 // ForceTargetForTesting re-resolves the pointers above.
@@ -116,6 +152,19 @@ void SolveColumns(const uint64_t* coef, const uint32_t* result, uint64_t m, int 
   SolveColumnsFn fn = g_solve_columns.load(std::memory_order_relaxed);
   if (fn == nullptr) fn = &ResolveAndSolveColumns;
   fn(coef, result, m, r, out);
+}
+
+bool SolveSmall(const uint64_t* row_coef, const uint64_t* result_planes, size_t rows, uint64_t m,
+                int r, uint8_t* out) {
+  SolveSmallFn fn = g_solve_small.load(std::memory_order_relaxed);
+  if (fn == nullptr) fn = &ResolveAndSolveSmall;
+  return fn(row_coef, result_planes, rows, m, r, out);
+}
+
+void ResultPlanes(const uint32_t* result, size_t rows, uint64_t* planes) {
+  ResultPlanesFn fn = g_result_planes.load(std::memory_order_relaxed);
+  if (fn == nullptr) fn = &ResolveAndResultPlanes;
+  fn(result, rows, planes);
 }
 
 }  // namespace simd

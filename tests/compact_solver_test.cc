@@ -109,6 +109,66 @@ std::string SolveSmall(const System& s, int64_t target) {
   return out;
 }
 
+// The plain reference for systems of at most 64 slots, every row at slot 0:
+// reduced row echelon form by slots in order, one row at a time, then every
+// free slot 0 and each pivot slot its row's result. "" if some row reduces
+// to 0 = nonzero.
+std::string ReferenceSolve(const System& s) {
+  std::vector<uint64_t> pivot_coef(64, 0), pivot_result(64, 0);
+  uint64_t pivots = 0;
+  for (size_t i = 0; i < s.coef.size(); ++i) {
+    uint64_t c = s.coef[i], f = s.result[i];
+    for (int j = 0; j < 64; ++j) {
+      if (((c >> j) & 1) && ((pivots >> j) & 1)) {
+        c ^= pivot_coef[j];
+        f ^= pivot_result[j];
+      }
+    }
+    if (c == 0) {
+      if (f != 0) return "";
+      continue;
+    }
+    const int q = __builtin_ctzll(c);
+    for (int j = 0; j < 64; ++j) {  // clear slot q from the other pivot rows
+      if (((pivots >> j) & 1) && ((pivot_coef[j] >> q) & 1)) {
+        pivot_coef[j] ^= c;
+        pivot_result[j] ^= f;
+      }
+    }
+    pivot_coef[q] = c;
+    pivot_result[q] = f;
+    pivots |= uint64_t{1} << q;
+  }
+  // Fully reduced with free slots 0: slot j's value is its row's result,
+  // less the free slots' terms (0).
+  std::string out((s.r * s.m + 7) / 8 + 8, '\0');
+  for (uint64_t j = 0; j < s.m; ++j) {
+    if (!((pivots >> j) & 1)) continue;
+    for (int b = 0; b < s.r; ++b) {
+      if ((pivot_result[j] >> b) & 1) {
+        const uint64_t at = static_cast<uint64_t>(b) * s.m + j;
+        out[at / 8] = static_cast<char>(out[at / 8] | (1 << (at % 8)));
+      }
+    }
+  }
+  return out;
+}
+
+// simd::SolveSmall on `target`; "" if unsolvable. The bytes past the
+// solution must stay untouched.
+std::string SolveSmallDirect(const System& s, int64_t target) {
+  uint32_t result[64] = {};
+  for (size_t i = 0; i < s.result.size(); ++i) result[i] = static_cast<uint32_t>(s.result[i]);
+  uint64_t planes[32];
+  simd::ResultPlanesForTarget(target)(result, s.coef.size(), planes);
+  std::string out((s.r * s.m + 7) / 8 + 8, '\0');
+  if (!simd::SolveSmallForTarget(target)(s.coef.data(), planes, s.coef.size(), s.m, s.r,
+                                         reinterpret_cast<uint8_t*>(&out[0]))) {
+    return "";
+  }
+  return out;
+}
+
 // Eliminates `s` with compact::BandingAdd, rows in the order of `order`
 // (indices into the system's rows), and solves it on `target`; "" if
 // unsolvable.
@@ -241,6 +301,72 @@ TEST(CompactSolverEveryTarget, SmallSystemsSolveIdentically) {
   }
   EXPECT_GT(solved, 50);
   EXPECT_GT(unsolvable, 5);
+}
+
+// SolveSmall against the plain reference over random systems of 0-64 rows
+// in up to 64 slots, square and spare, with duplicated rows (dependent rows
+// that are consistent or not), on every target: solvable exactly when the
+// reference is, and then the same bytes.
+TEST(CompactSolverEveryTarget, SolveSmallMatchesReference) {
+  int solved = 0, unsolvable = 0, dependent_solved = 0;
+  uint64_t seed = 7000;
+  for (size_t n = 0; n <= 64; ++n) {
+    for (uint64_t extra : {0, 1, 2, 5, 64}) {
+      const uint64_t m = std::min<uint64_t>(64, n + extra);
+      if (m == 0) continue;
+      for (int r : {1, 2, 3, 8, 10, 17, 32}) {
+        for (int copies : {0, 1, 2}) {  // rows duplicated over others
+          System s = RandomSystem(n, m, r, ++seed);
+          SplitMix64 rng(seed);
+          for (int c = 0; c < copies && n >= 2; ++c) {
+            const size_t from = rng.Next() % n, to = rng.Next() % n;
+            if (from == to) continue;
+            s.coef[to] = s.coef[from];
+            // Consistent for copies == 1, a coin toss for 2.
+            s.result[to] = copies == 1 ? s.result[from] : rng.Next() & ((uint64_t{1} << r) - 1);
+          }
+          const std::string expected = ReferenceSolve(s);
+          if (expected.empty()) {
+            ++unsolvable;
+          } else {
+            ++solved;
+            if (copies == 1) ++dependent_solved;
+            ExpectSolves(s, expected);
+          }
+          for (int64_t target : simd::SupportedTargets()) {
+            SCOPED_TRACE(simd::TargetName(target) + " n=" + std::to_string(n) +
+                         " m=" + std::to_string(m) + " r=" + std::to_string(r) +
+                         " copies=" + std::to_string(copies));
+            ASSERT_EQ(SolveSmallDirect(s, target), expected);
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(solved, 500);
+  EXPECT_GT(unsolvable, 300);
+  EXPECT_GT(dependent_solved, 50);
+}
+
+// ResultPlanes (a 64 x 64 bit transpose) against bit by bit, on every
+// target.
+TEST(CompactSolverEveryTarget, ResultPlanesTranspose) {
+  SplitMix64 rng(42);
+  for (size_t rows : {0, 1, 17, 63, 64}) {
+    uint32_t result[64] = {};
+    for (size_t i = 0; i < rows; ++i) result[i] = static_cast<uint32_t>(rng.Next());
+    for (int64_t target : simd::SupportedTargets()) {
+      SCOPED_TRACE(simd::TargetName(target) + " rows=" + std::to_string(rows));
+      uint64_t planes[32];
+      simd::ResultPlanesForTarget(target)(result, rows, planes);
+      for (int b = 0; b < 32; ++b) {
+        for (size_t i = 0; i < 64; ++i) {
+          const uint64_t want = i < rows ? (result[i] >> b) & 1 : 0;
+          ASSERT_EQ((planes[b] >> i) & 1, want) << "plane " << b << " row " << i;
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

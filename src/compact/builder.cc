@@ -260,9 +260,10 @@ constexpr int kBandedSeeds = 16;
 // writes the same bytes (tests/compact_filter_test.cc checks the builder
 // against a plain reference solver). Up to kDenseSlots slots
 // DenseSystem (Gauss-Jordan on one word per row) is the faster; above,
-// simd::EliminateSmall (measured at 2-16 keys, 4-20 bits/key, BM_BuildGrid:
-// EliminateSmall for every system up to 16 slots took 1.3-1.4x the time at
-// 2-8 keys, 1.0x at 16).
+// AppendSmallV2 (measured at 2-16 keys, 4-20 bits/key, BM_BuildGrid, against
+// simd::EliminateSmall, which SolveSmall beats from 17 slots: EliminateSmall
+// for every system up to 16 slots took 1.3-1.4x the time at 2-8 keys, 1.0x
+// at 16).
 constexpr uint64_t kDenseSlots = 16;
 // From this many keys (in more than 64 slots) AppendBandingV2, one row at a
 // time, replaces the elimination by columns. Below, the rows' walks over the
@@ -356,31 +357,39 @@ bool AppendDenseV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byte
 }
 
 // AppendFilterV2 for a system of kDenseSlots to 64 slots (every row starts
-// at slot 0, n <= m <= simd::kSolverSmallRows): simd::EliminateSmall, every
-// row updated at every slot. Measured at 16 keys, 10 bits/key (17 slots):
-// AppendFilter in ~0.68 of the time it takes through the elimination by
-// columns, whose per-slot costs dominate at this size; at 64 keys 0.58x.
+// at slot 0, n <= m <= simd::kSolverSmallRows): simd::SolveSmall,
+// Gauss-Jordan elimination on the transposed system, which writes the body
+// itself. Measured against simd::EliminateSmall and SolveColumns at 64 keys
+// (compact_bench --benchmark_filter='BM_BuildVs/bpk:(4|10|30)/n:64/', medians
+// of 3, CPU time per key): 0.55x at 4 bits/key, 0.60x at 10, 0.68x at 30.
 bool AppendSmallV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_bytes, uint64_t m,
                    std::string* dst, BuildInfo* info) {
   constexpr size_t kSmallKeys = simd::kSolverSmallRows;
-  uint64_t x[kSmallKeys], row_coef[kSmallKeys], row_result[kSmallKeys];
+  uint64_t x[kSmallKeys], row_coef[kSmallKeys];
+  uint32_t fingerprint[kSmallKeys];
   const size_t n = hashes.size();
-  const size_t padded =
-      (n + simd::kSolverMaxLanes - 1) / simd::kSolverMaxLanes * simd::kSolverMaxLanes;
-  std::fill(row_coef + n, row_coef + padded, 0);
-  std::fill(row_result + n, row_result + padded, 0);
-  for (size_t i = 0; i < hashes.size(); ++i) {
+  for (size_t i = 0; i < n; ++i) {
     const V2KeyBase k = V2KeyBaseFor(hashes[i], m, r);
     x[i] = k.x;
-    row_result[i] = k.fingerprint;
+    fingerprint[i] = k.fingerprint;
   }
-  uint64_t coef[kV2WindowBits];
-  uint32_t result[kV2WindowBits];
+  uint64_t planes[32];  // the right-hand sides' bit planes, the same for every seed
+  simd::ResultPlanes(fingerprint, n, planes);
+  uint8_t body[32 * kV2WindowBits / 8];  // r * m bits
   for (int s = 0; s < kDenseSeeds; ++s) {
     const uint8_t seed = static_cast<uint8_t>(s);
-    for (size_t i = 0; i < hashes.size(); ++i) row_coef[i] = V2Coefficients(x[i], seed, m);
-    if (!simd::EliminateSmall(row_coef, row_result, n, m, coef, result)) continue;
-    WriteSolution(coef, result, m, r, total_bytes, seed, dst, info);
+    for (size_t i = 0; i < n; ++i) row_coef[i] = V2Coefficients(x[i], seed, m);
+    if (!simd::SolveSmall(row_coef, planes, n, m, r, body)) continue;
+    const size_t at = dst->size();
+    const size_t bytes = static_cast<size_t>(total_bytes);
+    dst->resize(at + bytes, '\0');
+    uint8_t* out = reinterpret_cast<uint8_t*>(&(*dst)[at]);
+    std::memcpy(out, body, (static_cast<uint64_t>(r) * m + 7) / 8);
+    WriteV2Trailer(total_bytes, r, seed, out + bytes - kV2TrailerSize);
+    info->version = 2;
+    info->num_entries = m;
+    info->fingerprint_bits = r;
+    info->seed = seed;
     return true;
   }
   return false;
