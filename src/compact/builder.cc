@@ -12,6 +12,10 @@
 #include "compact/banding.h"
 #include "compact_solver.h"
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>  // _pdep_u64
+#endif
+
 namespace blockbloom {
 namespace compact {
 namespace {
@@ -264,6 +268,7 @@ constexpr int kBandedSeeds = 16;
 // EliminateSmall for every system up to 16 slots took 1.3-1.4x the time at
 // 2-8 keys, 1.0x at 16).
 constexpr uint64_t kDenseSlots = 16;
+static_assert(kDenseSlots <= kDenseBodySlots, "WriteDenseBody covers the dense systems");
 // From this many keys (in more than 64 slots) AppendBandingV2, one row at a
 // time, replaces the elimination by columns. Below, the rows' walks over the
 // band's last 64 slots (no row starts there, so they fill by walks: 13 slots
@@ -327,6 +332,112 @@ void WriteSolution(const uint64_t* coef, const uint32_t* result, uint64_t m, int
   info->seed = seed;
 }
 
+}  // namespace
+
+// Column b is gathered 8 slots per multiply: with byte k of slots 0..7 in
+// the bytes of lo[k], ((lo[k] >> (b % 8)) & 0x0101..01) * 0x0102040810204080
+// >> 56 has bit p = bit b of slot p (the 8 products land on distinct bits,
+// no carries). About 10 operations per column.
+void WriteDenseBodyByColumns(const uint32_t* value, uint64_t m, int r, uint8_t* out) {
+  assert(m >= 1 && m <= kDenseBodySlots && r >= 1 && r <= kV2MaxFingerprintBits);
+  uint64_t lo[4] = {0, 0, 0, 0};
+  uint64_t hi[4] = {0, 0, 0, 0};
+  for (uint64_t p = 0; p < m; ++p) {
+    uint64_t* half = p < 8 ? lo : hi;
+    const int shift = static_cast<int>(8 * (p & 7));
+    const uint64_t v = value[p];
+    for (int k = 0; k < 4; ++k) half[k] |= ((v >> (8 * k)) & 0xFF) << shift;
+  }
+  constexpr uint64_t kLowBits = 0x0101010101010101ull;
+  constexpr uint64_t kGather = 0x0102040810204080ull;
+  const int width = static_cast<int>(m);
+  uint64_t acc = 0;  // bits not yet written, the first at bit 0
+  int fill = 0;      // < 64
+  for (int b = 0; b < r; ++b) {
+    const int k = b >> 3, s = b & 7;
+    uint64_t column = (((lo[k] >> s) & kLowBits) * kGather) >> 56;
+    if (width > 8) column |= ((((hi[k] >> s) & kLowBits) * kGather) >> 56) << 8;
+    acc |= column << fill;
+    fill += width;
+    if (fill >= 64) {
+      internal::EncodeFixed64(reinterpret_cast<char*>(out), acc);
+      out += 8;
+      fill -= 64;
+      acc = column >> (width - fill);  // column < 2^width: 0 when fill is 0
+    }
+  }
+  for (; fill > 0; fill -= 8, acc >>= 8) *out++ = static_cast<uint8_t>(acc);
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+namespace {
+
+// kComb[m][w]: word w of the bit string with bits at the multiples of m.
+struct CombTable {
+  uint64_t words[kDenseBodySlots + 1][8];
+};
+constexpr CombTable MakeCombTable() {
+  CombTable t{};
+  for (uint64_t m = 1; m <= kDenseBodySlots; ++m) {
+    for (uint64_t bit = 0; bit < 512; bit += m) t.words[m][bit / 64] |= uint64_t{1} << (bit % 64);
+  }
+  return t;
+}
+constexpr CombTable kComb = MakeCombTable();
+
+}  // namespace
+
+// Slot p's bits deposited (pdep) into each word's positions b * m + p:
+// m * ceil(r * m / 64) deposits.
+__attribute__((target("bmi2,popcnt"))) void WriteDenseBodyBySlots(const uint32_t* value, uint64_t m,
+                                                                  int r, uint8_t* out) {
+  assert(m >= 1 && m <= kDenseBodySlots && r >= 1 && r <= kV2MaxFingerprintBits);
+  const uint64_t bits = static_cast<uint64_t>(r) * m;
+  const size_t num_words = static_cast<size_t>((bits + 63) / 64);
+  uint64_t words[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  const uint64_t* comb = kComb.words[m];
+  for (uint64_t p = 0; p < m; ++p) {
+    uint64_t v = value[p];  // < 2^r: deposits past bit r * m are 0
+    uint64_t carry = 0;     // comb bits shifted out of the previous word
+    for (size_t w = 0; w < num_words; ++w) {
+      const uint64_t mask = comb[w] << p | carry;
+      carry = (comb[w] >> 1) >> (63 - p);
+      words[w] |= _pdep_u64(v, mask);
+      const int used = __builtin_popcountll(mask);  // >= 4 (m <= 16)
+      v = (v >> (used - 1)) >> 1;
+    }
+  }
+  const size_t bytes = static_cast<size_t>((bits + 7) / 8);
+  size_t w = 0;
+  for (; 8 * w + 8 <= bytes; ++w)
+    internal::EncodeFixed64(reinterpret_cast<char*>(out + 8 * w), words[w]);
+  for (size_t byte = 8 * w; byte < bytes; ++byte) {
+    out[byte] = static_cast<uint8_t>(words[w] >> (8 * (byte % 8)));
+  }
+}
+
+bool HasDenseBodyBySlots() {
+  static const bool has = __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("popcnt");
+  return has;
+}
+#else
+void WriteDenseBodyBySlots(const uint32_t* value, uint64_t m, int r, uint8_t* out) {
+  WriteDenseBodyByColumns(value, m, r, out);
+}
+bool HasDenseBodyBySlots() { return false; }
+#endif
+
+void WriteDenseBody(const uint32_t* value, uint64_t m, int r, uint8_t* out) {
+  const uint64_t deposits = m * ((static_cast<uint64_t>(r) * m + 63) / 64);
+  if (deposits <= static_cast<uint64_t>(r) && HasDenseBodyBySlots()) {
+    WriteDenseBodyBySlots(value, m, r, out);
+  } else {
+    WriteDenseBodyByColumns(value, m, r, out);
+  }
+}
+
+namespace {
+
 // AppendFilterV2 for m <= kDenseSlots slots (DenseSystem).
 bool AppendDenseV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_bytes, uint64_t m,
                    std::string* dst, BuildInfo* info) {
@@ -341,15 +452,23 @@ bool AppendDenseV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byte
       ok = system.Add(V2Coefficients(keys[i].x, seed, m), keys[i].fingerprint);
     }
     if (!ok) continue;
-    // Fully reduced: the solution of pivot slot p is result(p).
-    uint64_t coef[kDenseSlots];
-    uint32_t result[kDenseSlots];
+    // Fully reduced: the solution of pivot slot p is result(p), of a free
+    // slot 0.
+    uint32_t value[kDenseSlots];
     for (uint64_t j = 0; j < m; ++j) {
       const bool pivot = (system.pivots() >> j) & 1;
-      coef[j] = pivot ? 1 : 0;
-      result[j] = pivot ? system.result(static_cast<int>(j)) : 0;
+      value[j] = pivot ? system.result(static_cast<int>(j)) : 0;
     }
-    WriteSolution(coef, result, m, r, total_bytes, seed, dst, info);
+    const size_t at = dst->size();
+    const size_t bytes = static_cast<size_t>(total_bytes);
+    dst->resize(at + bytes, '\0');
+    uint8_t* out = reinterpret_cast<uint8_t*>(&(*dst)[at]);
+    WriteDenseBody(value, m, r, out);
+    WriteV2Trailer(total_bytes, r, seed, out + bytes - kV2TrailerSize);
+    info->version = 2;
+    info->num_entries = m;
+    info->fingerprint_bits = r;
+    info->seed = seed;
     return true;
   }
   return false;
