@@ -279,40 +279,44 @@ static_assert(kDenseSlots <= kDenseBodySlots, "WriteDenseBody covers the dense s
 // 0.77x (0.67x at 4 bits/key).
 constexpr size_t kBandingKeys = 600;
 
-// Gauss-Jordan elimination over GF(2) for at most 64 slots (every row one
-// word, start 0): rows are kept fully reduced (row p has its pivot bit p and
-// no other pivot bit), so reducing a new row is a loop of independent xors
-// (no chain of dependent loads), and with every free slot 0 the solution of
-// slot p is simply result(p): no back substitution.
+// Gauss-Jordan elimination over GF(2) for at most kDenseSlots (16) slots,
+// a row and its right-hand side in one word: coefficients in bits 0-15, the
+// fingerprint (R <= 32 bits) in bits 16-47, so one xor updates both. Rows
+// are kept fully reduced (row p has its pivot bit p and no other pivot bit),
+// so reducing a new row is a fixed loop of independent masked xors, and with
+// every free slot 0 the solution of slot p is the result of row p: no back
+// substitution. Both loops run over all kRows rows, free ones 0, without a
+// branch per row (the compiler's vectors do several rows at once).
+template <int kRows>
 class DenseSystem {
  public:
-  void Clear() { pivots_ = 0; }
-  bool Add(uint64_t c, uint32_t f) {
-    for (uint64_t t = c & pivots_; t != 0; t &= t - 1) {
-      const int p = __builtin_ctzll(t);
-      c ^= rows_[p];
-      f ^= result_[p];
-    }
-    if (c == 0) return f == 0;
+  static constexpr int kResultShift = 16;
+  static_assert(kRows <= kResultShift, "coefficients below the result");
+  void Clear() {
+    pivots_ = 0;
+    for (int p = 0; p < kRows; ++p) rows_[p] = 0;
+  }
+  // row: coefficients | fingerprint << kResultShift. False if the system
+  // with this row has no solution.
+  bool Add(uint64_t row) {
+    for (uint64_t t = row & pivots_; t != 0; t &= t - 1) row ^= rows_[__builtin_ctzll(t)];
+    const uint64_t c = row & ((uint64_t{1} << kResultShift) - 1);
+    if (c == 0) return row == 0;  // dependent: solvable iff the results agree
     const int q = __builtin_ctzll(c);
     for (uint64_t t = pivots_; t != 0; t &= t - 1) {  // clear bit q elsewhere
-      const int p = __builtin_ctzll(t);
-      const uint64_t take = uint64_t{0} - ((rows_[p] >> q) & 1);
-      rows_[p] ^= c & take;
-      result_[p] ^= f & static_cast<uint32_t>(take);
+      uint64_t& other = rows_[__builtin_ctzll(t)];
+      other ^= row & (0 - ((other >> q) & 1));
     }
-    rows_[q] = c;
-    result_[q] = f;
+    rows_[q] = row;
     pivots_ |= uint64_t{1} << q;
     return true;
   }
-  uint64_t pivots() const { return pivots_; }
-  uint32_t result(int p) const { return result_[p]; }
+  // The solution of slot p: 0 for a free slot.
+  uint32_t Solution(int p) const { return static_cast<uint32_t>(rows_[p] >> kResultShift); }
 
  private:
   uint64_t pivots_ = 0;
-  uint64_t rows_[64];
-  uint32_t result_[64];
+  uint64_t rows_[kRows];
 };
 
 // The end of a solved version-2 build, dense or banded: appends the body
@@ -438,27 +442,30 @@ void WriteDenseBody(const uint32_t* value, uint64_t m, int r, uint8_t* out) {
 
 namespace {
 
-// AppendFilterV2 for m <= kDenseSlots slots (DenseSystem).
+// AppendFilterV2 for m <= kDenseSlots slots (DenseSystem), kRows >= m.
+template <int kRows>
 bool AppendDenseV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_bytes, uint64_t m,
                    std::string* dst, BuildInfo* info) {
-  V2KeyBase keys[kV2WindowBits];  // m >= n
-  for (size_t i = 0; i < hashes.size(); ++i) keys[i] = V2KeyBaseFor(hashes[i], m, r);
-  DenseSystem system;
+  using System = DenseSystem<kRows>;
+  uint64_t x[kDenseSlots];            // m >= n
+  uint64_t fingerprint[kDenseSlots];  // shifted into place
+  const size_t n = hashes.size();
+  for (size_t i = 0; i < n; ++i) {
+    const V2KeyBase k = V2KeyBaseFor(hashes[i], m, r);
+    x[i] = k.x;
+    fingerprint[i] = uint64_t{k.fingerprint} << System::kResultShift;
+  }
+  System system;
   for (int s = 0; s < kDenseSeeds; ++s) {
     const uint8_t seed = static_cast<uint8_t>(s);
     system.Clear();
     bool ok = true;
-    for (size_t i = 0; i < hashes.size() && ok; ++i) {
-      ok = system.Add(V2Coefficients(keys[i].x, seed, m), keys[i].fingerprint);
+    for (size_t i = 0; i < n && ok; ++i) {
+      ok = system.Add(V2Coefficients(x[i], seed, m) | fingerprint[i]);
     }
     if (!ok) continue;
-    // Fully reduced: the solution of pivot slot p is result(p), of a free
-    // slot 0.
     uint32_t value[kDenseSlots];
-    for (uint64_t j = 0; j < m; ++j) {
-      const bool pivot = (system.pivots() >> j) & 1;
-      value[j] = pivot ? system.result(static_cast<int>(j)) : 0;
-    }
+    for (uint64_t j = 0; j < m; ++j) value[j] = system.Solution(static_cast<int>(j));
     const size_t at = dst->size();
     const size_t bytes = static_cast<size_t>(total_bytes);
     dst->resize(at + bytes, '\0');
@@ -595,7 +602,10 @@ bool AppendFilterV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byt
   if (m > kDenseSlots && m <= kV2WindowBits) {
     return AppendSmallV2(hashes, r, total_bytes, m, dst, info);
   }
-  if (m <= kDenseSlots) return AppendDenseV2(hashes, r, total_bytes, m, dst, info);
+  if (m <= kDenseSlots) {
+    return m <= 8 ? AppendDenseV2<8>(hashes, r, total_bytes, m, dst, info)
+                  : AppendDenseV2<16>(hashes, r, total_bytes, m, dst, info);
+  }
   static_assert(kDenseSeeds <= kV2Seeds && kBandedSeeds <= kV2Seeds, "4-bit seed");
   if (m > kV2WindowBits && hashes.size() >= kBandingKeys) {
     return AppendBandingV2(hashes, r, total_bytes, m, std::min(max_seeds, kBandedSeeds), dst, info);
