@@ -421,7 +421,10 @@ __attribute__((target("bmi2,popcnt"))) void WriteDenseBodyBySlots(const uint32_t
 }
 
 bool HasDenseBodyBySlots() {
-  static const bool has = __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("popcnt");
+  static const bool has = [] {
+    __builtin_cpu_init();  // in case the first filter is built by a static constructor
+    return __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("popcnt");
+  }();
   return has;
 }
 #else
