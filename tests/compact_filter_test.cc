@@ -623,6 +623,60 @@ uint64_t HashStartingAt(uint64_t start, uint64_t starts, uint64_t noise) {
   return UnMix64(UnMix64(y) - compact::kV2SeedStep);
 }
 
+// The tiny filters of LevelDB's large values (1-16 keys per filter, dense
+// systems of at most 16 slots) at every whole bits/key.
+TEST(CompactFormatV2Solution, MatchesReferenceForTinySets) {
+  SplitMix64 rng(16);
+  for (size_t n = 1; n <= 16; ++n) {
+    for (int bpk = 4; bpk <= 30; ++bpk) {
+      for (int set = 0; set < 4; ++set) {
+        std::vector<uint64_t> hashes(n);
+        for (uint64_t& h : hashes) h = rng.Next();
+        SCOPED_TRACE("n=" + std::to_string(n) + " bpk=" + std::to_string(bpk));
+        ASSERT_NO_FATAL_FAILURE(ExpectV2MatchesReference(hashes, bpk));
+      }
+    }
+  }
+}
+
+// Both ways of writing a dense body against the plain bit loop, for every m
+// and R, random values below 2^R and a canary past the written bytes.
+TEST(CompactFormatV2Solution, DenseBodyMatchesBitLoop) {
+  SplitMix64 rng(17);
+  for (uint64_t m = 1; m <= compact::kDenseBodySlots; ++m) {
+    for (int r = 1; r <= compact::kV2MaxFingerprintBits; ++r) {
+      for (int trial = 0; trial < 20; ++trial) {
+        uint32_t value[compact::kDenseBodySlots];
+        for (uint64_t p = 0; p < m; ++p) {
+          value[p] = static_cast<uint32_t>(rng.Next() & ((uint64_t{1} << r) - 1));
+          if (trial == 0) value[p] = static_cast<uint32_t>((uint64_t{1} << r) - 1);
+        }
+        const size_t bytes = static_cast<size_t>((static_cast<uint64_t>(r) * m + 7) / 8);
+        std::vector<uint8_t> expected(bytes + 8, 0xA5);
+        std::fill(expected.begin(), expected.begin() + static_cast<ptrdiff_t>(bytes), 0);
+        for (int b = 0; b < r; ++b) {
+          for (uint64_t p = 0; p < m; ++p) {
+            const uint64_t bit = static_cast<uint64_t>(b) * m + p;
+            if ((value[p] >> b) & 1) expected[bit / 8] |= static_cast<uint8_t>(1 << (bit % 8));
+          }
+        }
+        SCOPED_TRACE("m=" + std::to_string(m) + " r=" + std::to_string(r));
+        std::vector<uint8_t> out(bytes + 8, 0xA5);
+        compact::WriteDenseBodyByColumns(value, m, r, out.data());
+        EXPECT_EQ(out, expected) << "by columns";
+        out.assign(bytes + 8, 0xA5);
+        compact::WriteDenseBody(value, m, r, out.data());
+        EXPECT_EQ(out, expected) << "chosen";
+        if (compact::HasDenseBodyBySlots()) {
+          out.assign(bytes + 8, 0xA5);
+          compact::WriteDenseBodyBySlots(value, m, r, out.data());
+          EXPECT_EQ(out, expected) << "by slots";
+        }
+      }
+    }
+  }
+}
+
 TEST(CompactFormatV2Solution, MatchesReferenceForCrowdedStarts) {
   ASSERT_EQ(compact::Mix64(UnMix64(0x0123456789ABCDEFull)), 0x0123456789ABCDEFull);
   SplitMix64 rng(13);

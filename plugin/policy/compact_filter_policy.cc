@@ -1,12 +1,15 @@
 #include "blockbloom/compact_filter_policy.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "common/xxh3_inline.h"
 #include "leveldb/slice.h"
+#include "policy/blocked_policy.h"
 #include "policy/filter_sizing.h"
 #include "policy/policy_base.h"
+#include "targets.h"
 
 namespace blockbloom {
 namespace {
@@ -17,7 +20,12 @@ namespace {
 class CompactPolicy final : public internal::PolicyBase {
  public:
   CompactPolicy(double bits_per_key, const char* name, bool migrating)
-      : PolicyBase(migrating), name_(name), sizing_(bits_per_key) {
+      : PolicyBase(migrating),
+        name_(name),
+        sizing_(bits_per_key),
+        bloom_(internal::NewBlockedPolicyForTarget(
+            simd::internal::KernelTarget(simd::KernelFamily::kSingleProbe), bits_per_key, name,
+            migrating, simd::internal::KernelTarget(simd::KernelFamily::kBuild))) {
     std::vector<uint64_t> none;
     internal::AppendCompactLayout(sizing_.Compact(0), &none, sizing_.bits_per_key(), &empty_);
   }
@@ -39,15 +47,28 @@ class CompactPolicy final : public internal::PolicyBase {
     constexpr size_t kKeptHashes = 4096;
     thread_local std::vector<uint64_t> kept;
     std::vector<uint64_t> once;
+    const internal::CompactLayout layout = sizing_.Compact(count);
+    if (!layout.version1 && layout.fingerprint_bits == 0 && bloom_ != nullptr) {
+      // No fingerprint width beats the Bloom filter (1 key at every
+      // bits/key: 64 bits and 30 probes, FPR ~1e-13): its layout is the
+      // blocked policy's for as many keys (FilterSizing::Bloom), hashed and
+      // set in one loop compiled for the target. The same bytes as
+      // AppendCompactLayout's Bloom filter; compact_bench BM_BuildVs at 1
+      // key, 10 bits/key: 28.7 -> 19.0 ns (the blocked policy: 16.4).
+      bloom_->CreateFilter(keys, n, dst);
+      return;
+    }
     std::vector<uint64_t>& hashes = count <= kKeptHashes ? kept : once;
     hashes.resize(count);
     for (size_t i = 0; i < count; ++i) hashes[i] = internal::InlineHashKey(internal::View(keys[i]));
-    internal::AppendCompactLayout(sizing_.Compact(count), &hashes, sizing_.bits_per_key(), dst);
+    internal::AppendCompactLayout(layout, &hashes, sizing_.bits_per_key(), dst);
   }
 
  private:
   const char* const name_;
   const internal::FilterSizing sizing_;
+  // The Bloom filters' builder (nullptr if its target is not compiled).
+  const std::unique_ptr<const internal::BlockedPolicy> bloom_;
   std::string empty_;  // the filter of no keys
 };
 

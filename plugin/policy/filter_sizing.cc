@@ -120,7 +120,9 @@ void AppendCompactLayout(const CompactLayout& layout, std::vector<uint64_t>* has
   }
   // R, else R - 1 while it still beats the Bloom filter, else the Bloom filter.
   for (int r = layout.fingerprint_bits;
-       r >= 1 && r + 1 >= layout.fingerprint_bits && std::ldexp(1.0, -r) < layout.bloom_fpr; --r) {
+       r >= 1 && r + 1 >= layout.fingerprint_bits &&
+       (r == layout.fingerprint_bits || std::ldexp(1.0, -r) < layout.bloom_fpr);  // R: known
+       --r) {
     if (compact::AppendFilterV2(*hashes, r, layout.total_bytes, dst, &info)) return;
   }
   const BloomLayout& bloom = layout.bloom;

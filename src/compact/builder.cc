@@ -12,6 +12,10 @@
 #include "compact/banding.h"
 #include "compact_solver.h"
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>  // _pdep_u64
+#endif
+
 namespace blockbloom {
 namespace compact {
 namespace {
@@ -265,6 +269,7 @@ constexpr int kBandedSeeds = 16;
 // for every system up to 16 slots took 1.3-1.4x the time at 2-8 keys, 1.0x
 // at 16).
 constexpr uint64_t kDenseSlots = 16;
+static_assert(kDenseSlots <= kDenseBodySlots, "WriteDenseBody covers the dense systems");
 // From this many keys (in more than 64 slots) AppendBandingV2, one row at a
 // time, replaces the elimination by columns. Below, the rows' walks over the
 // band's last 64 slots (no row starts there, so they fill by walks: 13 slots
@@ -275,40 +280,44 @@ constexpr uint64_t kDenseSlots = 16;
 // 0.77x (0.67x at 4 bits/key).
 constexpr size_t kBandingKeys = 600;
 
-// Gauss-Jordan elimination over GF(2) for at most 64 slots (every row one
-// word, start 0): rows are kept fully reduced (row p has its pivot bit p and
-// no other pivot bit), so reducing a new row is a loop of independent xors
-// (no chain of dependent loads), and with every free slot 0 the solution of
-// slot p is simply result(p): no back substitution.
+// Gauss-Jordan elimination over GF(2) for at most kDenseSlots (16) slots,
+// a row and its right-hand side in one word: coefficients in bits 0-15, the
+// fingerprint (R <= 32 bits) in bits 16-47, so one xor updates both. Rows
+// are kept fully reduced (row p has its pivot bit p and no other pivot bit),
+// so reducing a new row is a fixed loop of independent masked xors, and with
+// every free slot 0 the solution of slot p is the result of row p: no back
+// substitution. Both loops run over all kRows rows, free ones 0, without a
+// branch per row (the compiler's vectors do several rows at once).
+template <int kRows>
 class DenseSystem {
  public:
-  void Clear() { pivots_ = 0; }
-  bool Add(uint64_t c, uint32_t f) {
-    for (uint64_t t = c & pivots_; t != 0; t &= t - 1) {
-      const int p = __builtin_ctzll(t);
-      c ^= rows_[p];
-      f ^= result_[p];
-    }
-    if (c == 0) return f == 0;
+  static constexpr int kResultShift = 16;
+  static_assert(kRows <= kResultShift, "coefficients below the result");
+  void Clear() {
+    pivots_ = 0;
+    for (int p = 0; p < kRows; ++p) rows_[p] = 0;
+  }
+  // row: coefficients | fingerprint << kResultShift. False if the system
+  // with this row has no solution.
+  bool Add(uint64_t row) {
+    for (uint64_t t = row & pivots_; t != 0; t &= t - 1) row ^= rows_[__builtin_ctzll(t)];
+    const uint64_t c = row & ((uint64_t{1} << kResultShift) - 1);
+    if (c == 0) return row == 0;  // dependent: solvable iff the results agree
     const int q = __builtin_ctzll(c);
     for (uint64_t t = pivots_; t != 0; t &= t - 1) {  // clear bit q elsewhere
-      const int p = __builtin_ctzll(t);
-      const uint64_t take = uint64_t{0} - ((rows_[p] >> q) & 1);
-      rows_[p] ^= c & take;
-      result_[p] ^= f & static_cast<uint32_t>(take);
+      uint64_t& other = rows_[__builtin_ctzll(t)];
+      other ^= row & (0 - ((other >> q) & 1));
     }
-    rows_[q] = c;
-    result_[q] = f;
+    rows_[q] = row;
     pivots_ |= uint64_t{1} << q;
     return true;
   }
-  uint64_t pivots() const { return pivots_; }
-  uint32_t result(int p) const { return result_[p]; }
+  // The solution of slot p: 0 for a free slot.
+  uint32_t Solution(int p) const { return static_cast<uint32_t>(rows_[p] >> kResultShift); }
 
  private:
   uint64_t pivots_ = 0;
-  uint64_t rows_[64];
-  uint32_t result_[64];
+  uint64_t rows_[kRows];
 };
 
 // The end of a solved version-2 build, dense or banded: appends the body
@@ -328,29 +337,162 @@ void WriteSolution(const uint64_t* coef, const uint32_t* result, uint64_t m, int
   info->seed = seed;
 }
 
-// AppendFilterV2 for m <= kDenseSlots slots (DenseSystem).
+}  // namespace
+
+// Column b is gathered 8 slots per multiply: with byte k of slots 0..7 in
+// the bytes of lo[k], ((lo[k] >> (b % 8)) & 0x0101..01) * 0x0102040810204080
+// >> 56 has bit p = bit b of slot p (the 8 products land on distinct bits,
+// no carries). About 10 operations per column.
+void WriteDenseBodyByColumns(const uint32_t* value, uint64_t m, int r, uint8_t* out) {
+  assert(m >= 1 && m <= kDenseBodySlots && r >= 1 && r <= kV2MaxFingerprintBits);
+  uint64_t lo[4] = {0, 0, 0, 0};
+  uint64_t hi[4] = {0, 0, 0, 0};
+  for (uint64_t p = 0; p < m; ++p) {
+    uint64_t* half = p < 8 ? lo : hi;
+    const int shift = static_cast<int>(8 * (p & 7));
+    const uint64_t v = value[p];
+    for (int k = 0; k < 4; ++k) half[k] |= ((v >> (8 * k)) & 0xFF) << shift;
+  }
+  constexpr uint64_t kLowBits = 0x0101010101010101ull;
+  constexpr uint64_t kGather = 0x0102040810204080ull;
+  const int width = static_cast<int>(m);
+  uint64_t acc = 0;  // bits not yet written, the first at bit 0
+  int fill = 0;      // < 64
+  for (int b = 0; b < r; ++b) {
+    const int k = b >> 3, s = b & 7;
+    uint64_t column = (((lo[k] >> s) & kLowBits) * kGather) >> 56;
+    if (width > 8) column |= ((((hi[k] >> s) & kLowBits) * kGather) >> 56) << 8;
+    acc |= column << fill;
+    fill += width;
+    if (fill >= 64) {
+      internal::EncodeFixed64(reinterpret_cast<char*>(out), acc);
+      out += 8;
+      fill -= 64;
+      acc = column >> (width - fill);  // column < 2^width: 0 when fill is 0
+    }
+  }
+  for (; fill > 0; fill -= 8, acc >>= 8) *out++ = static_cast<uint8_t>(acc);
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+namespace {
+
+// kComb[m][w]: word w of the bit string with bits at the multiples of m.
+struct CombTable {
+  uint64_t words[kDenseBodySlots + 1][8];
+};
+constexpr CombTable MakeCombTable() {
+  CombTable t{};
+  for (uint64_t m = 1; m <= kDenseBodySlots; ++m) {
+    for (uint64_t bit = 0; bit < 512; bit += m) t.words[m][bit / 64] |= uint64_t{1} << (bit % 64);
+  }
+  return t;
+}
+constexpr CombTable kComb = MakeCombTable();
+
+}  // namespace
+
+// Slot p's bits deposited (pdep) into each word's positions b * m + p:
+// m * ceil(r * m / 64) deposits.
+__attribute__((target("bmi2,popcnt"))) void WriteDenseBodyBySlots(const uint32_t* value, uint64_t m,
+                                                                  int r, uint8_t* out) {
+  assert(m >= 1 && m <= kDenseBodySlots && r >= 1 && r <= kV2MaxFingerprintBits);
+  const uint64_t bits = static_cast<uint64_t>(r) * m;
+  const size_t num_words = static_cast<size_t>((bits + 63) / 64);
+  uint64_t words[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  const uint64_t* comb = kComb.words[m];
+  for (uint64_t p = 0; p < m; ++p) {
+    uint64_t v = value[p];  // < 2^r: deposits past bit r * m are 0
+    uint64_t carry = 0;     // comb bits shifted out of the previous word
+    for (size_t w = 0; w < num_words; ++w) {
+      const uint64_t mask = comb[w] << p | carry;
+      carry = (comb[w] >> 1) >> (63 - p);
+      words[w] |= _pdep_u64(v, mask);
+      const int used = __builtin_popcountll(mask);  // >= 4 (m <= 16)
+      v = (v >> (used - 1)) >> 1;
+    }
+  }
+  const size_t bytes = static_cast<size_t>((bits + 7) / 8);
+  size_t w = 0;
+  for (; 8 * w + 8 <= bytes; ++w)
+    internal::EncodeFixed64(reinterpret_cast<char*>(out + 8 * w), words[w]);
+  for (size_t byte = 8 * w; byte < bytes; ++byte) {
+    out[byte] = static_cast<uint8_t>(words[w] >> (8 * (byte % 8)));
+  }
+}
+
+bool HasDenseBodyBySlots() {
+  static const bool has = [] {
+    __builtin_cpu_init();  // in case the first filter is built by a static constructor
+    return __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("popcnt");
+  }();
+  return has;
+}
+#else
+void WriteDenseBodyBySlots(const uint32_t* value, uint64_t m, int r, uint8_t* out) {
+  WriteDenseBodyByColumns(value, m, r, out);
+}
+bool HasDenseBodyBySlots() { return false; }
+#endif
+
+void WriteDenseBody(const uint32_t* value, uint64_t m, int r, uint8_t* out) {
+  const uint64_t deposits = m * ((static_cast<uint64_t>(r) * m + 63) / 64);
+  if (deposits <= static_cast<uint64_t>(r) && HasDenseBodyBySlots()) {
+    WriteDenseBodyBySlots(value, m, r, out);
+  } else {
+    WriteDenseBodyByColumns(value, m, r, out);
+  }
+}
+
+namespace {
+
+// Bytes of a dense filter: m = floor(8 * body / R) <= 16 slots means a body
+// under 17 * R / 8 <= 68 bytes, plus the trailer.
+constexpr size_t kDenseFilterBytes = 17 * kV2MaxFingerprintBits / 8 + kV2TrailerSize;
+
+// AppendFilterV2 for m <= kDenseSlots slots (DenseSystem), kRows >= m.
+template <int kRows>
 bool AppendDenseV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_bytes, uint64_t m,
                    std::string* dst, BuildInfo* info) {
-  V2KeyBase keys[kV2WindowBits];  // m >= n
-  for (size_t i = 0; i < hashes.size(); ++i) keys[i] = V2KeyBaseFor(hashes[i], m, r);
-  DenseSystem system;
+  using System = DenseSystem<kRows>;
+  uint64_t x[kDenseSlots];            // m >= n
+  uint64_t fingerprint[kDenseSlots];  // shifted into place
+  const size_t n = hashes.size();
+  for (size_t i = 0; i < n; ++i) {
+    const V2KeyBase k = V2KeyBaseFor(hashes[i], m, r);
+    x[i] = k.x;
+    fingerprint[i] = uint64_t{k.fingerprint} << System::kResultShift;
+  }
+  System system;
   for (int s = 0; s < kDenseSeeds; ++s) {
     const uint8_t seed = static_cast<uint8_t>(s);
     system.Clear();
     bool ok = true;
-    for (size_t i = 0; i < hashes.size() && ok; ++i) {
-      ok = system.Add(V2Coefficients(keys[i].x, seed, m), keys[i].fingerprint);
+    for (size_t i = 0; i < n && ok; ++i) {
+      ok = system.Add(V2Coefficients(x[i], seed, m) | fingerprint[i]);
     }
     if (!ok) continue;
-    // Fully reduced: the solution of pivot slot p is result(p).
-    uint64_t coef[kDenseSlots];
-    uint32_t result[kDenseSlots];
-    for (uint64_t j = 0; j < m; ++j) {
-      const bool pivot = (system.pivots() >> j) & 1;
-      coef[j] = pivot ? 1 : 0;
-      result[j] = pivot ? system.result(static_cast<int>(j)) : 0;
+    uint32_t value[kDenseSlots];
+    for (uint64_t j = 0; j < m; ++j) value[j] = system.Solution(static_cast<int>(j));
+    // The filter, at most kDenseFilterBytes, is built on the stack and
+    // appended at once: std::string::resize (zero fill, then written over)
+    // was a tenth of a 2-key build (perf record, compact_bench BM_BuildVs).
+    const size_t bytes = static_cast<size_t>(total_bytes);
+    uint8_t filter[kDenseFilterBytes] = {};
+    uint8_t* out = filter;
+    std::string::size_type at = 0;
+    if (bytes > sizeof(filter)) {  // not with m <= 16; kept for any caller
+      at = dst->size();
+      dst->resize(at + bytes, '\0');
+      out = reinterpret_cast<uint8_t*>(&(*dst)[at]);
     }
-    WriteSolution(coef, result, m, r, total_bytes, seed, dst, info);
+    WriteDenseBody(value, m, r, out);
+    WriteV2Trailer(total_bytes, r, seed, out + bytes - kV2TrailerSize);
+    if (out == filter) dst->append(reinterpret_cast<const char*>(filter), bytes);
+    info->version = 2;
+    info->num_entries = m;
+    info->fingerprint_bits = r;
+    info->seed = seed;
     return true;
   }
   return false;
@@ -485,7 +627,10 @@ bool AppendFilterV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byt
   if (m > kDenseSlots && m <= kV2WindowBits) {
     return AppendSmallV2(hashes, r, total_bytes, m, dst, info);
   }
-  if (m <= kDenseSlots) return AppendDenseV2(hashes, r, total_bytes, m, dst, info);
+  if (m <= kDenseSlots) {
+    return m <= 8 ? AppendDenseV2<8>(hashes, r, total_bytes, m, dst, info)
+                  : AppendDenseV2<16>(hashes, r, total_bytes, m, dst, info);
+  }
   static_assert(kDenseSeeds <= kV2Seeds && kBandedSeeds <= kV2Seeds, "4-bit seed");
   if (m > kV2WindowBits && hashes.size() >= kBandingKeys) {
     return AppendBandingV2(hashes, r, total_bytes, m, std::min(max_seeds, kBandedSeeds), dst, info);

@@ -89,6 +89,19 @@ BuildInfo AppendFilterV1Consuming(std::vector<uint64_t>* hashes, double bits_per
 bool AppendFilterV2(absl::Span<const uint64_t> hashes, int fingerprint_bits, uint64_t total_bytes,
                     std::string* dst, BuildInfo* info, int max_seeds = kV2Seeds);
 
+// The body of a solved system of at most kDenseBodySlots slots, every slot's
+// solution known: bit b of value[p] (< 2^R) goes to body bit b * m + p
+// (docs/FORMAT.md, "Compact filter, version 2"), ceil(R * m / 8) bytes
+// written to `out`. WriteDenseBody picks the faster of the two ways, which
+// write the same bytes: by columns (portable) or by slots (x86-64 BMI2,
+// checked at run time; HasDenseBodyBySlots says whether this CPU has it).
+// REQUIRES: 1 <= m <= kDenseBodySlots, 1 <= R <= 32.
+inline constexpr uint64_t kDenseBodySlots = 16;
+void WriteDenseBody(const uint32_t* value, uint64_t m, int fingerprint_bits, uint8_t* out);
+void WriteDenseBodyByColumns(const uint32_t* value, uint64_t m, int fingerprint_bits, uint8_t* out);
+void WriteDenseBodyBySlots(const uint32_t* value, uint64_t m, int fingerprint_bits, uint8_t* out);
+bool HasDenseBodyBySlots();
+
 // The version-1 builder's sort: hashes ascending. One most-significant-digit
 // counting pass on the top ~log2(n) bits (about one hash per digit for
 // uniform hashes), then each digit sorted: by insertion up to
