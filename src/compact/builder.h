@@ -94,7 +94,8 @@ bool AppendFilterV2(absl::Span<const uint64_t> hashes, int fingerprint_bits, uin
 // (docs/FORMAT.md, "Compact filter, version 2"), ceil(R * m / 8) bytes
 // written to `out`. WriteDenseBody picks the faster of the two ways, which
 // write the same bytes: by columns (portable) or by slots (x86-64 BMI2,
-// checked at run time; HasDenseBodyBySlots says whether this CPU has it).
+// checked at run time; HasDenseBodyBySlots says whether this CPU has it
+// and runs PDEP fast: not AMD before Zen 3, nor Hygon).
 // REQUIRES: 1 <= m <= kDenseBodySlots, 1 <= R <= 32.
 inline constexpr uint64_t kDenseBodySlots = 16;
 void WriteDenseBody(const uint32_t* value, uint64_t m, int fingerprint_bits, uint8_t* out);
