@@ -321,9 +321,19 @@ class DenseSystem {
   uint64_t rows_[kRows];
 };
 
-// The end of a solved version-2 build, dense or banded: appends the body
-// (simd::SolveColumns of the echelon form in coef / result) and the
-// trailer, and fills what the build info reports.
+// The end of every solved version-2 build: the trailer at the end of the
+// filter's total_bytes starting at `filter`, and what the build info reports.
+void FinishV2(uint64_t total_bytes, int r, uint8_t seed, uint64_t m, uint8_t* filter,
+              BuildInfo* info) {
+  WriteV2Trailer(total_bytes, r, seed, filter + total_bytes - kV2TrailerSize);
+  info->version = 2;
+  info->num_entries = m;
+  info->fingerprint_bits = r;
+  info->seed = seed;
+}
+
+// The end of a solved banded build: appends the body (simd::SolveColumns of
+// the echelon form in coef / result) and FinishV2.
 void WriteSolution(const uint64_t* coef, const uint32_t* result, uint64_t m, int r,
                    uint64_t total_bytes, uint8_t seed, std::string* dst, BuildInfo* info) {
   const size_t at = dst->size();
@@ -331,11 +341,7 @@ void WriteSolution(const uint64_t* coef, const uint32_t* result, uint64_t m, int
   dst->resize(at + bytes, '\0');
   uint8_t* out = reinterpret_cast<uint8_t*>(&(*dst)[at]);
   simd::SolveColumns(coef, result, m, r, out);
-  WriteV2Trailer(total_bytes, r, seed, out + bytes - kV2TrailerSize);
-  info->version = 2;
-  info->num_entries = m;
-  info->fingerprint_bits = r;
-  info->seed = seed;
+  FinishV2(total_bytes, r, seed, m, out, info);
 }
 
 }  // namespace
@@ -510,12 +516,8 @@ bool AppendDenseV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byte
       out = reinterpret_cast<uint8_t*>(&(*dst)[at]);
     }
     WriteDenseBody(value, m, r, out);
-    WriteV2Trailer(total_bytes, r, seed, out + bytes - kV2TrailerSize);
+    FinishV2(total_bytes, r, seed, m, out, info);
     if (out == filter) dst->append(reinterpret_cast<const char*>(filter), bytes);
-    info->version = 2;
-    info->num_entries = m;
-    info->fingerprint_bits = r;
-    info->seed = seed;
     return true;
   }
   return false;
@@ -550,11 +552,7 @@ bool AppendSmallV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byte
     dst->resize(at + bytes, '\0');
     uint8_t* out = reinterpret_cast<uint8_t*>(&(*dst)[at]);
     std::memcpy(out, body, (static_cast<uint64_t>(r) * m + 7) / 8);
-    WriteV2Trailer(total_bytes, r, seed, out + bytes - kV2TrailerSize);
-    info->version = 2;
-    info->num_entries = m;
-    info->fingerprint_bits = r;
-    info->seed = seed;
+    FinishV2(total_bytes, r, seed, m, out, info);
     return true;
   }
   return false;
