@@ -73,15 +73,10 @@ class Table {
     uint64_t base[kD];
     uint32_t rem[kD];
     Locate(h, base, rem);
-    for (int i = 0; i < kD; ++i) {
-      for (int c = 0; c < cells_; ++c) {
-        const uint64_t k = base[i] + c;
-        if (count_[k] != 0 && rem_[k] == rem[i]) {
-          if (count_[k] == 3) return 2;
-          ++count_[k];
-          return 0;
-        }
-      }
+    if (const int64_t k = Find(base, rem); k >= 0) {
+      if (count_[k] == 3) return 2;
+      ++count_[k];
+      return 0;
     }
     int best = -1, best_load = cells_;
     for (int i = 0; i < kD; ++i) {
@@ -104,16 +99,22 @@ class Table {
     uint64_t base[kD];
     uint32_t rem[kD];
     Locate(h, base, rem);
-    for (int i = 0; i < kD; ++i) {
-      for (int c = 0; c < cells_; ++c) {
-        const uint64_t k = base[i] + c;
-        if (count_[k] != 0 && rem_[k] == rem[i]) return true;
-      }
-    }
-    return false;
+    return Find(base, rem) >= 0;
   }
 
  private:
+  // The first occupied cell of the candidate buckets holding the remainder
+  // for its subtable, or -1.
+  int64_t Find(const uint64_t* base, const uint32_t* rem) const {
+    for (int i = 0; i < kD; ++i) {
+      for (int c = 0; c < cells_; ++c) {
+        const uint64_t k = base[i] + c;
+        if (count_[k] != 0 && rem_[k] == rem[i]) return static_cast<int64_t>(k);
+      }
+    }
+    return -1;
+  }
+
   void Locate(uint64_t h, uint64_t* base, uint32_t* rem) const {
     const int f_bits = b_ + r_;
     const uint64_t f = h >> (64 - f_bits);
