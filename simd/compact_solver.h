@@ -45,12 +45,8 @@ struct SolverRows {
 // join_coef / join_result are 0 (kSolverRowPad of them).
 bool EliminateByColumns(uint64_t m, uint64_t* coef, uint32_t* result, const SolverRows& rows);
 
-// The same for at most kSolverSmallRows rows, all starting at slot 0, in at
-// most 64 slots: row_coef / row_result hold `rows` rounded up to a multiple
-// of kSolverMaxLanes entries, 0 past the last row.
+// The most rows of the systems all starting at slot 0 (SolveSmall).
 inline constexpr size_t kSolverSmallRows = 64;
-bool EliminateSmall(const uint64_t* row_coef, const uint64_t* row_result, size_t rows, uint64_t m,
-                    uint64_t* coef, uint32_t* result);
 
 // Eliminates and solves a system of `rows` <= 64 rows, all starting at slot
 // 0, in rows <= m <= 64 slots (row_coef: bit k is slot k; result_planes:
@@ -72,8 +68,6 @@ void SolveColumns(const uint64_t* coef, const uint32_t* result, uint64_t m, int 
 
 using EliminateByColumnsFn = bool (*)(uint64_t m, uint64_t* coef, uint32_t* result,
                                       const SolverRows& rows);
-using EliminateSmallFn = bool (*)(const uint64_t* row_coef, const uint64_t* row_result, size_t rows,
-                                  uint64_t m, uint64_t* coef, uint32_t* result);
 using SolveSmallFn = bool (*)(const uint64_t* row_coef, const uint64_t* result_planes, size_t rows,
                               uint64_t m, int r, uint8_t* out);
 using ResultPlanesFn = void (*)(const uint32_t* result, size_t rows, uint64_t* planes);
@@ -83,7 +77,6 @@ using SolveColumnsFn = void (*)(const uint64_t* coef, const uint32_t* result, ui
 // The kernels compiled for `target` (a bit of SupportedTargets()), for tests
 // and benchmarks; nullptr if that target is not compiled.
 EliminateByColumnsFn EliminateByColumnsForTarget(int64_t target);
-EliminateSmallFn EliminateSmallForTarget(int64_t target);
 SolveColumnsFn SolveColumnsForTarget(int64_t target);
 SolveSmallFn SolveSmallForTarget(int64_t target);
 ResultPlanesFn ResultPlanesForTarget(int64_t target);

@@ -23,11 +23,6 @@ HWY_NOINLINE bool EliminateByColumnsKernel(uint64_t m, uint64_t* coef, uint32_t*
   return compact_solver::EliminateRows(m, coef, result, rows);
 }
 
-HWY_NOINLINE bool EliminateSmallKernel(const uint64_t* row_coef, const uint64_t* row_result,
-                                       size_t rows, uint64_t m, uint64_t* coef, uint32_t* result) {
-  return compact_solver::EliminateSmallRows(row_coef, row_result, rows, m, coef, result);
-}
-
 HWY_NOINLINE bool SolveSmallKernel(const uint64_t* row_coef, const uint64_t* result_planes,
                                    size_t rows, uint64_t m, int r, uint8_t* out) {
   return compact_solver::SolveSmallRows(row_coef, result_planes, rows, m, r, out);
@@ -52,7 +47,6 @@ namespace blockbloom {
 namespace simd {
 
 HWY_EXPORT(EliminateByColumnsKernel);
-HWY_EXPORT(EliminateSmallKernel);
 HWY_EXPORT(SolveColumnsKernel);
 HWY_EXPORT(SolveSmallKernel);
 HWY_EXPORT(ResultPlanesKernel);
@@ -60,11 +54,6 @@ HWY_EXPORT(ResultPlanesKernel);
 EliminateByColumnsFn EliminateByColumnsForTarget(int64_t target) {
   if (!internal::IsCompiledTarget(target)) return nullptr;
   return HWY_DISPATCH_TABLE(EliminateByColumnsKernel)[internal::DispatchTableIndex(target)];
-}
-
-EliminateSmallFn EliminateSmallForTarget(int64_t target) {
-  if (!internal::IsCompiledTarget(target)) return nullptr;
-  return HWY_DISPATCH_TABLE(EliminateSmallKernel)[internal::DispatchTableIndex(target)];
 }
 
 SolveColumnsFn SolveColumnsForTarget(int64_t target) {
@@ -87,7 +76,6 @@ namespace {
 // The chosen target's kernels, resolved together on first use (each starts
 // as a resolver that replaces them all; constant-initialised).
 std::atomic<EliminateByColumnsFn> g_eliminate_by_columns;
-std::atomic<EliminateSmallFn> g_eliminate_small;
 std::atomic<SolveColumnsFn> g_solve_columns;
 std::atomic<SolveSmallFn> g_solve_small;
 std::atomic<ResultPlanesFn> g_result_planes;
@@ -95,7 +83,6 @@ std::atomic<ResultPlanesFn> g_result_planes;
 void Resolve() {
   const int64_t target = internal::KernelTarget(KernelFamily::kBuild);
   g_eliminate_by_columns.store(EliminateByColumnsForTarget(target), std::memory_order_relaxed);
-  g_eliminate_small.store(EliminateSmallForTarget(target), std::memory_order_relaxed);
   g_solve_columns.store(SolveColumnsForTarget(target), std::memory_order_relaxed);
   g_solve_small.store(SolveSmallForTarget(target), std::memory_order_relaxed);
   g_result_planes.store(ResultPlanesForTarget(target), std::memory_order_relaxed);
@@ -105,12 +92,6 @@ bool ResolveAndEliminateByColumns(uint64_t m, uint64_t* coef, uint32_t* result,
                                   const SolverRows& rows) {
   Resolve();
   return EliminateByColumns(m, coef, result, rows);
-}
-
-bool ResolveAndEliminateSmall(const uint64_t* row_coef, const uint64_t* row_result, size_t rows,
-                              uint64_t m, uint64_t* coef, uint32_t* result) {
-  Resolve();
-  return EliminateSmall(row_coef, row_result, rows, m, coef, result);
 }
 
 void ResolveAndSolveColumns(const uint64_t* coef, const uint32_t* result, uint64_t m, int r,
@@ -139,13 +120,6 @@ bool EliminateByColumns(uint64_t m, uint64_t* coef, uint32_t* result, const Solv
   EliminateByColumnsFn fn = g_eliminate_by_columns.load(std::memory_order_relaxed);
   if (fn == nullptr) fn = &ResolveAndEliminateByColumns;
   return fn(m, coef, result, rows);
-}
-
-bool EliminateSmall(const uint64_t* row_coef, const uint64_t* row_result, size_t rows, uint64_t m,
-                    uint64_t* coef, uint32_t* result) {
-  EliminateSmallFn fn = g_eliminate_small.load(std::memory_order_relaxed);
-  if (fn == nullptr) fn = &ResolveAndEliminateSmall;
-  return fn(row_coef, row_result, rows, m, coef, result);
 }
 
 void SolveColumns(const uint64_t* coef, const uint32_t* result, uint64_t m, int r, uint8_t* out) {

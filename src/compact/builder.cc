@@ -266,9 +266,8 @@ constexpr int kBandedSeeds = 16;
 // against a plain reference solver). Up to kDenseSlots slots
 // DenseSystem (Gauss-Jordan on one word per row) is the faster; above,
 // AppendSmallV2 (measured at 2-16 keys, 4-20 bits/key, BM_BuildGrid, against
-// simd::EliminateSmall, which SolveSmall beats from 17 slots: EliminateSmall
-// for every system up to 16 slots took 1.3-1.4x the time at 2-8 keys, 1.0x
-// at 16).
+// a vector elimination of every row at every slot, which SolveSmall beats
+// from 17 slots: it took 1.3-1.4x the time at 2-8 keys, 1.0x at 16).
 constexpr uint64_t kDenseSlots = 16;
 static_assert(kDenseSlots <= kDenseBodySlots, "WriteDenseBody covers the dense systems");
 // From this many keys (in more than 64 slots) AppendBandingV2, one row at a
@@ -526,7 +525,8 @@ bool AppendDenseV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byte
 // AppendFilterV2 for a system of kDenseSlots to 64 slots (every row starts
 // at slot 0, n <= m <= simd::kSolverSmallRows): simd::SolveSmall,
 // Gauss-Jordan elimination on the transposed system, which writes the body
-// itself. Measured against simd::EliminateSmall and SolveColumns at 64 keys
+// itself. Measured against a vector elimination of every row at every slot
+// followed by SolveColumns, at 64 keys
 // (compact_bench --benchmark_filter='BM_BuildVs/bpk:(4|10|30)/n:64/', medians
 // of 3, CPU time per key): 0.55x at 4 bits/key, 0.60x at 10, 0.68x at 30.
 bool AppendSmallV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_bytes, uint64_t m,
