@@ -397,6 +397,16 @@ HWY_INLINE void AddHashesByteMap(size_t n, HashAt&& hash_at, uint64_t total_bits
   alignas(64) uint8_t map[kByteMapMaxBits + 64];  // 4 KiB of stack
   std::memset(map, 0, map_bytes);
   for (size_t key = 0; key < n; ++key) MarkProbes<kFlat>(hash_at(key), total_bits, num_probes, map);
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  // The pack's 512-bit loads wait here until every mark's store address is
+  // known. Without the fence, on AMD Zen 4 they ran ahead of the stores and
+  // a policy build of 8 keys took 2.0x its AVX2 time (22.0 against 10.6 ns
+  // per key; 20 keys 1.8x), with it 13.0 and 11.3 ns (1.0-1.1x AVX2), and
+  // 100 keys or more unchanged (scripts/kernel_ab.py OLD NEW --rows
+  // 'build/(bbpolicy-target-AVX.|leveldb)/(4|8|20|100|10000)$'). AVX2's
+  // 256-bit loads did not need it.
+  _mm_lfence();
+#endif
   alignas(64) uint8_t packed[kByteMapMaxBits / 8 + 64];
   if (lanes >= 8) {
     for (size_t b = 0; b < map_bytes; b += lanes) {

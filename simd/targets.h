@@ -46,10 +46,16 @@ namespace internal {
 int64_t BestTarget();
 // The target `family`'s kernels run on: BestTarget(), except that where the
 // best is an AVX-512 target (AVX3, AVX3_DL) and AVX2 is supported too, the
-// families measured no faster on AVX-512 than on AVX2 run on AVX2 (the rule
-// and its figures: targets.cc). A target forced by ForceTargetForTesting is
+// families measured no faster on AVX-512 than on AVX2 on that vendor's
+// cores run on AVX2 (the rule and its figures: targets.cc). A target forced by ForceTargetForTesting is
 // used as is. Runs CPUID: resolve once, not per call.
 int64_t KernelTarget(KernelFamily family);
+// KernelTarget's rule for a CPU whose supported targets are `supported`
+// (hwy::SupportedTargets() bits) and whose vendor is AMD (or Hygon) if
+// `amd`. Pure: the rule's tests call it for CPUs they do not run on.
+int64_t KernelTargetFor(KernelFamily family, int64_t supported, bool amd);
+// Whether this CPU's vendor is AMD or Hygon (CPUID leaf 0).
+bool IsAmdCpu();
 // The index of `target` in a dispatch table made by HWY_EXPORT in any of
 // blockbloom's translation units (all compile the same target set). REQUIRES:
 // `target` is a single compiled target bit.

@@ -236,6 +236,39 @@ TEST_F(EveryTarget, CompilesScalarAndBestTargets) {
   EXPECT_TRUE(last == "EMU128" || last == "SCALAR") << last;
 }
 
+// The kernel families' target rule (simd/targets.cc), for CPUs other than
+// this one: only where the best target is AVX-512 and AVX2 is there too
+// does a family leave the best target, and only for AVX2.
+TEST(KernelTargetRule, AvxTwoOnlyForTheFamiliesMeasuredSlowerOnAvx512) {
+#if HWY_ARCH_X86
+  using simd::KernelFamily;
+  using simd::internal::KernelTargetFor;
+  const int64_t avx512 = HWY_AVX3 | HWY_AVX2 | HWY_SSE4 | HWY_SSSE3 | HWY_EMU128;
+  if ((HWY_TARGETS & HWY_AVX3) == 0 || (HWY_TARGETS & HWY_AVX2) == 0) {
+    GTEST_SKIP() << "AVX3 or AVX2 not compiled";
+  }
+  for (const bool amd : {false, true}) {
+    SCOPED_TRACE(amd ? "AMD" : "Intel");
+    EXPECT_EQ(KernelTargetFor(KernelFamily::kSingleProbe, avx512, amd), HWY_AVX2);
+    EXPECT_EQ(KernelTargetFor(KernelFamily::kBatchProbeInCache, avx512, amd), HWY_AVX2);
+    EXPECT_EQ(KernelTargetFor(KernelFamily::kBuild, avx512, amd), HWY_AVX3);
+    // Without AVX-512 every family runs on the best target.
+    const int64_t avx2 = avx512 & ~int64_t{HWY_AVX3};
+    for (KernelFamily f : {KernelFamily::kSingleProbe, KernelFamily::kBatchProbeInCache,
+                           KernelFamily::kBatchProbe, KernelFamily::kBuild}) {
+      EXPECT_EQ(KernelTargetFor(f, avx2, amd), HWY_AVX2);
+      // A target forced alone (ForceTargetForTesting) is kept.
+      EXPECT_EQ(KernelTargetFor(f, HWY_AVX3, amd), HWY_AVX3);
+    }
+  }
+  // Out of cache: AVX3 measured faster on Intel, slower on AMD Zen 4.
+  EXPECT_EQ(KernelTargetFor(KernelFamily::kBatchProbe, avx512, false), HWY_AVX3);
+  EXPECT_EQ(KernelTargetFor(KernelFamily::kBatchProbe, avx512, true), HWY_AVX2);
+#else
+  GTEST_SKIP() << "x86 only";
+#endif
+}
+
 TEST_F(EveryTarget, BuildsIdenticalBytes) {
   struct Shape {
     size_t keys;
