@@ -47,8 +47,8 @@ int64_t BestTarget();
 // The target `family`'s kernels run on: BestTarget(), except that where the
 // best is an AVX-512 target (AVX3, AVX3_DL) and AVX2 is supported too, the
 // families measured no faster on AVX-512 than on AVX2 on that vendor's
-// cores run on AVX2 (the rule and its figures: targets.cc). A target forced by ForceTargetForTesting is
-// used as is. Runs CPUID: resolve once, not per call.
+// cores run on AVX2 (the rule and its figures: targets.cc). A target forced by
+// ForceTargetForTesting is used as is. Runs CPUID: resolve once, not per call.
 int64_t KernelTarget(KernelFamily family);
 // KernelTarget's rule for a CPU whose supported targets are `supported`
 // (hwy::SupportedTargets() bits) and whose vendor is AMD (or Hygon) if
