@@ -74,22 +74,26 @@ constexpr bool PrefersAvx2OnAvx512(KernelFamily family, bool amd) {
   return false;
 }
 
-// AMD's and Hygon's CPUID vendor strings (Hygon's cores are AMD's).
-bool IsAmdCpu() {
+CpuIdentity ThisCpu() {
+  static const CpuIdentity cpu = [] {
+    CpuIdentity id;
 #if HWY_ARCH_X86
-  static const bool amd = [] {
     unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-    if (__get_cpuid(0, &eax, &ebx, &ecx, &edx) == 0) return false;
+    if (__get_cpuid(0, &eax, &ebx, &ecx, &edx) == 0) return id;
     char vendor[13] = {};
     std::memcpy(vendor, &ebx, 4);
     std::memcpy(vendor + 4, &edx, 4);
     std::memcpy(vendor + 8, &ecx, 4);
-    return std::strcmp(vendor, "AuthenticAMD") == 0 || std::strcmp(vendor, "HygonGenuine") == 0;
-  }();
-  return amd;
-#else
-  return false;
+    if (std::strcmp(vendor, "AuthenticAMD") == 0) id.vendor = CpuVendor::kAmd;
+    if (std::strcmp(vendor, "HygonGenuine") == 0) id.vendor = CpuVendor::kHygon;
+    if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0) {
+      const unsigned base_family = (eax >> 8) & 0xF;
+      id.family = base_family == 0xF ? base_family + ((eax >> 20) & 0xFF) : base_family;
+    }
 #endif
+    return id;
+  }();
+  return cpu;
 }
 
 int64_t KernelTargetFor(KernelFamily family, int64_t supported, bool amd) {
@@ -107,7 +111,9 @@ int64_t KernelTargetFor(KernelFamily family, int64_t supported, bool amd) {
 }
 
 int64_t KernelTarget(KernelFamily family) {
-  return KernelTargetFor(family, hwy::SupportedTargets(), IsAmdCpu());
+  const CpuVendor vendor = ThisCpu().vendor;
+  return KernelTargetFor(family, hwy::SupportedTargets(),
+                         vendor == CpuVendor::kAmd || vendor == CpuVendor::kHygon);
 }
 
 bool IsCompiledTarget(int64_t target) {

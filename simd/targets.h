@@ -51,11 +51,17 @@ int64_t BestTarget();
 // ForceTargetForTesting is used as is. Runs CPUID: resolve once, not per call.
 int64_t KernelTarget(KernelFamily family);
 // KernelTarget's rule for a CPU whose supported targets are `supported`
-// (hwy::SupportedTargets() bits) and whose vendor is AMD (or Hygon) if
-// `amd`. Pure: the rule's tests call it for CPUs they do not run on.
+// (hwy::SupportedTargets() bits) and whose vendor is AMD (or Hygon, whose
+// cores are AMD's) if `amd`. Pure: the rule's tests call it for CPUs they do not run on.
 int64_t KernelTargetFor(KernelFamily family, int64_t supported, bool amd);
-// Whether this CPU's vendor is AMD or Hygon (CPUID leaf 0).
-bool IsAmdCpu();
+// This CPU's vendor (CPUID leaf 0) and family (leaf 1, with the extended
+// family added as AMD and Intel define it); kOther and 0 off x86. Cached.
+enum class CpuVendor { kOther, kAmd, kHygon };
+struct CpuIdentity {
+  CpuVendor vendor = CpuVendor::kOther;
+  unsigned family = 0;
+};
+CpuIdentity ThisCpu();
 // The index of `target` in a dispatch table made by HWY_EXPORT in any of
 // blockbloom's translation units (all compile the same target set). REQUIRES:
 // `target` is a single compiled target bit.

@@ -269,6 +269,20 @@ TEST(KernelTargetRule, AvxTwoOnlyForTheFamiliesMeasuredSlowerOnAvx512) {
 #endif
 }
 
+// The vendor the rule and the compact builder's PDEP check read agrees with
+// the compiler's own CPU detection.
+TEST(KernelTargetRule, ThisCpuMatchesTheCompilersCpuDetection) {
+#if HWY_ARCH_X86 && (defined(__GNUC__) || defined(__clang__))
+  __builtin_cpu_init();
+  const simd::internal::CpuIdentity cpu = simd::internal::ThisCpu();
+  EXPECT_EQ(cpu.vendor == simd::internal::CpuVendor::kAmd, __builtin_cpu_is("amd") != 0);
+  if (__builtin_cpu_is("intel")) EXPECT_EQ(cpu.vendor, simd::internal::CpuVendor::kOther);
+  EXPECT_GE(cpu.family, 6u);  // every x86-64 CPU
+#else
+  GTEST_SKIP() << "x86 only";
+#endif
+}
+
 TEST_F(EveryTarget, BuildsIdenticalBytes) {
   struct Shape {
     size_t keys;

@@ -11,9 +11,9 @@
 #include "common/coding.h"
 #include "compact/banding.h"
 #include "compact_solver.h"
+#include "targets.h"  // ThisCpu: where PDEP is fast
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <cpuid.h>      // __get_cpuid: where PDEP is fast
 #include <immintrin.h>  // _pdep_u64
 #endif
 
@@ -434,18 +434,16 @@ namespace {
 // and 19h), which would make the by-slots body far slower than the
 // by-columns one.
 bool FastPdep() {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  if (__get_cpuid(0, &eax, &ebx, &ecx, &edx) == 0) return false;
-  char vendor[13] = {};
-  std::memcpy(vendor, &ebx, 4);
-  std::memcpy(vendor + 4, &edx, 4);
-  std::memcpy(vendor + 8, &ecx, 4);
-  if (std::strcmp(vendor, "HygonGenuine") == 0) return false;
-  if (std::strcmp(vendor, "AuthenticAMD") != 0) return true;
-  if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0) return false;
-  const unsigned base_family = (eax >> 8) & 0xF;
-  const unsigned family = base_family == 0xF ? base_family + ((eax >> 20) & 0xFF) : base_family;
-  return family >= 0x19;
+  const simd::internal::CpuIdentity cpu = simd::internal::ThisCpu();
+  switch (cpu.vendor) {
+    case simd::internal::CpuVendor::kHygon:
+      return false;
+    case simd::internal::CpuVendor::kAmd:
+      return cpu.family >= 0x19;
+    case simd::internal::CpuVendor::kOther:
+      return true;
+  }
+  return true;
 }
 }  // namespace
 
