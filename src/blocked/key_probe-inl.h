@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string_view>
 
 #include "blocked/format.h"
@@ -55,6 +56,29 @@ HWY_INLINE int EncodedKeyMayMatch(const char* key, size_t key_len, const char* f
   }
   // Hash first: its latency overlaps the trailer checks.
   const uint64_t hash = internal::InlineHashBytes(key, key_len);
+  if (filter_len > blocked::kTrailerSize) {
+    // A flat filter (what LevelDB's own filter sizes make: up to
+    // kFlatMaxBytes) is recognised by one compare of its version and marker
+    // bytes, ahead of the general parse: at 20 and 100 keys per filter, ours
+    // over LevelDB's probe time for present keys 1.035 -> 0.980 and 1.056
+    // -> 1.024 on AMD Zen 4, blocked filters unchanged (scripts/kernel_ab.py
+    // OLD NEW --policy, 6 rounds). The same path for blocked filters made
+    // them slower (0.38 -> 0.39 absent, 0.55 -> 0.60 present at 16 KiB).
+    uint32_t word;
+    std::memcpy(&word, filter + filter_len - 4, sizeof(word));
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+    word = __builtin_bswap32(word);
+#endif
+    const unsigned k = (word >> 8) & 0xFF;
+    constexpr unsigned kFlatTag = unsigned{blocked::kMarker} << 8 | blocked::kVersion2FlatByte;
+    if (word >> 16 == kFlatTag && k - 1 < unsigned{blocked::kMaxFlatProbes}) {
+      return blocked::flat::MayContainHashEarlyOut(hash, (filter_len - blocked::kTrailerSize) * 8,
+                                                   static_cast<int>(k),
+                                                   reinterpret_cast<const uint8_t*>(filter))
+                 ? 1
+                 : 0;
+    }
+  }
   blocked::FilterView view;
   if (!blocked::ParseFilter(std::string_view(filter, filter_len), &view)) return 1;
   if (view.num_bytes == 0) return 0;  // the empty set
