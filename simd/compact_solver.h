@@ -57,6 +57,21 @@ inline constexpr size_t kSolverSmallRows = 64;
 bool SolveSmall(const uint64_t* row_coef, const uint64_t* result_planes, size_t rows, uint64_t m,
                 int r, uint8_t* out);
 
+// The most rows and slots of the systems of SolveBand.
+inline constexpr size_t kSolverBandRows = 128;
+inline constexpr size_t kSolverBandSlots = 512;
+
+// Eliminates and solves a banded system of `rows` <= kSolverBandRows rows in
+// m <= kSolverBandSlots slots, sorted by start (row i: bit k of row_coef[i]
+// is slot row_start[i] + k, every such slot below m; result_planes: 32 words
+// per 64 rows, as ResultPlanes writes them for rows 64g to 64g + 63 at
+// result_planes + 32g): writes the solution with every free slot 0 as
+// SolveColumns does, ORed into the first ceil(r * m / 8) bytes of the zeroed
+// `out`. False if the system has no solution (`out` untouched).
+// REQUIRES: 1 <= r <= 32.
+bool SolveBand(const uint64_t* row_coef, const uint32_t* row_start, const uint64_t* result_planes,
+               size_t rows, uint64_t m, int r, uint8_t* out);
+
 // SolveSmall's result_planes (32 words) of `rows` <= 64 right-hand sides
 // (they do not depend on the seed): bit i of word b is bit b of result[i].
 void ResultPlanes(const uint32_t* result, size_t rows, uint64_t* planes);
@@ -70,6 +85,9 @@ using EliminateByColumnsFn = bool (*)(uint64_t m, uint64_t* coef, uint32_t* resu
                                       const SolverRows& rows);
 using SolveSmallFn = bool (*)(const uint64_t* row_coef, const uint64_t* result_planes, size_t rows,
                               uint64_t m, int r, uint8_t* out);
+using SolveBandFn = bool (*)(const uint64_t* row_coef, const uint32_t* row_start,
+                             const uint64_t* result_planes, size_t rows, uint64_t m, int r,
+                             uint8_t* out);
 using ResultPlanesFn = void (*)(const uint32_t* result, size_t rows, uint64_t* planes);
 using SolveColumnsFn = void (*)(const uint64_t* coef, const uint32_t* result, uint64_t m, int r,
                                 uint8_t* out);
@@ -80,6 +98,7 @@ EliminateByColumnsFn EliminateByColumnsForTarget(int64_t target);
 SolveColumnsFn SolveColumnsForTarget(int64_t target);
 SolveSmallFn SolveSmallForTarget(int64_t target);
 ResultPlanesFn ResultPlanesForTarget(int64_t target);
+SolveBandFn SolveBandForTarget(int64_t target);
 
 }  // namespace simd
 }  // namespace blockbloom

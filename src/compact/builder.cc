@@ -279,6 +279,21 @@ static_assert(kDenseSlots <= kDenseBodySlots, "WriteDenseBody covers the dense s
 // at 100 keys, 1.7x at 300, 1.06x at 1,000; BM_BuildVs at 10,000 keys:
 // 0.77x (0.67x at 4 bits/key).
 constexpr size_t kBandingKeys = 600;
+// AppendBandV2 (simd::SolveBand) solves the systems of more than 64 slots
+// (at most simd::kSolverBandSlots) of up to 64 keys, and of up to
+// kBandSolveKeys keys with at most 15% more slots than keys
+// (20 m <= 23 n); the elimination by columns the others. SolveBand's work
+// per slot grows with the keys (a bit per key in each column it updates)
+// and with the slots, the elimination by columns' with the rows pending at
+// each slot, which spare slots make fewer. Measured against by columns (CPU
+// time per key over 64 sets of random keys, medians of alternated runs of
+// the two builds): through the LevelDB policy at 70-128 keys, 10-30
+// bits/key (1.11 slots per key), 0.80-0.87x; at 6 bits/key (1.2 slots per
+// key) 0.94-1.10x. Through AppendFilter at 64 keys in 68-77 slots
+// 0.53-0.61x; at 80-128 keys, 8-20 bits/key, 0.80-0.90x. With three and
+// four words per column, 1.15x the time at 160 keys and 1.3x at 200.
+constexpr size_t kBandSolveKeys = 128;
+static_assert(kBandSolveKeys <= simd::kSolverBandRows, "SolveBand's rows");
 
 // Gauss-Jordan elimination over GF(2) for at most kDenseSlots (16) slots,
 // a row and its right-hand side in one word: coefficients in bits 0-15, the
@@ -558,6 +573,57 @@ bool AppendSmallV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byte
   return false;
 }
 
+// AppendFilterV2 for a banded system (m > 64 slots) of at most
+// simd::kSolverBandRows keys in at most simd::kSolverBandSlots slots:
+// simd::SolveBand, Gauss-Jordan elimination on the transposed system, which
+// writes the body itself.
+bool AppendBandV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_bytes, uint64_t m,
+                  int seeds, std::string* dst, BuildInfo* info) {
+  constexpr size_t kRows = simd::kSolverBandRows;
+  constexpr size_t kSlots = simd::kSolverBandSlots;
+  const size_t n = hashes.size();
+  V2KeyBase keys[kRows];
+  uint64_t x[kRows], row_coef[kRows];
+  uint32_t start[kRows], fingerprint[kRows + 64];
+  uint16_t cursor[kSlots];
+  // The seed-independent part of every key, once, in start order (a
+  // counting sort).
+  std::fill(cursor, cursor + m, 0);
+  for (size_t i = 0; i < n; ++i) {
+    keys[i] = V2KeyBaseFor(hashes[i], m, r);
+    ++cursor[keys[i].start];
+  }
+  uint16_t sum = 0;
+  for (uint64_t j = 0; j < m; ++j) {
+    const uint16_t count = cursor[j];
+    cursor[j] = sum;
+    sum = static_cast<uint16_t>(sum + count);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t at = cursor[keys[i].start]++;
+    x[at] = keys[i].x;
+    start[at] = static_cast<uint32_t>(keys[i].start);
+    fingerprint[at] = keys[i].fingerprint;
+  }
+  uint64_t planes[32 * (kRows / 64)];  // the same for every seed
+  for (size_t lo = 0; lo < n; lo += 64) {
+    simd::ResultPlanes(fingerprint + lo, std::min<size_t>(64, n - lo), planes + 32 * (lo / 64));
+  }
+  const size_t at = dst->size();
+  const size_t bytes = static_cast<size_t>(total_bytes);
+  dst->resize(at + bytes, '\0');
+  uint8_t* out = reinterpret_cast<uint8_t*>(&(*dst)[at]);
+  for (int s = 0; s < seeds; ++s) {
+    const uint8_t seed = static_cast<uint8_t>(s);
+    for (size_t i = 0; i < n; ++i) row_coef[i] = V2Coefficients(x[i], seed, m);
+    if (!simd::SolveBand(row_coef, start, planes, n, m, r, out)) continue;  // out untouched
+    FinishV2(total_bytes, r, seed, m, out, info);
+    return true;
+  }
+  dst->resize(at);
+  return false;
+}
+
 // AppendFilterV2 for a banded system (m > 64) of at least kBandingKeys
 // keys: BandingAddLanes (compact/banding.h). A row starting in stripe t
 // (slots [64t, 64t + 64)) touches slots of stripes t and t + 1 only, so the
@@ -653,6 +719,11 @@ bool AppendFilterV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byt
                   : AppendDenseV2<16>(hashes, r, total_bytes, m, dst, info);
   }
   static_assert(kDenseSeeds <= kV2Seeds && kBandedSeeds <= kV2Seeds, "4-bit seed");
+  if (m > kV2WindowBits && m <= simd::kSolverBandSlots &&
+      (hashes.size() <= kV2WindowBits ||
+       (hashes.size() <= kBandSolveKeys && 20 * m <= 23 * hashes.size()))) {
+    return AppendBandV2(hashes, r, total_bytes, m, std::min(max_seeds, kBandedSeeds), dst, info);
+  }
   if (m > kV2WindowBits && hashes.size() >= kBandingKeys) {
     return AppendBandingV2(hashes, r, total_bytes, m, std::min(max_seeds, kBandedSeeds), dst, info);
   }
