@@ -279,6 +279,19 @@ static_assert(kDenseSlots <= kDenseBodySlots, "WriteDenseBody covers the dense s
 // at 100 keys, 1.7x at 300, 1.06x at 1,000; BM_BuildVs at 10,000 keys:
 // 0.77x (0.67x at 4 bits/key).
 constexpr size_t kBandingKeys = 600;
+// Below kBandingKeys, AppendBandingV2 too where the spare slots are many,
+// both in all (m - n >= kBandingSpareSlots) and per key (m >= 11/9 n): the
+// walks over the band's end are short, and one row at a time beats the
+// elimination by columns. Measured through the LevelDB policy (CreateFilter
+// over 64 sets of random keys, CPU time per key, medians of alternated
+// runs), one row at a time against by columns: at 4 bits/key (1.33 slots
+// per key) 1.04-1.29x the time at 150-160 keys (50-53 spare slots),
+// 0.76-0.89x at 170-200, 0.57-0.79x at 250-500; at 5 bits/key (1.25)
+// 0.98x at 200 keys (50 spare), 0.59-0.88x at 300-500. Not below 1.22
+// slots per key: at 6 bits/key (1.2) 0.81-1.12x at 280-500 keys, at 7
+// (1.17) 1.10-1.17x at 360-420, at 8 (1.14) 0.92-1.07x at 420-500, at 16
+// (1.14) 1.17-1.22x at 450-550.
+constexpr uint64_t kBandingSpareSlots = 56;
 // AppendBandV2 (simd::SolveBand) solves the systems of more than 64 slots
 // (at most simd::kSolverBandSlots) of up to 64 keys, and of up to
 // kBandSolveKeys keys with at most 15% more slots than keys
@@ -625,8 +638,8 @@ bool AppendBandV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_bytes
 }
 
 // AppendFilterV2 for a banded system (m > 64) of at least kBandingKeys
-// keys: BandingAddLanes (compact/banding.h). A row starting in stripe t
-// (slots [64t, 64t + 64)) touches slots of stripes t and t + 1 only, so the
+// keys, or with many spare slots (kBandingSpareSlots): BandingAddLanes (compact/banding.h). A row
+// starting in stripe t (slots [64t, 64t + 64)) touches slots of stripes t and t + 1 only, so the
 // rows of stripes t and t + 2 never meet: the even stripes are added first,
 // kBandingLanes runs of them at once, then the odd ones.
 bool AppendBandingV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_bytes, uint64_t m,
@@ -719,12 +732,13 @@ bool AppendFilterV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byt
                   : AppendDenseV2<16>(hashes, r, total_bytes, m, dst, info);
   }
   static_assert(kDenseSeeds <= kV2Seeds && kBandedSeeds <= kV2Seeds, "4-bit seed");
+  const size_t n = hashes.size();
   if (m > kV2WindowBits && m <= simd::kSolverBandSlots &&
-      (hashes.size() <= kV2WindowBits ||
-       (hashes.size() <= kBandSolveKeys && 20 * m <= 23 * hashes.size()))) {
+      (n <= kV2WindowBits || (n <= kBandSolveKeys && 20 * m <= 23 * n))) {
     return AppendBandV2(hashes, r, total_bytes, m, std::min(max_seeds, kBandedSeeds), dst, info);
   }
-  if (m > kV2WindowBits && hashes.size() >= kBandingKeys) {
+  if (m > kV2WindowBits &&
+      (n >= kBandingKeys || (9 * m >= 11 * n && m - n >= kBandingSpareSlots))) {
     return AppendBandingV2(hashes, r, total_bytes, m, std::min(max_seeds, kBandedSeeds), dst, info);
   }
   // The seed-independent part of every key, once, in start order (a
@@ -732,7 +746,6 @@ bool AppendFilterV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byt
   // stack up to kSmall keys and slots (about 22 KiB), else on the heap.
   constexpr size_t kSmall = 256;
   constexpr size_t kPad = simd::kSolverRowPad;  // rows read or written past n
-  const size_t n = hashes.size();
   const bool small = n <= kSmall && m <= kSmall;
   const size_t stride = small ? kSmall + kPad : n + kPad;  // of each row array
   const size_t slots = small ? kSmall + 2 : m + 2;         // of each slot array
