@@ -20,29 +20,26 @@
 namespace blockbloom {
 namespace simd {
 
-// Rows the elimination copies per slot unconditionally, and the most rows
-// one vector holds on any target: every row array of SolverRows holds this
-// many entries past the last row (SolverRows says which).
-inline constexpr size_t kSolverJoinRows = 8;
+// The most rows one vector holds on any target: the elimination's scratch
+// rows hold this many entries past the last row (SolverRows).
 inline constexpr size_t kSolverMaxLanes = 8;
-inline constexpr size_t kSolverRowPad = kSolverJoinRows + kSolverMaxLanes;
+inline constexpr size_t kSolverRowPad = kSolverMaxLanes;
 
 // The system of EliminateByColumns: n rows (keys) sorted by their first
 // slot; row i's coefficients lie in slots [start, start + 64), stored with
 // bit 0 at its start. Scratch owned by the caller, reused across seeds.
 struct SolverRows {
   const uint32_t* first;        // first[j]: rows starting before slot j; m + 1 entries
-  const uint64_t* join_coef;    // the rows in start order; n + kSolverRowPad entries
-  const uint64_t* join_result;  // their right-hand sides; n + kSolverRowPad entries
-  uint64_t* coef;               // active rows (scratch); n + kSolverRowPad entries
-  uint64_t* result;             // (scratch); n + kSolverRowPad entries
+  const uint64_t* join_coef;    // the rows in start order; n entries
+  const uint64_t* join_result;  // their right-hand sides; n entries
+  uint64_t* coef;               // active rows (scratch, defined); n + kSolverRowPad entries
+  uint64_t* result;             // (scratch, defined); n + kSolverRowPad entries
 };
 
 // Eliminates the system slot by slot (the echelon form: coef[j] is slot j's
 // pivot row shifted so that bit 0 is slot j, or 0 for a free slot; result[j]
 // its right-hand side). False if the system has no solution. coef and result
-// hold m entries, written in full. REQUIRES: entries past row n of
-// join_coef / join_result are 0 (kSolverRowPad of them).
+// hold m entries, written in full.
 bool EliminateByColumns(uint64_t m, uint64_t* coef, uint32_t* result, const SolverRows& rows);
 
 // The most rows of the systems all starting at slot 0 (SolveSmall).

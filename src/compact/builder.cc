@@ -803,8 +803,6 @@ bool AppendFilterV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byt
     sorted_x[at] = keys[i].x;
     join_result[at] = keys[i].fingerprint;
   }
-  std::fill(join_result + n, join_result + n + kPad, 0);
-  std::fill(join_coef + n, join_coef + n + kPad, 0);
   std::fill(rows.coef, rows.coef + n + kPad, 0);  // lanes past the rows: defined
   std::fill(rows.result, rows.result + n + kPad, 0);
   const int seeds = std::min(max_seeds, m <= kV2WindowBits ? kDenseSeeds : kBandedSeeds);
