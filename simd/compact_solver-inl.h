@@ -375,38 +375,28 @@ HWY_INLINE bool SolveSmallRows(const uint64_t* HWY_RESTRICT row_coef,
 }
 
 // ApplyBandOps: the row operations of one block of slots (SolveBandRows) on
-// the lanes' words at k of every plane. The block's operations in turn
-// change a word by a linear function of its bits at the block's pivot rows,
-// as they were before the block: the word is xored with operation t's
-// delta (delta[h][t], plane h) for each pivot row it has (plane g:
-// bit[g][i], t = op[g][i] for i < count[g]), tests that do not wait on each
-// other.
-template <size_t kPlanes, size_t kStride, size_t kBlock>
-HWY_INLINE void ApplyBandOps(const size_t* HWY_RESTRICT count,
-                             const uint64_t (*HWY_RESTRICT bit)[kBlock],
-                             const uint8_t (*HWY_RESTRICT op)[kBlock],
-                             const uint64_t (*HWY_RESTRICT delta)[kBlock], size_t k,
-                             uint64_t* HWY_RESTRICT w) {
+// the lanes' words at w. The block's operations in turn change a word by a
+// linear function of its bits at the block's pivot rows, as they were
+// before the block: the word is xored with operation t's delta (delta[t])
+// for each t < ops where it has t's pivot row (bit[t]), tests that do not
+// wait on each other.
+template <size_t kBlock>
+HWY_INLINE void ApplyBandOps(size_t ops, const uint64_t* HWY_RESTRICT bit,
+                             const uint64_t* HWY_RESTRICT delta, uint64_t* HWY_RESTRICT w) {
   const RowTag d;
-  hn::Vec<RowTag> x[kPlanes], acc[kPlanes];
-  for (size_t g = 0; g < kPlanes; ++g) acc[g] = x[g] = hn::Load(d, w + g * kStride + k);
-  for (size_t g = 0; g < kPlanes; ++g) {
-    for (size_t i = 0; i < count[g]; ++i) {
-      const auto take = hn::TestBit(x[g], hn::Set(d, bit[g][i]));
-      const size_t t = op[g][i];
-      for (size_t h = 0; h < kPlanes; ++h) {
-        acc[h] = hn::IfThenElse(take, hn::Xor(acc[h], hn::Set(d, delta[h][t])), acc[h]);
-      }
-    }
+  const auto x = hn::Load(d, w);
+  auto acc = x;
+  for (size_t t = 0; t < ops; ++t) {
+    const auto take = hn::TestBit(x, hn::Set(d, bit[t]));
+    acc = hn::IfThenElse(take, hn::Xor(acc, hn::Set(d, delta[t])), acc);
   }
-  for (size_t g = 0; g < kPlanes; ++g) hn::Store(acc[g], d, w + g * kStride + k);
+  hn::Store(acc, d, w);
 }
 
-// simd::SolveBand for at most 64 * kPlanes rows: SolveSmallRows's
-// Gauss-Jordan elimination on the transposed system, each slot's column a
-// bit set over the rows in kPlanes words (plane g: rows 64g to 64g + 63),
-// each plane's words one array: the slot's columns, then 0 words up to
-// `cols` (a multiple of 64), then the r result words, then 0 words.
+// simd::SolveBand: SolveSmallRows's Gauss-Jordan elimination on the
+// transposed system, for more than 64 slots. Word k < cols of `w` is slot
+// k's column (bit i: row i's coefficient at slot k; 0 past m, up to `cols`,
+// a multiple of 64), word cols + b the rows' result bit b.
 //
 // Slot j's row operation (xor the pivot row into every other row with bit j)
 // changes the words where the pivot row has a bit: slots after j, below
@@ -415,7 +405,6 @@ HWY_INLINE void ApplyBandOps(const size_t* HWY_RESTRICT count,
 // words. So a block of kBlock slots updates the columns up to 64 + kBlock
 // past the block, and the result words: the work per slot does not grow
 // with m.
-template <size_t kPlanes>
 HWY_INLINE bool SolveBandRows(const uint64_t* HWY_RESTRICT row_coef,
                               const uint32_t* HWY_RESTRICT row_start,
                               const uint64_t* HWY_RESTRICT result_planes, size_t rows, uint64_t m,
@@ -426,160 +415,108 @@ HWY_INLINE bool SolveBandRows(const uint64_t* HWY_RESTRICT row_coef,
   // Columns, with at least 2 * kBlock 0 words after the last (read as the
   // next blocks' columns), rounded up to whole 64-slot blocks of the
   // transposition; then 32 result words and a block of 0 words.
-  constexpr size_t kStride = simd::kSolverBandSlots + 64 + 32 + kBlock;
+  alignas(64) uint64_t w[simd::kSolverBandSlots + 64 + 32 + kBlock];
   const size_t cols = static_cast<size_t>((m + 2 * kBlock + 63) / 64 * 64);
-  alignas(64) uint64_t w[kPlanes * kStride];
-  for (size_t g = 0; g < kPlanes; ++g) {
-    std::memset(w + g * kStride, 0, (cols + 32 + kBlock) * sizeof(uint64_t));
-  }
-  // The columns: each plane's rows (sorted by start) cover a few 64-slot
-  // blocks; each block is a 64 x 64 bit transpose of the rows shifted to it.
+  std::memset(w, 0, (cols + 32 + kBlock) * sizeof(uint64_t));
+  // The columns: the rows (sorted by start) cover a few 64-slot blocks; each
+  // block is a 64 x 64 bit transpose of the rows shifted to it.
   alignas(64) uint64_t a[64];
-  for (size_t g = 0; g < kPlanes && 64 * g < rows; ++g) {
-    const size_t lo = 64 * g, count = rows - lo < 64 ? rows - lo : 64;
-    uint64_t* HWY_RESTRICT plane = w + g * kStride;
-    const uint64_t last = (row_start[lo + count - 1] + 63) / 64;
-    for (uint64_t b = row_start[lo] / 64; b <= last; ++b) {
+  if (rows != 0) {
+    const uint64_t last = (row_start[rows - 1] + 63) / 64;
+    for (uint64_t b = row_start[0] / 64; b <= last; ++b) {
       const uint64_t base = 64 * b;
-      for (size_t i = 0; i < count; ++i) {
-        const uint64_t s = row_start[lo + i], c = row_coef[lo + i];
+      for (size_t i = 0; i < rows; ++i) {
+        const uint64_t s = row_start[i], c = row_coef[i];
         a[i] = s >= base ? (s - base < 64 ? c << (s - base) : 0)
                          : (base - s < 64 ? c >> (base - s) : 0);
       }
-      std::memset(a + count, 0, (64 - count) * sizeof(uint64_t));
+      std::memset(a + rows, 0, (64 - rows) * sizeof(uint64_t));
       TransposeBits64Vectors(a, 64);
-      std::memcpy(plane + base, a, sizeof(a));
+      std::memcpy(w + base, a, sizeof(a));
     }
-    std::memcpy(plane + cols, result_planes + 32 * g, static_cast<size_t>(r) * sizeof(uint64_t));
   }
+  std::memcpy(w + cols, result_planes, static_cast<size_t>(r) * sizeof(uint64_t));
   // As in SolveSmallRows: the block's columns are scalars (c), the next
   // block's a register copy (next) updated by each slot's operation as soon
   // as it is known; the later words get the block's operations in one pass.
-  constexpr uint16_t kFree = 64 * kPlanes;  // the pivot of a free slot
-  uint16_t pivot[simd::kSolverBandSlots];
-  uint64_t used[kPlanes] = {};  // the pivot rows
+  constexpr uint8_t kFree = 64;  // the pivot of a free slot
+  uint8_t pivot[simd::kSolverBandSlots];
+  uint64_t used = 0;  // the pivot rows
   const size_t nv = kBlock / lanes;
-  hn::Vec<RowTag> next[kPlanes][kBlock];
-  uint64_t c[kBlock][kPlanes];
-  for (size_t g = 0; g < kPlanes; ++g) {
-    for (size_t v = 0; v < nv; ++v) next[g][v] = hn::Load(d, w + g * kStride + kBlock + v * lanes);
-    for (size_t i = 0; i < kBlock; ++i) c[i][g] = w[g * kStride + i];
-  }
+  hn::Vec<RowTag> next[kBlock];
+  uint64_t c[kBlock];
+  for (size_t v = 0; v < nv; ++v) next[v] = hn::Load(d, w + kBlock + v * lanes);
+  std::memcpy(c, w, sizeof(c));
   // Operation t's delta: its change to a word whose only pivot row of the
   // block is t's, i.e. the other rows of t's column (others_t) changed by
   // the block's later operations, kept as lane t of `delta` (updated as
   // `next` is).
-  hn::Vec<RowTag> delta[kPlanes][kBlock];
+  hn::Vec<RowTag> delta[kBlock];
   const hn::RebindToSigned<RowTag> di;
   for (size_t jb = 0; jb < m; jb += kBlock) {
     const size_t slots = m - jb < kBlock ? static_cast<size_t>(m - jb) : kBlock;
-    size_t count[kPlanes] = {};
-    uint64_t pbit[kPlanes][kBlock];
-    uint8_t pop[kPlanes][kBlock];
-    for (size_t g = 0; g < kPlanes; ++g) {
-      for (size_t v = 0; v < nv; ++v) delta[g][v] = hn::Zero(d);
-    }
+    uint64_t op_bit[kBlock];
+    for (size_t v = 0; v < nv; ++v) delta[v] = hn::Zero(d);
     size_t ops = 0;
     HWY_UNROLL(8)
     for (size_t i = 0; i < kBlock; ++i) {
       if (i >= slots) break;
-      size_t pg = kPlanes;  // the plane of the pivot row
-      uint64_t avail = 0;
-      for (size_t g = 0; g < kPlanes; ++g) {
-        const uint64_t here = c[i][g] & ~used[g];
-        if (pg == kPlanes && here != 0) {
-          pg = g;
-          avail = here;
-        }
-      }
-      if (pg == kPlanes) {  // a free slot: no row operation
+      const uint64_t avail = c[i] & ~used;
+      if (avail == 0) {  // a free slot: no row operation
         pivot[jb + i] = kFree;
         continue;
       }
       const uint64_t bit = avail & (uint64_t{0} - avail);
-      uint64_t bits[kPlanes], others[kPlanes];
-      for (size_t g = 0; g < kPlanes; ++g) {
-        bits[g] = g == pg ? bit : 0;
-        others[g] = c[i][g] ^ bits[g];
-        used[g] |= bits[g];
-      }
-      pbit[pg][count[pg]] = bit;
-      pop[pg][count[pg]] = static_cast<uint8_t>(ops);
-      ++count[pg];
-      pivot[jb + i] = static_cast<uint16_t>(64 * pg + static_cast<size_t>(__builtin_ctzll(bit)));
+      const uint64_t others = c[i] ^ bit;
+      used |= bit;
+      op_bit[ops] = bit;
+      pivot[jb + i] = static_cast<uint8_t>(__builtin_ctzll(bit));
       HWY_UNROLL(8)
       for (size_t k = i + 1; k < kBlock; ++k) {
-        uint64_t hit = 0;
-        for (size_t g = 0; g < kPlanes; ++g) hit |= c[k][g] & bits[g];
-        const uint64_t take = uint64_t{0} - static_cast<uint64_t>(hit != 0);
-        for (size_t g = 0; g < kPlanes; ++g) {
-          uint64_t ck = c[k][g] ^ (others[g] & take);
-          asm("" : "+r"(ck));  // keeps the compiler from vectorising the loop
-          c[k][g] = ck;
-        }
+        uint64_t ck = c[k] ^ ((c[k] & bit) != 0 ? others : 0);
+        asm("" : "+r"(ck));  // keeps the compiler from vectorising the loop
+        c[k] = ck;
       }
+      const auto bv = hn::Set(d, bit);
+      const auto sv = hn::Set(d, others);
       for (size_t v = 0; v < nv; ++v) {
-        auto hit = hn::And(next[0][v], hn::Set(d, bits[0]));
-        auto dhit = hn::And(delta[0][v], hn::Set(d, bits[0]));
-        for (size_t g = 1; g < kPlanes; ++g) {
-          hit = hn::Or(hit, hn::And(next[g][v], hn::Set(d, bits[g])));
-          dhit = hn::Or(dhit, hn::And(delta[g][v], hn::Set(d, bits[g])));
-        }
-        const auto take = hn::Ne(hit, hn::Zero(d));
+        next[v] = hn::Xor(next[v], hn::IfThenElseZero(hn::TestBit(next[v], bv), sv));
         // Lane `ops` (0 until now) starts as others.
         const auto here = hn::RebindMask(d, hn::Eq(hn::Iota(di, static_cast<int64_t>(v * lanes)),
                                                    hn::Set(di, static_cast<int64_t>(ops))));
-        const auto dtake = hn::Or(hn::Ne(dhit, hn::Zero(d)), here);
-        for (size_t g = 0; g < kPlanes; ++g) {
-          const auto o = hn::Set(d, others[g]);
-          next[g][v] = hn::Xor(next[g][v], hn::IfThenElseZero(take, o));
-          delta[g][v] = hn::Xor(delta[g][v], hn::IfThenElseZero(dtake, o));
-        }
+        delta[v] =
+            hn::Xor(delta[v], hn::IfThenElseZero(hn::Or(hn::TestBit(delta[v], bv), here), sv));
       }
       ++ops;
     }
-    for (size_t g = 0; g < kPlanes; ++g) {
-      for (size_t v = 0; v < nv; ++v) {
-        hn::Store(next[g][v], d, w + g * kStride + jb + kBlock + v * lanes);
-      }
-    }
+    for (size_t v = 0; v < nv; ++v) hn::Store(next[v], d, w + jb + kBlock + v * lanes);
     if (ops != 0) {
-      alignas(64) uint64_t deltas[kPlanes][kBlock];
-      for (size_t g = 0; g < kPlanes; ++g) {
-        for (size_t v = 0; v < nv; ++v) hn::Store(delta[g][v], d, deltas[g] + v * lanes);
-      }
+      alignas(64) uint64_t deltas[kBlock];
+      for (size_t v = 0; v < nv; ++v) hn::Store(delta[v], d, deltas + v * lanes);
       const size_t band_end = jb + 64 + kBlock < cols ? jb + 64 + kBlock : cols;
       for (size_t k = jb + 2 * kBlock; k < band_end; k += lanes) {
-        ApplyBandOps<kPlanes, kStride, kBlock>(count, pbit, pop, deltas, k, w);
+        ApplyBandOps<kBlock>(ops, op_bit, deltas, w + k);
       }
       for (size_t k = cols; k < cols + static_cast<size_t>(r); k += lanes) {
-        ApplyBandOps<kPlanes, kStride, kBlock>(count, pbit, pop, deltas, k, w);
+        ApplyBandOps<kBlock>(ops, op_bit, deltas, w + k);
       }
     }
     if (jb + kBlock >= m) break;
-    for (size_t g = 0; g < kPlanes; ++g) {
-      for (size_t i = 0; i < kBlock; ++i) c[i][g] = w[g * kStride + jb + kBlock + i];
-      for (size_t v = 0; v < nv; ++v) {
-        next[g][v] = hn::Load(d, w + g * kStride + jb + 2 * kBlock + v * lanes);
-      }
-    }
+    std::memcpy(c, w + jb + kBlock, sizeof(c));
+    for (size_t v = 0; v < nv; ++v) next[v] = hn::Load(d, w + jb + 2 * kBlock + v * lanes);
   }
   // Rows that are not pivots are 0: consistent iff their results are 0.
   uint64_t bad = 0;
-  for (size_t g = 0; g < kPlanes; ++g) {
-    for (size_t b = 0; b < static_cast<size_t>(r); ++b) bad |= w[g * kStride + cols + b] & ~used[g];
-  }
+  for (size_t b = 0; b < static_cast<size_t>(r); ++b) bad |= w[cols + b] & ~used;
   if (bad != 0) return false;
   // Each row's result (fully reduced: a pivot row's is its slot's
-  // solution), by transposing each plane's result words back; a free slot
-  // reads the 0 after them.
-  uint32_t row_result[64 * kPlanes + 1];
-  for (size_t g = 0; g < kPlanes; ++g) {
-    std::memcpy(a, w + g * kStride + cols, 32 * sizeof(uint64_t));
-    std::memset(a + 32, 0, 32 * sizeof(uint64_t));
-    TransposeBits64Vectors(a, 64);
-    for (size_t i = 0; i < 64; ++i) row_result[64 * g + i] = static_cast<uint32_t>(a[i]);
-  }
+  // solution), by transposing the result words back; a free slot reads the
+  // 0 after them.
+  uint32_t row_result[65];
+  std::memcpy(a, w + cols, 32 * sizeof(uint64_t));
+  std::memset(a + 32, 0, 32 * sizeof(uint64_t));
+  TransposeBits64Vectors(a, 64);
+  for (size_t i = 0; i < 64; ++i) row_result[i] = static_cast<uint32_t>(a[i]);
   row_result[kFree] = 0;
   // The solution's columns, 64 slots at a time: a transpose of the slots'
   // values gives each column's 64 bits.

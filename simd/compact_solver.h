@@ -55,14 +55,13 @@ bool SolveSmall(const uint64_t* row_coef, const uint64_t* result_planes, size_t 
                 int r, uint8_t* out);
 
 // The most rows and slots of the systems of SolveBand.
-inline constexpr size_t kSolverBandRows = 128;
-inline constexpr size_t kSolverBandSlots = 512;
+inline constexpr size_t kSolverBandRows = 64;
+inline constexpr size_t kSolverBandSlots = 256;
 
 // Eliminates and solves a banded system of `rows` <= kSolverBandRows rows in
 // m <= kSolverBandSlots slots, sorted by start (row i: bit k of row_coef[i]
-// is slot row_start[i] + k, every such slot below m; result_planes: 32 words
-// per 64 rows, as ResultPlanes writes them for rows 64g to 64g + 63 at
-// result_planes + 32g): writes the solution with every free slot 0 as
+// is slot row_start[i] + k, every such slot below m; result_planes as
+// ResultPlanes writes them): writes the solution with every free slot 0 as
 // SolveColumns does, ORed into the first ceil(r * m / 8) bytes of the zeroed
 // `out`. False if the system has no solution (`out` untouched).
 // REQUIRES: 1 <= r <= 32.

@@ -31,10 +31,7 @@ HWY_NOINLINE bool SolveSmallKernel(const uint64_t* row_coef, const uint64_t* res
 HWY_NOINLINE bool SolveBandKernel(const uint64_t* row_coef, const uint32_t* row_start,
                                   const uint64_t* result_planes, size_t rows, uint64_t m, int r,
                                   uint8_t* out) {
-  if (rows <= 64) {
-    return compact_solver::SolveBandRows<1>(row_coef, row_start, result_planes, rows, m, r, out);
-  }
-  return compact_solver::SolveBandRows<2>(row_coef, row_start, result_planes, rows, m, r, out);
+  return compact_solver::SolveBandRows(row_coef, row_start, result_planes, rows, m, r, out);
 }
 
 HWY_NOINLINE void ResultPlanesKernel(const uint32_t* result, size_t rows, uint64_t* planes) {

@@ -285,28 +285,22 @@ constexpr size_t kBandingKeys = 600;
 // elimination by columns. Measured through the LevelDB policy (CreateFilter
 // over 64 sets of random keys, CPU time per key, medians of alternated
 // runs), one row at a time against by columns: at 4 bits/key (1.33 slots
-// per key) 1.04-1.29x the time at 150-160 keys (50-53 spare slots),
-// 0.76-0.89x at 170-200, 0.57-0.79x at 250-500; at 5 bits/key (1.25)
-// 0.98x at 200 keys (50 spare), 0.59-0.88x at 300-500. Not below 1.22
-// slots per key: at 6 bits/key (1.2) 0.81-1.12x at 280-500 keys, at 7
-// (1.17) 1.10-1.17x at 360-420, at 8 (1.14) 0.92-1.07x at 420-500, at 16
-// (1.14) 1.17-1.22x at 450-550.
-constexpr uint64_t kBandingSpareSlots = 56;
+// per key) 1.04-1.07x the time at 180-200 keys (60-66 spare slots),
+// 0.74-0.89x at 220-250 (73-83 spare), 0.69x at 400; at 5 bits/key (1.25)
+// 1.16-1.23x at 250-280 keys (62-70 spare), 0.69-0.87x at 300-500 (76-126
+// spare). Not below 1.22 slots per key: at 6 bits/key (1.2) 0.81-1.12x at
+// 280-500 keys, at 7 (1.17) 1.10-1.17x at 360-420, at 8 (1.14) 0.92-1.07x
+// at 420-500, at 16 (1.14) 1.17-1.22x at 450-550 (these against the
+// elimination by columns before it kept rows in place, 0.8-1.0x the time).
+constexpr uint64_t kBandingSpareSlots = 80;
 // AppendBandV2 (simd::SolveBand) solves the systems of more than 64 slots
-// (at most simd::kSolverBandSlots) of up to 64 keys, and of up to
-// kBandSolveKeys keys with at most 15% more slots than keys
-// (20 m <= 23 n); the elimination by columns the others. SolveBand's work
-// per slot grows with the keys (a bit per key in each column it updates)
-// and with the slots, the elimination by columns' with the rows pending at
-// each slot, which spare slots make fewer. Measured against by columns (CPU
-// time per key over 64 sets of random keys, medians of alternated runs of
-// the two builds): through the LevelDB policy at 70-128 keys, 10-30
-// bits/key (1.11 slots per key), 0.80-0.87x; at 6 bits/key (1.2 slots per
-// key) 0.94-1.10x. Through AppendFilter at 64 keys in 68-77 slots
-// 0.53-0.61x; at 80-128 keys, 8-20 bits/key, 0.80-0.90x. With three and
-// four words per column, 1.15x the time at 160 keys and 1.3x at 200.
-constexpr size_t kBandSolveKeys = 128;
-static_assert(kBandSolveKeys <= simd::kSolverBandRows, "SolveBand's rows");
+// (at most simd::kSolverBandSlots) of up to 64 keys; the elimination by
+// columns takes 1.16-1.69x its time there (AppendFilter at 50-64 keys in
+// 65-80 slots, 2-30 bits/key; CPU time per key over 64 sets of random
+// keys, medians of alternated runs). With two words per column (up to 128
+// keys) SolveBand took 1.02-1.20x the time of the elimination by columns
+// at 70-128 keys, 8-30 bits/key (through the LevelDB policy), with three
+// and four 1.15x and 1.3x at 160 and 200 keys.
 
 // Gauss-Jordan elimination over GF(2) for at most kDenseSlots (16) slots,
 // a row and its right-hand side in one word: coefficients in bits 0-15, the
@@ -587,7 +581,7 @@ bool AppendSmallV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byte
 }
 
 // AppendFilterV2 for a banded system (m > 64 slots) of at most
-// simd::kSolverBandRows keys in at most simd::kSolverBandSlots slots:
+// simd::kSolverBandRows (64) keys in at most simd::kSolverBandSlots slots:
 // simd::SolveBand, Gauss-Jordan elimination on the transposed system, which
 // writes the body itself.
 bool AppendBandV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_bytes, uint64_t m,
@@ -597,7 +591,7 @@ bool AppendBandV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_bytes
   const size_t n = hashes.size();
   V2KeyBase keys[kRows];
   uint64_t x[kRows], row_coef[kRows];
-  uint32_t start[kRows], fingerprint[kRows + 64];
+  uint32_t start[kRows], fingerprint[kRows];
   uint16_t cursor[kSlots];
   // The seed-independent part of every key, once, in start order (a
   // counting sort).
@@ -618,10 +612,8 @@ bool AppendBandV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_bytes
     start[at] = static_cast<uint32_t>(keys[i].start);
     fingerprint[at] = keys[i].fingerprint;
   }
-  uint64_t planes[32 * (kRows / 64)];  // the same for every seed
-  for (size_t lo = 0; lo < n; lo += 64) {
-    simd::ResultPlanes(fingerprint + lo, std::min<size_t>(64, n - lo), planes + 32 * (lo / 64));
-  }
+  uint64_t planes[32];  // the same for every seed
+  simd::ResultPlanes(fingerprint, n, planes);
   const size_t at = dst->size();
   const size_t bytes = static_cast<size_t>(total_bytes);
   dst->resize(at + bytes, '\0');
@@ -733,8 +725,7 @@ bool AppendFilterV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byt
   }
   static_assert(kDenseSeeds <= kV2Seeds && kBandedSeeds <= kV2Seeds, "4-bit seed");
   const size_t n = hashes.size();
-  if (m > kV2WindowBits && m <= simd::kSolverBandSlots &&
-      (n <= kV2WindowBits || (n <= kBandSolveKeys && 20 * m <= 23 * n))) {
+  if (m > kV2WindowBits && m <= simd::kSolverBandSlots && n <= simd::kSolverBandRows) {
     return AppendBandV2(hashes, r, total_bytes, m, std::min(max_seeds, kBandedSeeds), dst, info);
   }
   if (m > kV2WindowBits &&
