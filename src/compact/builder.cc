@@ -291,7 +291,8 @@ constexpr size_t kBandingKeys = 600;
 // spare). Not below 1.22 slots per key: at 6 bits/key (1.2) 0.81-1.12x at
 // 280-500 keys, at 7 (1.17) 1.10-1.17x at 360-420, at 8 (1.14) 0.92-1.07x
 // at 420-500, at 16 (1.14) 1.17-1.22x at 450-550 (these against the
-// elimination by columns before it kept rows in place, 0.8-1.0x the time).
+// elimination by columns before it kept rows in place, which takes
+// 0.74-1.0x that time now: one row at a time would lose more).
 constexpr uint64_t kBandingSpareSlots = 80;
 // AppendBandV2 (simd::SolveBand) solves the systems of more than 64 slots
 // (at most simd::kSolverBandSlots) of up to 64 keys; the elimination by
@@ -630,10 +631,11 @@ bool AppendBandV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_bytes
 }
 
 // AppendFilterV2 for a banded system (m > 64) of at least kBandingKeys
-// keys, or with many spare slots (kBandingSpareSlots): BandingAddLanes (compact/banding.h). A row
-// starting in stripe t (slots [64t, 64t + 64)) touches slots of stripes t and t + 1 only, so the
-// rows of stripes t and t + 2 never meet: the even stripes are added first,
-// kBandingLanes runs of them at once, then the odd ones.
+// keys, or with many spare slots (kBandingSpareSlots): BandingAddLanes
+// (compact/banding.h). A row starting in stripe t (slots [64t, 64t + 64))
+// touches slots of stripes t and t + 1 only, so the rows of stripes t and
+// t + 2 never meet: the even stripes are added first, kBandingLanes runs of
+// them at once, then the odd ones.
 bool AppendBandingV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_bytes, uint64_t m,
                      int seeds, std::string* dst, BuildInfo* info) {
   const size_t n = hashes.size();
