@@ -20,29 +20,26 @@
 namespace blockbloom {
 namespace simd {
 
-// Rows the elimination copies per slot unconditionally, and the most rows
-// one vector holds on any target: every row array of SolverRows holds this
-// many entries past the last row (SolverRows says which).
-inline constexpr size_t kSolverJoinRows = 8;
+// The most rows one vector holds on any target: the elimination's scratch
+// rows hold this many entries past the last row (SolverRows).
 inline constexpr size_t kSolverMaxLanes = 8;
-inline constexpr size_t kSolverRowPad = kSolverJoinRows + kSolverMaxLanes;
+inline constexpr size_t kSolverRowPad = kSolverMaxLanes;
 
 // The system of EliminateByColumns: n rows (keys) sorted by their first
 // slot; row i's coefficients lie in slots [start, start + 64), stored with
 // bit 0 at its start. Scratch owned by the caller, reused across seeds.
 struct SolverRows {
   const uint32_t* first;        // first[j]: rows starting before slot j; m + 1 entries
-  const uint64_t* join_coef;    // the rows in start order; n + kSolverRowPad entries
-  const uint64_t* join_result;  // their right-hand sides; n + kSolverRowPad entries
-  uint64_t* coef;               // active rows (scratch); n + kSolverRowPad entries
-  uint64_t* result;             // (scratch); n + kSolverRowPad entries
+  const uint64_t* join_coef;    // the rows in start order; n entries
+  const uint64_t* join_result;  // their right-hand sides; n entries
+  uint64_t* coef;               // active rows (scratch, defined); n + kSolverRowPad entries
+  uint64_t* result;             // (scratch, defined); n + kSolverRowPad entries
 };
 
 // Eliminates the system slot by slot (the echelon form: coef[j] is slot j's
 // pivot row shifted so that bit 0 is slot j, or 0 for a free slot; result[j]
 // its right-hand side). False if the system has no solution. coef and result
-// hold m entries, written in full. REQUIRES: entries past row n of
-// join_coef / join_result are 0 (kSolverRowPad of them).
+// hold m entries, written in full.
 bool EliminateByColumns(uint64_t m, uint64_t* coef, uint32_t* result, const SolverRows& rows);
 
 // The most rows of the systems all starting at slot 0 (SolveSmall).
@@ -57,6 +54,20 @@ inline constexpr size_t kSolverSmallRows = 64;
 bool SolveSmall(const uint64_t* row_coef, const uint64_t* result_planes, size_t rows, uint64_t m,
                 int r, uint8_t* out);
 
+// The most rows and slots of the systems of SolveBand.
+inline constexpr size_t kSolverBandRows = 64;
+inline constexpr size_t kSolverBandSlots = 256;
+
+// Eliminates and solves a banded system of `rows` <= kSolverBandRows rows in
+// m <= kSolverBandSlots slots, sorted by start (row i: bit k of row_coef[i]
+// is slot row_start[i] + k, every such slot below m; result_planes as
+// ResultPlanes writes them): writes the solution with every free slot 0 as
+// SolveColumns does, ORed into the first ceil(r * m / 8) bytes of the zeroed
+// `out`. False if the system has no solution (`out` untouched).
+// REQUIRES: 1 <= r <= 32.
+bool SolveBand(const uint64_t* row_coef, const uint32_t* row_start, const uint64_t* result_planes,
+               size_t rows, uint64_t m, int r, uint8_t* out);
+
 // SolveSmall's result_planes (32 words) of `rows` <= 64 right-hand sides
 // (they do not depend on the seed): bit i of word b is bit b of result[i].
 void ResultPlanes(const uint32_t* result, size_t rows, uint64_t* planes);
@@ -70,6 +81,9 @@ using EliminateByColumnsFn = bool (*)(uint64_t m, uint64_t* coef, uint32_t* resu
                                       const SolverRows& rows);
 using SolveSmallFn = bool (*)(const uint64_t* row_coef, const uint64_t* result_planes, size_t rows,
                               uint64_t m, int r, uint8_t* out);
+using SolveBandFn = bool (*)(const uint64_t* row_coef, const uint32_t* row_start,
+                             const uint64_t* result_planes, size_t rows, uint64_t m, int r,
+                             uint8_t* out);
 using ResultPlanesFn = void (*)(const uint32_t* result, size_t rows, uint64_t* planes);
 using SolveColumnsFn = void (*)(const uint64_t* coef, const uint32_t* result, uint64_t m, int r,
                                 uint8_t* out);
@@ -80,6 +94,7 @@ EliminateByColumnsFn EliminateByColumnsForTarget(int64_t target);
 SolveColumnsFn SolveColumnsForTarget(int64_t target);
 SolveSmallFn SolveSmallForTarget(int64_t target);
 ResultPlanesFn ResultPlanesForTarget(int64_t target);
+SolveBandFn SolveBandForTarget(int64_t target);
 
 }  // namespace simd
 }  // namespace blockbloom

@@ -28,6 +28,12 @@ HWY_NOINLINE bool SolveSmallKernel(const uint64_t* row_coef, const uint64_t* res
   return compact_solver::SolveSmallRows(row_coef, result_planes, rows, m, r, out);
 }
 
+HWY_NOINLINE bool SolveBandKernel(const uint64_t* row_coef, const uint32_t* row_start,
+                                  const uint64_t* result_planes, size_t rows, uint64_t m, int r,
+                                  uint8_t* out) {
+  return compact_solver::SolveBandRows(row_coef, row_start, result_planes, rows, m, r, out);
+}
+
 HWY_NOINLINE void ResultPlanesKernel(const uint32_t* result, size_t rows, uint64_t* planes) {
   compact_solver::ResultPlanesRows(result, rows, planes);
 }
@@ -43,6 +49,7 @@ HWY_NOINLINE void SolveColumnsKernel(const uint64_t* coef, const uint32_t* resul
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
+
 namespace blockbloom {
 namespace simd {
 
@@ -50,6 +57,7 @@ HWY_EXPORT(EliminateByColumnsKernel);
 HWY_EXPORT(SolveColumnsKernel);
 HWY_EXPORT(SolveSmallKernel);
 HWY_EXPORT(ResultPlanesKernel);
+HWY_EXPORT(SolveBandKernel);
 
 EliminateByColumnsFn EliminateByColumnsForTarget(int64_t target) {
   if (!internal::IsCompiledTarget(target)) return nullptr;
@@ -71,6 +79,11 @@ ResultPlanesFn ResultPlanesForTarget(int64_t target) {
   return HWY_DISPATCH_TABLE(ResultPlanesKernel)[internal::DispatchTableIndex(target)];
 }
 
+SolveBandFn SolveBandForTarget(int64_t target) {
+  if (!internal::IsCompiledTarget(target)) return nullptr;
+  return HWY_DISPATCH_TABLE(SolveBandKernel)[internal::DispatchTableIndex(target)];
+}
+
 namespace {
 
 // The chosen target's kernels, resolved together on first use (each starts
@@ -79,6 +92,7 @@ std::atomic<EliminateByColumnsFn> g_eliminate_by_columns;
 std::atomic<SolveColumnsFn> g_solve_columns;
 std::atomic<SolveSmallFn> g_solve_small;
 std::atomic<ResultPlanesFn> g_result_planes;
+std::atomic<SolveBandFn> g_solve_band;
 
 void Resolve() {
   const int64_t target = internal::KernelTarget(KernelFamily::kBuild);
@@ -86,6 +100,7 @@ void Resolve() {
   g_solve_columns.store(SolveColumnsForTarget(target), std::memory_order_relaxed);
   g_solve_small.store(SolveSmallForTarget(target), std::memory_order_relaxed);
   g_result_planes.store(ResultPlanesForTarget(target), std::memory_order_relaxed);
+  g_solve_band.store(SolveBandForTarget(target), std::memory_order_relaxed);
 }
 
 bool ResolveAndEliminateByColumns(uint64_t m, uint64_t* coef, uint32_t* result,
@@ -109,6 +124,13 @@ bool ResolveAndSolveSmall(const uint64_t* row_coef, const uint64_t* result_plane
 void ResolveAndResultPlanes(const uint32_t* result, size_t rows, uint64_t* planes) {
   Resolve();
   ResultPlanes(result, rows, planes);
+}
+
+bool ResolveAndSolveBand(const uint64_t* row_coef, const uint32_t* row_start,
+                         const uint64_t* result_planes, size_t rows, uint64_t m, int r,
+                         uint8_t* out) {
+  Resolve();
+  return SolveBand(row_coef, row_start, result_planes, rows, m, r, out);
 }
 
 // ForceTargetForTesting re-resolves the pointers above.
@@ -139,6 +161,13 @@ void ResultPlanes(const uint32_t* result, size_t rows, uint64_t* planes) {
   ResultPlanesFn fn = g_result_planes.load(std::memory_order_relaxed);
   if (fn == nullptr) fn = &ResolveAndResultPlanes;
   fn(result, rows, planes);
+}
+
+bool SolveBand(const uint64_t* row_coef, const uint32_t* row_start, const uint64_t* result_planes,
+               size_t rows, uint64_t m, int r, uint8_t* out) {
+  SolveBandFn fn = g_solve_band.load(std::memory_order_relaxed);
+  if (fn == nullptr) fn = &ResolveAndSolveBand;
+  return fn(row_coef, row_start, result_planes, rows, m, r, out);
 }
 
 }  // namespace simd

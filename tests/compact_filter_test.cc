@@ -588,7 +588,7 @@ void ExpectV2MatchesReference(const std::vector<uint64_t>& hashes, double bits_p
 TEST(CompactFormatV2Solution, MatchesReferenceForRandomKeys) {
   SplitMix64 rng(12);
   for (size_t n :
-       {1, 2, 5, 10, 16, 17, 30, 50, 64, 65, 100, 164, 200, 333, 512, 513, 700, 1000, 2500}) {
+       {1, 2, 5, 10, 16, 17, 30, 50, 64, 65, 100, 128, 164, 200, 333, 512, 513, 700, 1000, 2500}) {
     for (double bpk : {4.0, 7.5, 10.0, 16.0, 23.0}) {
       std::vector<uint64_t> hashes(n);
       for (uint64_t& h : hashes) h = rng.Next();

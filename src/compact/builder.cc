@@ -279,6 +279,29 @@ static_assert(kDenseSlots <= kDenseBodySlots, "WriteDenseBody covers the dense s
 // at 100 keys, 1.7x at 300, 1.06x at 1,000; BM_BuildVs at 10,000 keys:
 // 0.77x (0.67x at 4 bits/key).
 constexpr size_t kBandingKeys = 600;
+// Below kBandingKeys, AppendBandingV2 too where the spare slots are many,
+// both in all (m - n >= kBandingSpareSlots) and per key (m >= 11/9 n): the
+// walks over the band's end are short, and one row at a time beats the
+// elimination by columns. Measured through the LevelDB policy (CreateFilter
+// over 64 sets of random keys, CPU time per key, medians of alternated
+// runs), one row at a time against by columns: at 4 bits/key (1.33 slots
+// per key) 1.04-1.07x the time at 180-200 keys (60-66 spare slots),
+// 0.74-0.89x at 220-250 (73-83 spare), 0.69x at 400; at 5 bits/key (1.25)
+// 1.16-1.23x at 250-280 keys (62-70 spare), 0.69-0.87x at 300-500 (76-126
+// spare). Not below 1.22 slots per key: at 6 bits/key (1.2) 0.81-1.12x at
+// 280-500 keys, at 7 (1.17) 1.10-1.17x at 360-420, at 8 (1.14) 0.92-1.07x
+// at 420-500, at 16 (1.14) 1.17-1.22x at 450-550 (these against the
+// elimination by columns before it kept rows in place, which takes
+// 0.74-1.0x that time now: one row at a time would lose more).
+constexpr uint64_t kBandingSpareSlots = 80;
+// AppendBandV2 (simd::SolveBand) solves the systems of more than 64 slots
+// (at most simd::kSolverBandSlots) of up to 64 keys; the elimination by
+// columns takes 1.16-1.69x its time there (AppendFilter at 50-64 keys in
+// 65-80 slots, 2-30 bits/key; CPU time per key over 64 sets of random
+// keys, medians of alternated runs). With two words per column (up to 128
+// keys) SolveBand took 1.02-1.20x the time of the elimination by columns
+// at 70-128 keys, 8-30 bits/key (through the LevelDB policy), with three
+// and four 1.15x and 1.3x at 160 and 200 keys.
 
 // Gauss-Jordan elimination over GF(2) for at most kDenseSlots (16) slots,
 // a row and its right-hand side in one word: coefficients in bits 0-15, the
@@ -556,11 +579,61 @@ bool AppendSmallV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byte
   return false;
 }
 
+// AppendFilterV2 for a banded system (m > 64 slots) of at most
+// simd::kSolverBandRows (64) keys in at most simd::kSolverBandSlots slots:
+// simd::SolveBand, Gauss-Jordan elimination on the transposed system, which
+// writes the body itself.
+bool AppendBandV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_bytes, uint64_t m,
+                  int seeds, std::string* dst, BuildInfo* info) {
+  constexpr size_t kRows = simd::kSolverBandRows;
+  constexpr size_t kSlots = simd::kSolverBandSlots;
+  const size_t n = hashes.size();
+  V2KeyBase keys[kRows];
+  uint64_t x[kRows], row_coef[kRows];
+  uint32_t start[kRows], fingerprint[kRows];
+  uint16_t cursor[kSlots];
+  // The seed-independent part of every key, once, in start order (a
+  // counting sort).
+  std::fill(cursor, cursor + m, 0);
+  for (size_t i = 0; i < n; ++i) {
+    keys[i] = V2KeyBaseFor(hashes[i], m, r);
+    ++cursor[keys[i].start];
+  }
+  uint16_t sum = 0;
+  for (uint64_t j = 0; j < m; ++j) {
+    const uint16_t count = cursor[j];
+    cursor[j] = sum;
+    sum = static_cast<uint16_t>(sum + count);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t at = cursor[keys[i].start]++;
+    x[at] = keys[i].x;
+    start[at] = static_cast<uint32_t>(keys[i].start);
+    fingerprint[at] = keys[i].fingerprint;
+  }
+  uint64_t planes[32];  // the same for every seed
+  simd::ResultPlanes(fingerprint, n, planes);
+  const size_t at = dst->size();
+  const size_t bytes = static_cast<size_t>(total_bytes);
+  dst->resize(at + bytes, '\0');
+  uint8_t* out = reinterpret_cast<uint8_t*>(&(*dst)[at]);
+  for (int s = 0; s < seeds; ++s) {
+    const uint8_t seed = static_cast<uint8_t>(s);
+    for (size_t i = 0; i < n; ++i) row_coef[i] = V2Coefficients(x[i], seed, m);
+    if (!simd::SolveBand(row_coef, start, planes, n, m, r, out)) continue;  // out untouched
+    FinishV2(total_bytes, r, seed, m, out, info);
+    return true;
+  }
+  dst->resize(at);
+  return false;
+}
+
 // AppendFilterV2 for a banded system (m > 64) of at least kBandingKeys
-// keys: BandingAddLanes (compact/banding.h). A row starting in stripe t
-// (slots [64t, 64t + 64)) touches slots of stripes t and t + 1 only, so the
-// rows of stripes t and t + 2 never meet: the even stripes are added first,
-// kBandingLanes runs of them at once, then the odd ones.
+// keys, or with many spare slots (kBandingSpareSlots): BandingAddLanes
+// (compact/banding.h). A row starting in stripe t (slots [64t, 64t + 64))
+// touches slots of stripes t and t + 1 only, so the rows of stripes t and
+// t + 2 never meet: the even stripes are added first, kBandingLanes runs of
+// them at once, then the odd ones.
 bool AppendBandingV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_bytes, uint64_t m,
                      int seeds, std::string* dst, BuildInfo* info) {
   const size_t n = hashes.size();
@@ -651,7 +724,12 @@ bool AppendFilterV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byt
                   : AppendDenseV2<16>(hashes, r, total_bytes, m, dst, info);
   }
   static_assert(kDenseSeeds <= kV2Seeds && kBandedSeeds <= kV2Seeds, "4-bit seed");
-  if (m > kV2WindowBits && hashes.size() >= kBandingKeys) {
+  const size_t n = hashes.size();
+  if (m > kV2WindowBits && m <= simd::kSolverBandSlots && n <= simd::kSolverBandRows) {
+    return AppendBandV2(hashes, r, total_bytes, m, std::min(max_seeds, kBandedSeeds), dst, info);
+  }
+  if (m > kV2WindowBits &&
+      (n >= kBandingKeys || (9 * m >= 11 * n && m - n >= kBandingSpareSlots))) {
     return AppendBandingV2(hashes, r, total_bytes, m, std::min(max_seeds, kBandedSeeds), dst, info);
   }
   // The seed-independent part of every key, once, in start order (a
@@ -659,7 +737,6 @@ bool AppendFilterV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byt
   // stack up to kSmall keys and slots (about 22 KiB), else on the heap.
   constexpr size_t kSmall = 256;
   constexpr size_t kPad = simd::kSolverRowPad;  // rows read or written past n
-  const size_t n = hashes.size();
   const bool small = n <= kSmall && m <= kSmall;
   const size_t stride = small ? kSmall + kPad : n + kPad;  // of each row array
   const size_t slots = small ? kSmall + 2 : m + 2;         // of each slot array
@@ -717,8 +794,6 @@ bool AppendFilterV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byt
     sorted_x[at] = keys[i].x;
     join_result[at] = keys[i].fingerprint;
   }
-  std::fill(join_result + n, join_result + n + kPad, 0);
-  std::fill(join_coef + n, join_coef + n + kPad, 0);
   std::fill(rows.coef, rows.coef + n + kPad, 0);  // lanes past the rows: defined
   std::fill(rows.result, rows.result + n + kPad, 0);
   const int seeds = std::min(max_seeds, m <= kV2WindowBits ? kDenseSeeds : kBandedSeeds);
