@@ -237,6 +237,33 @@ HWY_INLINE void ResultPlanesRows(const uint32_t* HWY_RESTRICT result, size_t row
   std::memcpy(planes, a, 32 * sizeof(uint64_t));
 }
 
+// Slots per block of the transposed eliminations (SolveSmallRows,
+// SolveBandRows).
+inline constexpr size_t kSolverBlock = 8;
+
+// Slot i's pivot in a block of column words c[0, kSolverBlock) (bit k of
+// c[i]: row k holds slot i): the lowest row of c[i] not yet a pivot row
+// (`used`), as a one-bit word, or 0 for a free slot. For a pivot, marks its
+// row used, sets *others to the column's other rows, and applies the row
+// operation to the block's later columns c[i + 1, kSolverBlock) as scalars
+// in registers: a vectorised copy went through memory, and the next slot's
+// scalar load waited on its vector store.
+HWY_INLINE uint64_t TakePivot(uint64_t* HWY_RESTRICT c, size_t i, uint64_t* used,
+                              uint64_t* others) {
+  const uint64_t avail = c[i] & ~*used;
+  if (avail == 0) return 0;
+  const uint64_t bit = avail & (uint64_t{0} - avail);
+  *others = c[i] ^ bit;
+  *used |= bit;
+  HWY_UNROLL(8)
+  for (size_t k = i + 1; k < kSolverBlock; ++k) {
+    uint64_t ck = c[k] ^ ((c[k] & bit) != 0 ? *others : 0);
+    asm("" : "+r"(ck));  // keeps the compiler from vectorising the loop
+    c[k] = ck;
+  }
+  return bit;
+}
+
 // simd::SolveSmall: Gauss-Jordan elimination on the transposed system. Word
 // k < m of `w` is slot k's column (bit i: row i's coefficient at slot k),
 // word m + b the rows' result bit b, so one slot's row operations (every row
@@ -263,7 +290,7 @@ HWY_INLINE bool SolveSmallRows(const uint64_t* HWY_RESTRICT row_coef,
   TransposeBits64Vectors(a, size);
   // Columns, result bits, then 0 words (updated, stay 0) up to the end of
   // the block after the last, and a vector more.
-  constexpr size_t kBlock = 8;  // slots per block
+  constexpr size_t kBlock = kSolverBlock;
   constexpr size_t kWords = 64 + 32 + 2 * kBlock;
   alignas(64) uint64_t w[kWords];
   const size_t end = static_cast<size_t>(m) + static_cast<size_t>(r);
@@ -290,24 +317,14 @@ HWY_INLINE bool SolveSmallRows(const uint64_t* HWY_RESTRICT row_coef,
     HWY_UNROLL(8)
     for (size_t i = 0; i < kBlock; ++i) {
       if (i >= slots) break;
-      const uint64_t avail = c[i] & ~used;
-      if (avail == 0) {  // a free slot: no row operation
+      uint64_t others;
+      const uint64_t bit = TakePivot(c, i, &used, &others);
+      if (bit == 0) {  // a free slot: no row operation
         pivot[jb + i] = 64;
         any_free = true;
         continue;
       }
-      const uint64_t bit = avail & (uint64_t{0} - avail);
-      const uint64_t others = c[i] ^ bit;
-      used |= bit;
       pivot[jb + i] = static_cast<uint8_t>(__builtin_ctzll(bit));
-      // Scalar and in registers: a vectorised copy went through memory,
-      // and the next slot's scalar load waited on its vector store.
-      HWY_UNROLL(8)
-      for (size_t k = i + 1; k < kBlock; ++k) {
-        uint64_t ck = c[k] ^ ((c[k] & bit) != 0 ? others : 0);
-        asm("" : "+r"(ck));  // keeps the compiler from vectorising the loop
-        c[k] = ck;
-      }
       const auto bv = hn::Set(d, bit);
       const auto sv = hn::Set(d, others);
       for (size_t v = 0; v < nv; ++v) {
@@ -411,7 +428,7 @@ HWY_INLINE bool SolveBandRows(const uint64_t* HWY_RESTRICT row_coef,
                               int r, uint8_t* HWY_RESTRICT out) {
   const RowTag d;
   const size_t lanes = hn::Lanes(d);
-  constexpr size_t kBlock = 8;  // slots per block
+  constexpr size_t kBlock = kSolverBlock;
   // Columns, with at least 2 * kBlock 0 words after the last (read as the
   // next blocks' columns), rounded up to whole 64-slot blocks of the
   // transposition; then 32 result words and a block of 0 words.
@@ -461,22 +478,14 @@ HWY_INLINE bool SolveBandRows(const uint64_t* HWY_RESTRICT row_coef,
     HWY_UNROLL(8)
     for (size_t i = 0; i < kBlock; ++i) {
       if (i >= slots) break;
-      const uint64_t avail = c[i] & ~used;
-      if (avail == 0) {  // a free slot: no row operation
+      uint64_t others;
+      const uint64_t bit = TakePivot(c, i, &used, &others);
+      if (bit == 0) {  // a free slot: no row operation
         pivot[jb + i] = kFree;
         continue;
       }
-      const uint64_t bit = avail & (uint64_t{0} - avail);
-      const uint64_t others = c[i] ^ bit;
-      used |= bit;
       op_bit[ops] = bit;
       pivot[jb + i] = static_cast<uint8_t>(__builtin_ctzll(bit));
-      HWY_UNROLL(8)
-      for (size_t k = i + 1; k < kBlock; ++k) {
-        uint64_t ck = c[k] ^ ((c[k] & bit) != 0 ? others : 0);
-        asm("" : "+r"(ck));  // keeps the compiler from vectorising the loop
-        c[k] = ck;
-      }
       const auto bv = hn::Set(d, bit);
       const auto sv = hn::Set(d, others);
       for (size_t v = 0; v < nv; ++v) {

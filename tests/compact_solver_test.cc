@@ -51,6 +51,21 @@ System RandomSystem(size_t n, uint64_t m, int r, uint64_t seed) {
   return s;
 }
 
+// Makes up to `copies` rows copies of others (start and coefficients): with
+// the copied result for copies == 1 (a consistent dependent row), a random
+// one for 2 (a coin toss).
+void DuplicateRows(System* s, int copies, uint64_t seed) {
+  const size_t n = s->coef.size();
+  SplitMix64 rng(seed);
+  for (int c = 0; c < copies && n >= 2; ++c) {
+    const size_t from = rng.Next() % n, to = rng.Next() % n;
+    if (from == to) continue;
+    s->start[to] = s->start[from];
+    s->coef[to] = s->coef[from];
+    s->result[to] = copies == 1 ? s->result[from] : rng.Next() & ((uint64_t{1} << s->r) - 1);
+  }
+}
+
 // Every equation holds: for each row and column b, the parity of the
 // solution's bits at the row's coefficients is bit b of its result.
 void ExpectSolves(const System& s, const std::string& out) {
@@ -306,14 +321,7 @@ TEST(CompactSolverEveryTarget, SolveSmallMatchesReference) {
       for (int r : {1, 2, 3, 8, 10, 17, 32}) {
         for (int copies : {0, 1, 2}) {  // rows duplicated over others
           System s = RandomSystem(n, m, r, ++seed);
-          SplitMix64 rng(seed);
-          for (int c = 0; c < copies && n >= 2; ++c) {
-            const size_t from = rng.Next() % n, to = rng.Next() % n;
-            if (from == to) continue;
-            s.coef[to] = s.coef[from];
-            // Consistent for copies == 1, a coin toss for 2.
-            s.result[to] = copies == 1 ? s.result[from] : rng.Next() & ((uint64_t{1} << r) - 1);
-          }
+          DuplicateRows(&s, copies, seed);
           const std::string expected = ReferenceSolve(s);
           if (expected.empty()) {
             ++unsolvable;
@@ -352,14 +360,7 @@ TEST(CompactSolverEveryTarget, SolveBandMatchesReference) {
       for (int r : {1, 3, 9, 17, 32}) {
         for (int copies : {0, 1, 2}) {  // rows duplicated over others
           System s = RandomSystem(n, m, r, ++seed);
-          SplitMix64 rng(seed);
-          for (int c = 0; c < copies && n >= 2; ++c) {
-            const size_t from = rng.Next() % n, to = rng.Next() % n;
-            if (from == to) continue;
-            s.start[to] = s.start[from];
-            s.coef[to] = s.coef[from];
-            s.result[to] = copies == 1 ? s.result[from] : rng.Next() & ((uint64_t{1} << r) - 1);
-          }
+          DuplicateRows(&s, copies, seed);
           // Back in start order.
           std::vector<size_t> order(n);
           for (size_t i = 0; i < n; ++i) order[i] = i;

@@ -75,6 +75,19 @@ inline void WriteTrailer(int num_probes, Geometry geometry, uint8_t* at) {
   at[2] = kMarker;
 }
 
+// The last 4 bytes of an encoding of n > kTrailerSize bytes as one word:
+// (the body's last byte) | k << 8 | version << 16 | marker << 24.
+inline uint32_t TrailerWord(const char* encoded, size_t n) {
+  uint32_t word;
+  std::memcpy(&word, encoded + n - 4, sizeof(word));
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+  word = __builtin_bswap32(word);
+#endif
+  return word;
+}
+// TrailerWord(...) >> 16 of a flat (version 2) filter.
+inline constexpr uint32_t kFlatTrailerTag = uint32_t{kMarker} << 8 | kVersion2FlatByte;
+
 // Returns true and fills *view if `encoded` is a well-formed version-1 or
 // version-2 filter. Anything else (short, foreign marker, unknown version or
 // geometry, k out of range for the geometry, reserved bits set, a flat
@@ -91,10 +104,7 @@ inline bool ParseFilter(std::string_view encoded, FilterView* view) {
   // against floor/policy-hash-line).
   uint32_t word;
   if (n > kTrailerSize) {
-    std::memcpy(&word, encoded.data() + n - 4, sizeof(word));
-#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-    word = __builtin_bswap32(word);
-#endif
+    word = TrailerWord(encoded.data(), n);
   } else {
     const auto at = [&](size_t from_end) { return uint32_t{uint8_t(encoded[n - from_end])}; };
     word = at(kProbesAt) << 8 | at(kVersionAt) << 16 | at(kMarkerAt) << 24;

@@ -579,6 +579,31 @@ bool AppendSmallV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byte
   return false;
 }
 
+// The seed-independent part of every key (V2KeyBaseFor) in start order, by
+// a counting sort over the m slots: emit(at, key) for each key, `at` its
+// place. cursor: m counters (scratch; Count holds n). first, unless null:
+// m + 1 entries, first[j] = keys starting before slot j. The prefix sum is
+// kept in a register, not reloaded from the entry just stored.
+template <typename Count, typename Emit>
+inline void KeysInStartOrder(absl::Span<const uint64_t> hashes, uint64_t m, int r, V2KeyBase* keys,
+                             Count* cursor, uint32_t* first, Emit&& emit) {
+  const size_t n = hashes.size();
+  std::fill(cursor, cursor + m, Count{0});
+  for (size_t i = 0; i < n; ++i) {
+    keys[i] = V2KeyBaseFor(hashes[i], m, r);
+    ++cursor[keys[i].start];
+  }
+  Count sum = 0;
+  for (uint64_t j = 0; j < m; ++j) {
+    const Count count = cursor[j];
+    cursor[j] = sum;
+    if (first != nullptr) first[j] = sum;
+    sum = static_cast<Count>(sum + count);
+  }
+  if (first != nullptr) first[m] = sum;
+  for (size_t i = 0; i < n; ++i) emit(cursor[keys[i].start]++, keys[i]);
+}
+
 // AppendFilterV2 for a banded system (m > 64 slots) of at most
 // simd::kSolverBandRows (64) keys in at most simd::kSolverBandSlots slots:
 // simd::SolveBand, Gauss-Jordan elimination on the transposed system, which
@@ -592,25 +617,11 @@ bool AppendBandV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_bytes
   uint64_t x[kRows], row_coef[kRows];
   uint32_t start[kRows], fingerprint[kRows];
   uint16_t cursor[kSlots];
-  // The seed-independent part of every key, once, in start order (a
-  // counting sort).
-  std::fill(cursor, cursor + m, 0);
-  for (size_t i = 0; i < n; ++i) {
-    keys[i] = V2KeyBaseFor(hashes[i], m, r);
-    ++cursor[keys[i].start];
-  }
-  uint16_t sum = 0;
-  for (uint64_t j = 0; j < m; ++j) {
-    const uint16_t count = cursor[j];
-    cursor[j] = sum;
-    sum = static_cast<uint16_t>(sum + count);
-  }
-  for (size_t i = 0; i < n; ++i) {
-    const uint32_t at = cursor[keys[i].start]++;
-    x[at] = keys[i].x;
-    start[at] = static_cast<uint32_t>(keys[i].start);
-    fingerprint[at] = keys[i].fingerprint;
-  }
+  KeysInStartOrder(hashes, m, r, keys, cursor, nullptr, [&](uint32_t at, const V2KeyBase& k) {
+    x[at] = k.x;
+    start[at] = static_cast<uint32_t>(k.start);
+    fingerprint[at] = k.fingerprint;
+  });
   uint64_t planes[32];  // the same for every seed
   simd::ResultPlanes(fingerprint, n, planes);
   const size_t at = dst->size();
@@ -774,26 +785,10 @@ bool AppendFilterV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byt
   uint64_t* const coef = words64 + 5 * stride;
   const simd::SolverRows rows{first, join_coef, join_result, words64 + 3 * stride,
                               words64 + 4 * stride};
-  // Counting sort by start: counts, then first[] as prefix sums (the sum
-  // kept in a register, not reloaded from the entry just stored), then the
-  // counts reused as each start's next place.
-  std::fill(cursor, cursor + m, 0);
-  for (size_t i = 0; i < n; ++i) {
-    keys[i] = V2KeyBaseFor(hashes[i], m, r);
-    ++cursor[keys[i].start];
-  }
-  uint32_t sum = 0;
-  for (uint64_t j = 0; j < m; ++j) {
-    first[j] = sum;
-    sum += cursor[j];
-    cursor[j] = first[j];
-  }
-  first[m] = sum;
-  for (size_t i = 0; i < n; ++i) {
-    const uint32_t at = cursor[keys[i].start]++;
-    sorted_x[at] = keys[i].x;
-    join_result[at] = keys[i].fingerprint;
-  }
+  KeysInStartOrder(hashes, m, r, keys, cursor, first, [&](uint32_t at, const V2KeyBase& k) {
+    sorted_x[at] = k.x;
+    join_result[at] = k.fingerprint;
+  });
   std::fill(rows.coef, rows.coef + n + kPad, 0);  // lanes past the rows: defined
   std::fill(rows.result, rows.result + n + kPad, 0);
   const int seeds = std::min(max_seeds, m <= kV2WindowBits ? kDenseSeeds : kBandedSeeds);
