@@ -668,6 +668,137 @@ HWY_INLINE void SolveAllColumns(const uint64_t* HWY_RESTRICT coef,
   if (local != nullptr) std::memcpy(out, words, (static_cast<uint64_t>(r) * m + 7) / 8);
 }
 
+// ---- simd::SolveTiny: at most 8 keys in at most 8 slots, one seed per lane ----
+// Each lane holds one seed's system in bytes: byte i of `coef` is key i's
+// coefficients (bit j: slot j), byte i of `combo` the keys whose equations
+// row i now sums (1 << i at first), so the fingerprints stay out of the
+// elimination (a row's right-hand side is the xor of its combo's). Column j
+// is one step on every lane: the lowest row with bit j set that is not yet a
+// pivot becomes the pivot, and its bytes (isolated, summed into the lane's
+// low byte, broadcast by a multiply) are xored into every other row with bit
+// j set. Columns in order 0..m-1 make each pivot row's lowest bit its
+// column, as in the row eliminations, hence the same solution.
+
+// The low 64 bits of a * b per lane: from 32 x 32 -> 64 multiplies (u64
+// lanes have no multiply of their own before AVX-512).
+template <class D, class V>
+HWY_INLINE V MulLow64(D d, V a, V b) {
+#if HWY_TARGET == HWY_SCALAR
+  return hn::Set(d, hn::GetLane(a) * hn::GetLane(b));
+#else
+  const hn::Repartition<uint32_t, D> d32;
+  const auto lo = hn::MulEven(hn::BitCast(d32, a), hn::BitCast(d32, b));
+  const auto cross =
+      hn::Add(hn::MulEven(hn::BitCast(d32, hn::ShiftRight<32>(a)), hn::BitCast(d32, b)),
+              hn::MulEven(hn::BitCast(d32, a), hn::BitCast(d32, hn::ShiftRight<32>(b))));
+  (void)d;
+  return hn::Add(lo, hn::ShiftLeft<32>(cross));
+#endif
+}
+
+// The one byte of `word` under `byte_mask` (0xFF at one byte per lane, or
+// 0) in all eight bytes of the lane: summed into the low byte (SumsOf8), then
+// broadcast by a 32 x 32 -> 64 multiply.
+template <class D, class V>
+HWY_INLINE V BroadcastMaskedByte(D d, V word, V byte_mask) {
+#if HWY_TARGET == HWY_SCALAR
+  const uint64_t one_byte = hn::GetLane(word) & hn::GetLane(byte_mask);
+  return hn::Set(d, ((one_byte * 0x0101010101010101ull) >> 56) * 0x0101010101010101ull);
+#else
+  const hn::Repartition<uint8_t, D> d8;
+  const hn::Repartition<uint32_t, D> d32;
+  const auto low = hn::SumsOf8(hn::BitCast(d8, hn::And(word, byte_mask)));
+  const auto four = hn::MulEven(hn::BitCast(d32, low), hn::BitCast(d32, hn::Set(d, 0x01010101u)));
+  return hn::Or(four, hn::ShiftLeft<32>(four));
+#endif
+}
+
+// (s + 1) * kTinySeedStep for seed s, padded with whole vectors.
+struct TinySeedKeys {
+  uint64_t of[simd::kSolverTinySeeds + simd::kSolverMaxLanes];
+  constexpr TinySeedKeys() : of() {
+    for (uint64_t s = 0; s < simd::kSolverTinySeeds + simd::kSolverMaxLanes; ++s) {
+      of[s] = (s + 1) * simd::kTinySeedStep;
+    }
+  }
+};
+
+// The xor of the fingerprints of the keys in `keys` (bit k: key k).
+HWY_INLINE uint32_t TinyXorOf(uint64_t keys, const uint32_t* HWY_RESTRICT fingerprint) {
+  uint32_t v = 0;
+  for (; keys != 0; keys &= keys - 1) v ^= fingerprint[__builtin_ctzll(keys)];
+  return v;
+}
+
+// simd::SolveTiny.
+HWY_INLINE int SolveTinySeeds(const uint64_t* HWY_RESTRICT x,
+                              const uint32_t* HWY_RESTRICT fingerprint, size_t rows, uint64_t m,
+                              int num_seeds, uint32_t* HWY_RESTRICT value) {
+  const RowTag d;
+  const size_t lanes = hn::Lanes(d);
+  alignas(64) static constexpr TinySeedKeys kSeedKeys{};
+  constexpr uint64_t kOnes = 0x0101010101010101ull;
+  const auto ones = hn::Set(d, kOnes);
+  const auto one = hn::Set(d, 1);
+  const auto multiplier = hn::Set(d, simd::kTinyCoefMultiplier);
+  const auto slots = hn::Set(d, (uint64_t{1} << m) - 1);
+  uint64_t identity = 0;  // combo: row i sums key i
+  for (size_t i = 0; i < rows; ++i) identity |= uint64_t{1} << (9 * i);
+  const uint64_t key_rows = rows >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * rows)) - 1;
+  for (int first = 0; first < num_seeds; first += static_cast<int>(lanes)) {
+    const auto seed_key = hn::Load(d, kSeedKeys.of + first);
+    auto coef = hn::Zero(d);
+    for (size_t i = 0; i < rows; ++i) {
+      auto c = MulLow64(d, hn::Xor(hn::Set(d, x[i]), seed_key), multiplier);
+      c = hn::Or(hn::And(hn::Xor(c, hn::ShiftRight<32>(c)), slots), one);
+      coef = hn::Or(coef, hn::ShiftLeftSame(c, static_cast<int>(8 * i)));
+    }
+    auto combo = hn::Set(d, identity);
+    auto pivots = hn::Zero(d);
+    for (uint64_t j = 0; j < m; ++j) {
+      const auto column = hn::And(hn::ShiftRightSame(coef, static_cast<int>(j)), ones);
+      const auto candidates = hn::AndNot(pivots, column);
+      const auto pivot = hn::And(candidates, hn::Sub(hn::Zero(d), candidates));  // lowest, or 0
+      const auto pivot_bytes = hn::Sub(hn::ShiftLeft<8>(pivot), pivot);          // its row: 0xFF
+      const auto others = hn::Xor(column, pivot);
+      // Rows to update: the others with bit j, none when there is no pivot.
+      const auto update =
+          hn::IfThenElseZero(hn::Ne(pivot, hn::Zero(d)), hn::Sub(hn::ShiftLeft<8>(others), others));
+      const auto pivot_coef = BroadcastMaskedByte(d, coef, pivot_bytes);
+      const auto pivot_combo = BroadcastMaskedByte(d, combo, pivot_bytes);
+      coef = hn::Xor(coef, hn::And(pivot_coef, update));
+      combo = hn::Xor(combo, hn::And(pivot_combo, update));
+      pivots = hn::Or(pivots, pivot);
+    }
+    alignas(64) uint64_t lane_coef[simd::kSolverMaxLanes];
+    alignas(64) uint64_t lane_combo[simd::kSolverMaxLanes];
+    alignas(64) uint64_t lane_pivots[simd::kSolverMaxLanes];
+    hn::Store(coef, d, lane_coef);
+    hn::Store(combo, d, lane_combo);
+    hn::Store(pivots, d, lane_pivots);
+    for (size_t t = 0; t < lanes && first + static_cast<int>(t) < num_seeds; ++t) {
+      // A row that is no column's pivot has coefficients 0 (its bits were
+      // cleared by pivots, or it would have been one): solvable iff its
+      // right-hand side, the xor of its combo's fingerprints, is 0 too.
+      bool solvable = true;
+      for (uint64_t free = key_rows & ~lane_pivots[t] & kOnes; free != 0 && solvable;
+           free &= free - 1) {
+        const int shift = __builtin_ctzll(free);  // 8 * row
+        solvable = TinyXorOf((lane_combo[t] >> shift) & 0xFF, fingerprint) == 0;
+      }
+      if (!solvable) continue;
+      for (uint64_t j = 0; j < m; ++j) value[j] = 0;
+      for (uint64_t p = lane_pivots[t]; p != 0; p &= p - 1) {
+        const int shift = __builtin_ctzll(p);  // 8 * row; its lowest bit is its slot
+        value[__builtin_ctzll((lane_coef[t] >> shift) & 0xFF)] =
+            TinyXorOf((lane_combo[t] >> shift) & 0xFF, fingerprint);
+      }
+      return first + static_cast<int>(t);
+    }
+  }
+  return -1;
+}
+
 }  // namespace compact_solver
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)

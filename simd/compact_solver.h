@@ -68,6 +68,25 @@ inline constexpr size_t kSolverBandSlots = 256;
 bool SolveBand(const uint64_t* row_coef, const uint32_t* row_start, const uint64_t* result_planes,
                size_t rows, uint64_t m, int r, uint8_t* out);
 
+// The most keys and slots of SolveTiny, and the most seeds it tries.
+inline constexpr size_t kSolverTinySlots = 8;
+inline constexpr int kSolverTinySeeds = 16;
+// The version-2 coefficient rule SolveTiny computes (compact/format.h,
+// V2Coefficients): key x under seed s has the low m bits of
+// c ^ (c >> 32), c = (x ^ (s + 1) * kTinySeedStep) * kTinyCoefMultiplier,
+// with bit 0 set.
+inline constexpr uint64_t kTinySeedStep = 0x9E3779B97F4A7C15ull;
+inline constexpr uint64_t kTinyCoefMultiplier = 0xD6E8FEB86659FD93ull;
+
+// The version-2 systems of `rows` <= 8 keys in rows <= m <= 8 slots under
+// seeds 0, 1, ..., num_seeds - 1 (key i: coefficients from x[i] by the rule
+// above, right-hand side fingerprint[i]): the first
+// seed whose system is solvable, with value[j] (j < m) its solution at slot
+// j, every free slot 0; -1 if none is (value untouched). One seed per lane,
+// a vector of seeds at a time. REQUIRES: num_seeds <= kSolverTinySeeds.
+int SolveTiny(const uint64_t* x, const uint32_t* fingerprint, size_t rows, uint64_t m,
+              int num_seeds, uint32_t* value);
+
 // SolveSmall's result_planes (32 words) of `rows` <= 64 right-hand sides
 // (they do not depend on the seed): bit i of word b is bit b of result[i].
 void ResultPlanes(const uint32_t* result, size_t rows, uint64_t* planes);
@@ -84,6 +103,8 @@ using SolveSmallFn = bool (*)(const uint64_t* row_coef, const uint64_t* result_p
 using SolveBandFn = bool (*)(const uint64_t* row_coef, const uint32_t* row_start,
                              const uint64_t* result_planes, size_t rows, uint64_t m, int r,
                              uint8_t* out);
+using SolveTinyFn = int (*)(const uint64_t* x, const uint32_t* fingerprint, size_t rows, uint64_t m,
+                            int num_seeds, uint32_t* value);
 using ResultPlanesFn = void (*)(const uint32_t* result, size_t rows, uint64_t* planes);
 using SolveColumnsFn = void (*)(const uint64_t* coef, const uint32_t* result, uint64_t m, int r,
                                 uint8_t* out);
@@ -95,6 +116,7 @@ SolveColumnsFn SolveColumnsForTarget(int64_t target);
 SolveSmallFn SolveSmallForTarget(int64_t target);
 ResultPlanesFn ResultPlanesForTarget(int64_t target);
 SolveBandFn SolveBandForTarget(int64_t target);
+SolveTinyFn SolveTinyForTarget(int64_t target);
 
 }  // namespace simd
 }  // namespace blockbloom

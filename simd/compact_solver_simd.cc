@@ -34,6 +34,11 @@ HWY_NOINLINE bool SolveBandKernel(const uint64_t* row_coef, const uint32_t* row_
   return compact_solver::SolveBandRows(row_coef, row_start, result_planes, rows, m, r, out);
 }
 
+HWY_NOINLINE int SolveTinyKernel(const uint64_t* x, const uint32_t* fingerprint, size_t rows,
+                                 uint64_t m, int num_seeds, uint32_t* value) {
+  return compact_solver::SolveTinySeeds(x, fingerprint, rows, m, num_seeds, value);
+}
+
 HWY_NOINLINE void ResultPlanesKernel(const uint32_t* result, size_t rows, uint64_t* planes) {
   compact_solver::ResultPlanesRows(result, rows, planes);
 }
@@ -58,6 +63,7 @@ HWY_EXPORT(SolveColumnsKernel);
 HWY_EXPORT(SolveSmallKernel);
 HWY_EXPORT(ResultPlanesKernel);
 HWY_EXPORT(SolveBandKernel);
+HWY_EXPORT(SolveTinyKernel);
 
 EliminateByColumnsFn EliminateByColumnsForTarget(int64_t target) {
   if (!internal::IsCompiledTarget(target)) return nullptr;
@@ -84,6 +90,11 @@ SolveBandFn SolveBandForTarget(int64_t target) {
   return HWY_DISPATCH_TABLE(SolveBandKernel)[internal::DispatchTableIndex(target)];
 }
 
+SolveTinyFn SolveTinyForTarget(int64_t target) {
+  if (!internal::IsCompiledTarget(target)) return nullptr;
+  return HWY_DISPATCH_TABLE(SolveTinyKernel)[internal::DispatchTableIndex(target)];
+}
+
 namespace {
 
 // The chosen target's kernels, resolved together on first use (each starts
@@ -93,6 +104,7 @@ std::atomic<SolveColumnsFn> g_solve_columns;
 std::atomic<SolveSmallFn> g_solve_small;
 std::atomic<ResultPlanesFn> g_result_planes;
 std::atomic<SolveBandFn> g_solve_band;
+std::atomic<SolveTinyFn> g_solve_tiny;
 
 void Resolve() {
   const int64_t target = internal::KernelTarget(KernelFamily::kBuild);
@@ -101,6 +113,7 @@ void Resolve() {
   g_solve_small.store(SolveSmallForTarget(target), std::memory_order_relaxed);
   g_result_planes.store(ResultPlanesForTarget(target), std::memory_order_relaxed);
   g_solve_band.store(SolveBandForTarget(target), std::memory_order_relaxed);
+  g_solve_tiny.store(SolveTinyForTarget(target), std::memory_order_relaxed);
 }
 
 bool ResolveAndEliminateByColumns(uint64_t m, uint64_t* coef, uint32_t* result,
@@ -131,6 +144,12 @@ bool ResolveAndSolveBand(const uint64_t* row_coef, const uint32_t* row_start,
                          uint8_t* out) {
   Resolve();
   return SolveBand(row_coef, row_start, result_planes, rows, m, r, out);
+}
+
+int ResolveAndSolveTiny(const uint64_t* x, const uint32_t* fingerprint, size_t rows, uint64_t m,
+                        int num_seeds, uint32_t* value) {
+  Resolve();
+  return SolveTiny(x, fingerprint, rows, m, num_seeds, value);
 }
 
 // ForceTargetForTesting re-resolves the pointers above.
@@ -168,6 +187,13 @@ bool SolveBand(const uint64_t* row_coef, const uint32_t* row_start, const uint64
   SolveBandFn fn = g_solve_band.load(std::memory_order_relaxed);
   if (fn == nullptr) fn = &ResolveAndSolveBand;
   return fn(row_coef, row_start, result_planes, rows, m, r, out);
+}
+
+int SolveTiny(const uint64_t* x, const uint32_t* fingerprint, size_t rows, uint64_t m,
+              int num_seeds, uint32_t* value) {
+  SolveTinyFn fn = g_solve_tiny.load(std::memory_order_relaxed);
+  if (fn == nullptr) fn = &ResolveAndSolveTiny;
+  return fn(x, fingerprint, rows, m, num_seeds, value);
 }
 
 }  // namespace simd

@@ -15,9 +15,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compact/banding.h"
+#include "compact/format.h"
 #include "test_keys.h"
 
 namespace blockbloom {
@@ -394,6 +396,98 @@ TEST(CompactSolverEveryTarget, SolveBandMatchesReference) {
   EXPECT_GT(solved, 300);
   EXPECT_GT(unsolvable, 100);
   EXPECT_GT(dependent_solved, 50);
+}
+
+// simd::SolveTiny on `target` for n = x.size() keys in m slots: the
+// first solvable seed and its solution's bytes (as ReferenceSolve writes
+// them), or (-1, "").
+std::pair<int, std::string> SolveTinyDirect(const std::vector<uint64_t>& x,
+                                            const std::vector<uint32_t>& fingerprint, uint64_t m,
+                                            int r, int num_seeds, int64_t target) {
+  uint32_t value[simd::kSolverTinySlots];
+  const int seed =
+      simd::SolveTinyForTarget(target)(x.data(), fingerprint.data(), x.size(), m, num_seeds, value);
+  if (seed < 0) return {-1, ""};
+  std::string out((r * m + 7) / 8 + 8, '\0');
+  for (uint64_t j = 0; j < m; ++j) {
+    for (int b = 0; b < r; ++b) {
+      if ((value[j] >> b) & 1) {
+        const uint64_t at = static_cast<uint64_t>(b) * m + j;
+        out[at / 8] = static_cast<char>(out[at / 8] | (1 << (at % 8)));
+      }
+    }
+  }
+  return {seed, out};
+}
+
+// SolveTiny against the plain reference, seed by seed with the version-2
+// coefficients (compact::V2Coefficients), over random keys of 0-8 rows in
+// up to 8 slots, square and spare, with keys duplicated over others (rows
+// equal under every seed: consistent with the same fingerprint, else not),
+// on every target: the same first solvable seed (or none, with fewer seeds
+// allowed) and the same bytes.
+TEST(CompactSolverEveryTarget, SolveTinyMatchesReference) {
+  int solved = 0, unsolvable = 0, dependent_solved = 0, later_seed = 0;
+  uint64_t seed = 11000;
+  for (size_t n = 0; n <= simd::kSolverTinySlots; ++n) {
+    for (uint64_t m = std::max<uint64_t>(n, 1); m <= simd::kSolverTinySlots; ++m) {
+      for (int r : {1, 2, 8, 13, 32}) {
+        for (int copies : {0, 1, 2}) {
+          for (int num_seeds : {1, 3, 16}) {
+            SplitMix64 rng(++seed);
+            std::vector<uint64_t> x(n);
+            std::vector<uint32_t> fingerprint(n);
+            for (size_t i = 0; i < n; ++i) {
+              x[i] = rng.Next();
+              fingerprint[i] = static_cast<uint32_t>(rng.Next() & ((uint64_t{1} << r) - 1));
+            }
+            for (int c = 0; c < copies && n >= 2; ++c) {
+              const size_t from = rng.Next() % n, to = rng.Next() % n;
+              if (from == to) continue;
+              x[to] = x[from];
+              if (copies == 1) fingerprint[to] = fingerprint[from];
+            }
+            int expected_seed = -1;
+            std::string expected;
+            for (int s = 0; s < num_seeds && expected_seed < 0; ++s) {
+              System sys;
+              sys.m = m;
+              sys.r = r;
+              for (size_t i = 0; i < n; ++i) {
+                sys.start.push_back(0);
+                sys.coef.push_back(compact::V2Coefficients(x[i], static_cast<uint8_t>(s), m));
+                sys.result.push_back(fingerprint[i]);
+              }
+              expected = ReferenceSolve(sys);
+              if (!expected.empty()) {
+                expected_seed = s;
+                ExpectSolves(sys, expected);
+              }
+            }
+            if (expected_seed < 0) {
+              ++unsolvable;
+            } else {
+              ++solved;
+              if (expected_seed > 0) ++later_seed;
+              if (copies == 1) ++dependent_solved;
+            }
+            for (int64_t target : simd::SupportedTargets()) {
+              SCOPED_TRACE(simd::TargetName(target) + " n=" + std::to_string(n) +
+                           " m=" + std::to_string(m) + " r=" + std::to_string(r) + " copies=" +
+                           std::to_string(copies) + " seeds=" + std::to_string(num_seeds));
+              const auto got = SolveTinyDirect(x, fingerprint, m, r, num_seeds, target);
+              ASSERT_EQ(got.first, expected_seed);
+              ASSERT_EQ(got.second, expected);
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(solved, 500);
+  EXPECT_GT(unsolvable, 50);
+  EXPECT_GT(dependent_solved, 100);
+  EXPECT_GT(later_seed, 80);
 }
 
 // ResultPlanes (a 64 x 64 bit transpose) against bit by bit, on every

@@ -174,6 +174,7 @@ inline constexpr size_t kV2TrailerSize = 3;     // check:8, check:4 | seed:4, ma
 inline constexpr int kV2MaxFingerprintBits = 32;
 inline constexpr uint32_t kV2WindowBits = 64;
 inline constexpr uint64_t kV2SeedStep = 0x9E3779B97F4A7C15ull;
+inline constexpr uint64_t kV2CoefficientMultiplier = 0xD6E8FEB86659FD93ull;
 inline constexpr int kV2Seeds = 16;  // 4 bits
 
 // A bijective 64-bit mixer (xor-shift / multiply rounds), the compact
@@ -245,7 +246,7 @@ inline V2KeyBase V2KeyBaseFor(uint64_t hash, uint64_t slots, int fingerprint_bit
 
 // The coefficients of a key under `seed`: w = min(slots, 64) bits, bit 0 set.
 inline uint64_t V2Coefficients(uint64_t x, uint8_t seed, uint64_t slots) {
-  uint64_t c = (x ^ (kV2SeedStep * (uint64_t{seed} + 1))) * 0xD6E8FEB86659FD93ull;
+  uint64_t c = (x ^ (kV2SeedStep * (uint64_t{seed} + 1))) * kV2CoefficientMultiplier;
   c ^= c >> 32;
   const uint64_t w = slots < kV2WindowBits ? slots : kV2WindowBits;
   const uint64_t mask = w >= 64 ? ~uint64_t{0} : (uint64_t{1} << w) - 1;
