@@ -33,6 +33,7 @@
 #include "blockbloom/leveldb_filter_policy.h"
 #include "leveldb/filter_policy.h"
 #include "leveldb/slice.h"
+#include "targets.h"  // simd::SupportedTargets, ForceTargetForTesting
 
 namespace {
 
@@ -213,6 +214,56 @@ void VsArgs(benchmark::internal::Benchmark* b) {
   }
 }
 BENCHMARK(BM_BuildVs)->Apply(VsArgs)->ArgNames({"bpk", "n"})->MinTime(0.1);
+
+// Args: {bits per key, n}. The compact build (through the LevelDB policy)
+// with every kernel on the CPU's best target and with every kernel on
+// AVX2, interleaved in batches as BM_BuildVs (simd::ForceTargetForTesting
+// between batches): ns/key on each and best over AVX2, so the build
+// family's target (simd/targets.cc) rests on a measurement. Skipped where
+// the best target is AVX2 or below.
+void BM_CompactTargets(benchmark::State& state) {
+  const int bits_per_key = static_cast<int>(state.range(0));
+  const size_t n = static_cast<size_t>(state.range(1));
+  const std::vector<int64_t> targets = blockbloom::simd::SupportedTargets();
+  int64_t avx2 = 0;
+  for (int64_t t : targets) {
+    if (blockbloom::simd::TargetName(t) == "AVX2") avx2 = t;
+  }
+  if (avx2 == 0 || targets.front() == avx2) {
+    state.SkipWithError("no target above AVX2 on this CPU");
+    return;
+  }
+  const int64_t kinds[2] = {targets.front(), avx2};
+  const auto policy = MakePolicy(kCompact, bits_per_key);
+  const KeySets keys(n);
+  const size_t batch = std::max<size_t>(1, 20000 / n);
+  std::string filter;
+  double ns[2] = {0, 0};
+  for (auto _ : state) {
+    for (int kind : {0, 1}) {
+      blockbloom::simd::ForceTargetForTesting(kinds[kind]);
+      const double begin = ThreadNanos();
+      for (size_t b = 0; b < batch; ++b) {
+        filter.clear();
+        policy->CreateFilter(keys.Set(b), static_cast<int>(n), &filter);
+        benchmark::DoNotOptimize(filter.data());
+      }
+      ns[kind] += ThreadNanos() - begin;
+    }
+  }
+  blockbloom::simd::ForceTargetForTesting(0);
+  const double keys_built = static_cast<double>(state.iterations()) * batch * n;
+  state.SetLabel(blockbloom::simd::TargetName(kinds[0]) + " vs AVX2");
+  state.counters["best_ns"] = ns[0] / keys_built;
+  state.counters["avx2_ns"] = ns[1] / keys_built;
+  state.counters["best_over_avx2"] = ns[0] / ns[1];
+}
+void TargetsArgs(benchmark::internal::Benchmark* b) {
+  for (int bpk : {4, 10, 20}) {
+    for (int n : {2, 6, 8, 16, 64, 100, 160, 300, 600, 1000, 10000}) b->Args({bpk, n});
+  }
+}
+BENCHMARK(BM_CompactTargets)->Apply(TargetsArgs)->ArgNames({"bpk", "n"})->MinTime(0.1);
 
 // FPR vs bits/key for the compact filter next to its model (not a timing).
 void BM_CompactFpr(benchmark::State& state) {
