@@ -98,13 +98,15 @@ void BM_Probe(benchmark::State& state) {
 // The key sets builds take in turn: set s is keys s * n + [0, n) (Key(2i)).
 // One set built over and over lets the branch predictor learn its
 // elimination (how many seeds, which rows reduce), which no table build
-// sees: at 8 keys and 4 bits/key the compact build took 2.7x the built-in's
-// time on one set and 3.4x on 64 (BM_BuildVs, same binary otherwise). So
-// up to kMaxKeySets sets, at most about a million keys in all.
-constexpr size_t kMaxKeySets = 64;
+// sees, and a few dozen sets still let it learn part: at 16 keys and 4
+// bits/key the row elimination took 4.4x the built-in's time over 64 sets
+// and 7.0x over 1,024. So up to kMaxKeySets sets, at most kMaxSetKeys keys
+// in all.
+constexpr size_t kMaxKeySets = 1024;
+constexpr size_t kMaxSetKeys = size_t{1} << 18;
 struct KeySets {
   explicit KeySets(size_t n)
-      : n(n), sets(std::clamp<size_t>((size_t{1} << 20) / std::max<size_t>(n, 1), 1, kMaxKeySets)) {
+      : n(n), sets(std::clamp<size_t>(kMaxSetKeys / std::max<size_t>(n, 1), 1, kMaxKeySets)) {
     for (size_t i = 0; i < n * sets; ++i) keys.push_back(Key(2 * i));
     slices.assign(keys.begin(), keys.end());
   }

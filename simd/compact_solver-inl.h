@@ -799,6 +799,98 @@ HWY_INLINE int SolveTinySeeds(const uint64_t* HWY_RESTRICT x,
   return -1;
 }
 
+// ---- simd::SolveDense: at most 16 keys in at most 16 slots, one seed per vector ----
+// A seed's system is one vector of 16-bit lanes: lane i is key i's
+// coefficients (bit j: slot j), and a second vector's lane i the keys whose
+// equations row i now sums (bit k: key k; 1 << i at first), so the
+// fingerprints stay out of the elimination. Slot j's step: the lowest lane
+// with bit j set that is not yet a pivot becomes the pivot (a mask's first
+// true lane), its two words are broadcast, and every other lane with bit j
+// set is xored with them. Slots in order 0..m-1 make each pivot row's lowest
+// bit its slot, as in the row eliminations, hence the same solution. The
+// seeds of a round are independent chains, which the core runs side by side.
+inline constexpr int kDenseRoundSeeds = 4;
+
+HWY_INLINE int SolveDenseSeeds(const uint64_t* HWY_RESTRICT x,
+                               const uint32_t* HWY_RESTRICT fingerprint, size_t rows, uint64_t m,
+                               int num_seeds, uint32_t* HWY_RESTRICT value) {
+  const hn::CappedTag<uint16_t, simd::kSolverDenseSlots> d;
+  if (hn::Lanes(d) < simd::kSolverDenseSlots) return -2;  // a system per vector only
+  const auto iota = hn::Iota(d, 0);
+  const auto key_rows = hn::FirstN(d, rows);
+  alignas(64) uint16_t identity_lanes[simd::kSolverDenseSlots] = {};
+  for (size_t i = 0; i < rows; ++i) identity_lanes[i] = static_cast<uint16_t>(1u << i);
+  const auto identity = hn::Load(d, identity_lanes);  // row i sums key i
+  const uint64_t slot_mask = m >= 64 ? ~uint64_t{0} : (uint64_t{1} << m) - 1;
+  for (int first = 0; first < num_seeds; first += kDenseRoundSeeds) {
+    hn::Vec<decltype(d)> coef[kDenseRoundSeeds], keys[kDenseRoundSeeds];
+    hn::Mask<decltype(d)> used[kDenseRoundSeeds];
+    for (int t = 0; t < kDenseRoundSeeds; ++t) {
+      alignas(64) uint16_t lanes[simd::kSolverDenseSlots] = {};
+      const uint64_t seed_key = static_cast<uint64_t>(first + t + 1) * simd::kTinySeedStep;
+      for (size_t i = 0; i < rows; ++i) {
+        uint64_t c = (x[i] ^ seed_key) * simd::kTinyCoefMultiplier;
+        c ^= c >> 32;
+        lanes[i] = static_cast<uint16_t>((c & slot_mask) | 1);
+      }
+      coef[t] = hn::Load(d, lanes);
+      keys[t] = identity;
+      used[t] = hn::FirstN(d, 0);
+    }
+    for (uint64_t j = 0; j < m; ++j) {
+      const auto bit = hn::Set(d, static_cast<uint16_t>(1u << j));
+      for (int t = 0; t < kDenseRoundSeeds; ++t) {
+        const auto has = hn::TestBit(coef[t], bit);
+        const intptr_t found = hn::FindFirstTrue(d, hn::AndNot(used[t], has));
+        // No pivot (a free slot): no lane is 0xFFFF, and the broadcast rows
+        // are 0, so nothing changes.
+        const uint16_t p = found < 0 ? uint16_t{0xFFFF} : static_cast<uint16_t>(found);
+        const auto keep = hn::Set(d, found < 0 ? uint16_t{0} : uint16_t{0xFFFF});
+        const auto is_pivot = hn::Eq(iota, hn::Set(d, p));
+        const auto update = hn::AndNot(is_pivot, has);
+        const size_t lane = found < 0 ? 0 : static_cast<size_t>(found);
+        const auto row_coef = hn::And(hn::Set(d, hn::ExtractLane(coef[t], lane)), keep);
+        const auto row_keys = hn::And(hn::Set(d, hn::ExtractLane(keys[t], lane)), keep);
+        coef[t] = hn::Xor(coef[t], hn::IfThenElseZero(update, row_coef));
+        keys[t] = hn::Xor(keys[t], hn::IfThenElseZero(update, row_keys));
+        used[t] = hn::Or(used[t], is_pivot);
+      }
+    }
+    for (int t = 0; t < kDenseRoundSeeds && first + t < num_seeds; ++t) {
+      // Row i's right-hand side: the xor of the fingerprints of its keys,
+      // low and high halves.
+      auto sum_lo = hn::Zero(d), sum_hi = hn::Zero(d);
+      for (size_t k = 0; k < rows; ++k) {
+        const auto with_k = hn::TestBit(keys[t], hn::Set(d, static_cast<uint16_t>(1u << k)));
+        sum_lo = hn::Xor(
+            sum_lo, hn::IfThenElseZero(with_k, hn::Set(d, static_cast<uint16_t>(fingerprint[k]))));
+        sum_hi = hn::Xor(
+            sum_hi,
+            hn::IfThenElseZero(with_k, hn::Set(d, static_cast<uint16_t>(fingerprint[k] >> 16))));
+      }
+      // A row that is no slot's pivot has coefficients 0 (its bits were
+      // cleared by pivots, or it would have been one): solvable iff its
+      // right-hand side is 0 too.
+      const auto free_rows = hn::AndNot(used[t], key_rows);
+      const auto bad = hn::And(free_rows, hn::Ne(hn::Or(sum_lo, sum_hi), hn::Zero(d)));
+      if (!hn::AllFalse(d, bad)) continue;
+      alignas(64) uint16_t lane_coef[simd::kSolverDenseSlots];
+      alignas(64) uint16_t lane_lo[simd::kSolverDenseSlots];
+      alignas(64) uint16_t lane_hi[simd::kSolverDenseSlots];
+      hn::Store(hn::IfThenElseZero(used[t], coef[t]), d, lane_coef);
+      hn::Store(sum_lo, d, lane_lo);
+      hn::Store(sum_hi, d, lane_hi);
+      for (uint64_t j = 0; j < m; ++j) value[j] = 0;
+      for (size_t i = 0; i < rows; ++i) {
+        if (lane_coef[i] == 0) continue;  // not a pivot row
+        value[__builtin_ctz(lane_coef[i])] = uint32_t{lane_lo[i]} | uint32_t{lane_hi[i]} << 16;
+      }
+      return first + t;
+    }
+  }
+  return -1;
+}
+
 }  // namespace compact_solver
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)

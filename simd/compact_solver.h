@@ -87,6 +87,16 @@ inline constexpr uint64_t kTinyCoefMultiplier = 0xD6E8FEB86659FD93ull;
 int SolveTiny(const uint64_t* x, const uint32_t* fingerprint, size_t rows, uint64_t m,
               int num_seeds, uint32_t* value);
 
+// The most keys and slots of SolveDense.
+inline constexpr size_t kSolverDenseSlots = 16;
+
+// SolveTiny's contract for rows <= m <= 16 (kSolverDenseSlots), one seed's
+// system per vector of sixteen 16-bit lanes, a round of seeds at a time;
+// -2 where the target's vectors hold fewer lanes (the caller solves
+// otherwise).
+int SolveDense(const uint64_t* x, const uint32_t* fingerprint, size_t rows, uint64_t m,
+               int num_seeds, uint32_t* value);
+
 // SolveSmall's result_planes (32 words) of `rows` <= 64 right-hand sides
 // (they do not depend on the seed): bit i of word b is bit b of result[i].
 void ResultPlanes(const uint32_t* result, size_t rows, uint64_t* planes);
@@ -105,6 +115,8 @@ using SolveBandFn = bool (*)(const uint64_t* row_coef, const uint32_t* row_start
                              uint8_t* out);
 using SolveTinyFn = int (*)(const uint64_t* x, const uint32_t* fingerprint, size_t rows, uint64_t m,
                             int num_seeds, uint32_t* value);
+using SolveDenseFn = int (*)(const uint64_t* x, const uint32_t* fingerprint, size_t rows,
+                             uint64_t m, int num_seeds, uint32_t* value);
 using ResultPlanesFn = void (*)(const uint32_t* result, size_t rows, uint64_t* planes);
 using SolveColumnsFn = void (*)(const uint64_t* coef, const uint32_t* result, uint64_t m, int r,
                                 uint8_t* out);
@@ -117,6 +129,7 @@ SolveSmallFn SolveSmallForTarget(int64_t target);
 ResultPlanesFn ResultPlanesForTarget(int64_t target);
 SolveBandFn SolveBandForTarget(int64_t target);
 SolveTinyFn SolveTinyForTarget(int64_t target);
+SolveDenseFn SolveDenseForTarget(int64_t target);
 
 }  // namespace simd
 }  // namespace blockbloom

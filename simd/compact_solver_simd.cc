@@ -39,6 +39,11 @@ HWY_NOINLINE int SolveTinyKernel(const uint64_t* x, const uint32_t* fingerprint,
   return compact_solver::SolveTinySeeds(x, fingerprint, rows, m, num_seeds, value);
 }
 
+HWY_NOINLINE int SolveDenseKernel(const uint64_t* x, const uint32_t* fingerprint, size_t rows,
+                                  uint64_t m, int num_seeds, uint32_t* value) {
+  return compact_solver::SolveDenseSeeds(x, fingerprint, rows, m, num_seeds, value);
+}
+
 HWY_NOINLINE void ResultPlanesKernel(const uint32_t* result, size_t rows, uint64_t* planes) {
   compact_solver::ResultPlanesRows(result, rows, planes);
 }
@@ -64,6 +69,7 @@ HWY_EXPORT(SolveSmallKernel);
 HWY_EXPORT(ResultPlanesKernel);
 HWY_EXPORT(SolveBandKernel);
 HWY_EXPORT(SolveTinyKernel);
+HWY_EXPORT(SolveDenseKernel);
 
 EliminateByColumnsFn EliminateByColumnsForTarget(int64_t target) {
   if (!internal::IsCompiledTarget(target)) return nullptr;
@@ -95,6 +101,11 @@ SolveTinyFn SolveTinyForTarget(int64_t target) {
   return HWY_DISPATCH_TABLE(SolveTinyKernel)[internal::DispatchTableIndex(target)];
 }
 
+SolveDenseFn SolveDenseForTarget(int64_t target) {
+  if (!internal::IsCompiledTarget(target)) return nullptr;
+  return HWY_DISPATCH_TABLE(SolveDenseKernel)[internal::DispatchTableIndex(target)];
+}
+
 namespace {
 
 // The chosen target's kernels, resolved together on first use (each starts
@@ -105,6 +116,7 @@ std::atomic<SolveSmallFn> g_solve_small;
 std::atomic<ResultPlanesFn> g_result_planes;
 std::atomic<SolveBandFn> g_solve_band;
 std::atomic<SolveTinyFn> g_solve_tiny;
+std::atomic<SolveDenseFn> g_solve_dense;
 
 void Resolve() {
   const int64_t target = internal::KernelTarget(KernelFamily::kBuild);
@@ -114,6 +126,7 @@ void Resolve() {
   g_result_planes.store(ResultPlanesForTarget(target), std::memory_order_relaxed);
   g_solve_band.store(SolveBandForTarget(target), std::memory_order_relaxed);
   g_solve_tiny.store(SolveTinyForTarget(target), std::memory_order_relaxed);
+  g_solve_dense.store(SolveDenseForTarget(target), std::memory_order_relaxed);
 }
 
 bool ResolveAndEliminateByColumns(uint64_t m, uint64_t* coef, uint32_t* result,
@@ -150,6 +163,12 @@ int ResolveAndSolveTiny(const uint64_t* x, const uint32_t* fingerprint, size_t r
                         int num_seeds, uint32_t* value) {
   Resolve();
   return SolveTiny(x, fingerprint, rows, m, num_seeds, value);
+}
+
+int ResolveAndSolveDense(const uint64_t* x, const uint32_t* fingerprint, size_t rows, uint64_t m,
+                         int num_seeds, uint32_t* value) {
+  Resolve();
+  return SolveDense(x, fingerprint, rows, m, num_seeds, value);
 }
 
 // ForceTargetForTesting re-resolves the pointers above.
@@ -193,6 +212,13 @@ int SolveTiny(const uint64_t* x, const uint32_t* fingerprint, size_t rows, uint6
               int num_seeds, uint32_t* value) {
   SolveTinyFn fn = g_solve_tiny.load(std::memory_order_relaxed);
   if (fn == nullptr) fn = &ResolveAndSolveTiny;
+  return fn(x, fingerprint, rows, m, num_seeds, value);
+}
+
+int SolveDense(const uint64_t* x, const uint32_t* fingerprint, size_t rows, uint64_t m,
+               int num_seeds, uint32_t* value) {
+  SolveDenseFn fn = g_solve_dense.load(std::memory_order_relaxed);
+  if (fn == nullptr) fn = &ResolveAndSolveDense;
   return fn(x, fingerprint, rows, m, num_seeds, value);
 }
 

@@ -583,6 +583,28 @@ bool AppendTinyV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_bytes
   return true;
 }
 
+// AppendFilterV2 for simd::kSolverTinySlots < m <= kDenseSlots slots:
+// simd::SolveDense, a round of seeds at a time, else (targets with vectors
+// of fewer than sixteen 16-bit lanes) DenseSystem.
+static_assert(kDenseSlots <= simd::kSolverDenseSlots, "SolveDense takes every dense system");
+bool AppendDense16V2(absl::Span<const uint64_t> hashes, int r, uint64_t total_bytes, uint64_t m,
+                     std::string* dst, BuildInfo* info) {
+  uint64_t x[kDenseSlots];
+  uint32_t fingerprint[kDenseSlots];
+  const size_t n = hashes.size();
+  for (size_t i = 0; i < n; ++i) {
+    const V2KeyBase k = V2KeyBaseFor(hashes[i], m, r);
+    x[i] = k.x;
+    fingerprint[i] = k.fingerprint;
+  }
+  uint32_t value[kDenseSlots];
+  const int seed = simd::SolveDense(x, fingerprint, n, m, kDenseSeeds, value);
+  if (seed == -2) return AppendDenseV2<16>(hashes, r, total_bytes, m, dst, info);
+  if (seed < 0) return false;
+  AppendDense(value, m, r, total_bytes, static_cast<uint8_t>(seed), dst, info);
+  return true;
+}
+
 // AppendFilterV2 for a system of kDenseSlots to 64 slots (every row starts
 // at slot 0, n <= m <= simd::kSolverSmallRows): simd::SolveSmall,
 // Gauss-Jordan elimination on the transposed system, which writes the body
@@ -773,7 +795,7 @@ bool AppendFilterV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byt
   if (m <= kDenseSlots) {
     if (m < kTinyMinSlots) return AppendDenseV2<8>(hashes, r, total_bytes, m, dst, info);
     if (m <= simd::kSolverTinySlots) return AppendTinyV2(hashes, r, total_bytes, m, dst, info);
-    return AppendDenseV2<16>(hashes, r, total_bytes, m, dst, info);
+    return AppendDense16V2(hashes, r, total_bytes, m, dst, info);
   }
   static_assert(kDenseSeeds <= kV2Seeds && kBandedSeeds <= kV2Seeds, "4-bit seed");
   const size_t n = hashes.size();
