@@ -589,8 +589,8 @@ bool AppendTinyV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_bytes
 static_assert(kDenseSlots <= simd::kSolverDenseSlots, "SolveDense takes every dense system");
 bool AppendDense16V2(absl::Span<const uint64_t> hashes, int r, uint64_t total_bytes, uint64_t m,
                      std::string* dst, BuildInfo* info) {
-  uint64_t x[kDenseSlots];
-  uint32_t fingerprint[kDenseSlots];
+  uint64_t x[kDenseSlots] = {};  // (the kernel reads the first n)
+  uint32_t fingerprint[kDenseSlots] = {};
   const size_t n = hashes.size();
   for (size_t i = 0; i < n; ++i) {
     const V2KeyBase k = V2KeyBaseFor(hashes[i], m, r);
