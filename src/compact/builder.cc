@@ -429,9 +429,20 @@ __attribute__((target("bmi2,popcnt"))) void WriteDenseBodyBySlots(const uint32_t
                                                                   int r, uint8_t* out) {
   assert(m >= 1 && m <= kDenseBodySlots && r >= 1 && r <= kV2MaxFingerprintBits);
   const uint64_t bits = static_cast<uint64_t>(r) * m;
+  const uint64_t* comb = kComb.words[m];
+  if (bits <= 64) {  // one word: every filter of 1-8 keys in 8 bytes (up to 8 bits/key)
+    uint64_t word = 0;
+    for (uint64_t p = 0; p < m; ++p) word |= _pdep_u64(value[p], comb[0] << p);
+    if (bits == 64) {
+      internal::EncodeFixed64(reinterpret_cast<char*>(out), word);
+      return;
+    }
+    for (uint64_t byte = 0; 8 * byte < bits; ++byte)
+      out[byte] = static_cast<uint8_t>(word >> (8 * byte));
+    return;
+  }
   const size_t num_words = static_cast<size_t>((bits + 63) / 64);
   uint64_t words[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  const uint64_t* comb = kComb.words[m];
   for (uint64_t p = 0; p < m; ++p) {
     uint64_t v = value[p];  // < 2^r: deposits past bit r * m are 0
     uint64_t carry = 0;     // comb bits shifted out of the previous word
