@@ -713,12 +713,12 @@ HWY_INLINE V BroadcastMaskedByte(D d, V word, V byte_mask) {
 #endif
 }
 
-// (s + 1) * kTinySeedStep for seed s, padded with whole vectors.
+// (s + 1) * kSolverSeedStep for seed s, padded with whole vectors.
 struct TinySeedKeys {
   uint64_t of[simd::kSolverTinySeeds + simd::kSolverMaxLanes];
   constexpr TinySeedKeys() : of() {
     for (uint64_t s = 0; s < simd::kSolverTinySeeds + simd::kSolverMaxLanes; ++s) {
-      of[s] = (s + 1) * simd::kTinySeedStep;
+      of[s] = (s + 1) * simd::kSolverSeedStep;
     }
   }
 };
@@ -740,7 +740,7 @@ HWY_INLINE int SolveTinySeeds(const uint64_t* HWY_RESTRICT x,
   constexpr uint64_t kOnes = 0x0101010101010101ull;
   const auto ones = hn::Set(d, kOnes);
   const auto one = hn::Set(d, 1);
-  const auto multiplier = hn::Set(d, simd::kTinyCoefMultiplier);
+  const auto multiplier = hn::Set(d, simd::kSolverCoefMultiplier);
   const auto slots = hn::Set(d, (uint64_t{1} << m) - 1);
   uint64_t identity = 0;  // combo: row i sums key i
   for (size_t i = 0; i < rows; ++i) identity |= uint64_t{1} << (9 * i);
@@ -827,9 +827,9 @@ HWY_INLINE int SolveDenseSeeds(const uint64_t* HWY_RESTRICT x,
     hn::Mask<decltype(d)> used[kDenseRoundSeeds];
     for (int t = 0; t < kDenseRoundSeeds; ++t) {
       alignas(64) uint16_t lanes[simd::kSolverDenseSlots] = {};
-      const uint64_t seed_key = static_cast<uint64_t>(first + t + 1) * simd::kTinySeedStep;
+      const uint64_t seed_key = static_cast<uint64_t>(first + t + 1) * simd::kSolverSeedStep;
       for (size_t i = 0; i < rows; ++i) {
-        uint64_t c = (x[i] ^ seed_key) * simd::kTinyCoefMultiplier;
+        uint64_t c = (x[i] ^ seed_key) * simd::kSolverCoefMultiplier;
         c ^= c >> 32;
         lanes[i] = static_cast<uint16_t>((c & slot_mask) | 1);
       }

@@ -68,15 +68,16 @@ inline constexpr size_t kSolverBandSlots = 256;
 bool SolveBand(const uint64_t* row_coef, const uint32_t* row_start, const uint64_t* result_planes,
                size_t rows, uint64_t m, int r, uint8_t* out);
 
-// The most keys and slots of SolveTiny, and the most seeds it tries.
+// The most keys and slots of SolveTiny, and the most seeds SolveTiny and
+// SolveDense try.
 inline constexpr size_t kSolverTinySlots = 8;
 inline constexpr int kSolverTinySeeds = 16;
-// The version-2 coefficient rule SolveTiny computes (compact/format.h,
-// V2Coefficients): key x under seed s has the low m bits of
-// c ^ (c >> 32), c = (x ^ (s + 1) * kTinySeedStep) * kTinyCoefMultiplier,
-// with bit 0 set.
-inline constexpr uint64_t kTinySeedStep = 0x9E3779B97F4A7C15ull;
-inline constexpr uint64_t kTinyCoefMultiplier = 0xD6E8FEB86659FD93ull;
+// The version-2 coefficient rule SolveTiny and SolveDense compute
+// (compact/format.h, V2Coefficients): key x under seed s has the low m bits
+// of c ^ (c >> 32), c = (x ^ (s + 1) * kSolverSeedStep) *
+// kSolverCoefMultiplier, with bit 0 set.
+inline constexpr uint64_t kSolverSeedStep = 0x9E3779B97F4A7C15ull;
+inline constexpr uint64_t kSolverCoefMultiplier = 0xD6E8FEB86659FD93ull;
 
 // The version-2 systems of `rows` <= 8 keys in rows <= m <= 8 slots under
 // seeds 0, 1, ..., num_seeds - 1 (key i: coefficients from x[i] by the rule

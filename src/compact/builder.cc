@@ -263,10 +263,10 @@ constexpr int kBandedSeeds = 16;
 // each the lowest slot of some combination of rows, depend only on the
 // space the rows span, not on the order of elimination), so any elimination
 // writes the same bytes (tests/compact_filter_test.cc checks the builder
-// against a plain reference solver). Up to kDenseSlots slots
-// DenseSystem (Gauss-Jordan on one word per row) is the faster, but for
-// the 6-8 slots SolveTiny takes (AppendTinyV2, a vector of seeds at a
-// time); above,
+// against a plain reference solver). Up to kDenseSlots slots: DenseSystem
+// (Gauss-Jordan on one word per row) below kTinyMinSlots, simd::SolveTiny
+// up to 8 and simd::SolveDense up to 16 (AppendSeedSearchV2: seeds side by
+// side in vectors); above,
 // AppendSmallV2 (measured at 2-16 keys, 4-20 bits/key, BM_BuildGrid, against
 // a vector elimination of every row at every slot, which SolveSmall beats
 // from 17 slots: it took 1.3-1.4x the time at 2-8 keys, 1.0x at 16).
@@ -562,46 +562,31 @@ bool AppendDenseV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byte
   return false;
 }
 
-// AppendFilterV2 for kTinyMinSlots <= m <= simd::kSolverTinySlots slots:
-// simd::SolveTiny, a vector of seeds at a time. Below kTinyMinSlots
-// DenseSystem is the faster: the vectors' setup and chain of multiplies is a
-// fixed cost, and a 2 x 2 system takes two seeds on average. Measured through
-// the LevelDB policy (CreateFilter of 1,024 key sets in turn, time over the
-// built-in's, alternated runs) on an AMD Zen 4 (AVX3), DenseSystem against
-// SolveTiny: at 4 bits/key 2.6 against 3.2 at 2-3 keys, 2.9 against 3.0 at
-// 5, 3.2 against 3.0 at 6, 3.6-3.9 against 3.0-3.1 at 7-8; at 10 bits/key
-// 1.50 against 1.60 at 5 keys, 1.69 against 1.60 at 6, 2.1-2.2 against 1.65
-// at 8.
+// Below kTinyMinSlots DenseSystem is faster than simd::SolveTiny: the
+// vectors' setup and chain of multiplies is a fixed cost, and a 2 x 2 system
+// takes two seeds on average. Measured through the LevelDB policy
+// (CreateFilter of 1,024 key sets in turn, time over the built-in's,
+// alternated runs) on an AMD Zen 4 (AVX3), DenseSystem against SolveTiny:
+// at 4 bits/key 2.6 against 3.2 at 2-3 keys, 2.9 against 3.0 at 5, 3.2
+// against 3.0 at 6, 3.6-3.9 against 3.0-3.1 at 7-8; at 10 bits/key 1.50
+// against 1.60 at 5 keys, 1.69 against 1.60 at 6, 2.1-2.2 against 1.65 at 8.
+// simd::SolveDense took about twice DenseSystem's and SolveTiny's time at
+// 2-8 keys.
 constexpr uint64_t kTinyMinSlots = 6;
-static_assert(simd::kTinySeedStep == kV2SeedStep &&
-                  simd::kTinyCoefMultiplier == kV2CoefficientMultiplier,
-              "SolveTiny computes V2Coefficients");
-static_assert(kDenseSeeds <= simd::kSolverTinySeeds, "SolveTiny tries every seed");
-bool AppendTinyV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_bytes, uint64_t m,
-                  std::string* dst, BuildInfo* info) {
-  uint64_t x[simd::kSolverTinySlots];
-  uint32_t fingerprint[simd::kSolverTinySlots];
-  const size_t n = hashes.size();
-  for (size_t i = 0; i < n; ++i) {
-    const V2KeyBase k = V2KeyBaseFor(hashes[i], m, r);
-    x[i] = k.x;
-    fingerprint[i] = k.fingerprint;
-  }
-  uint32_t value[simd::kSolverTinySlots];
-  const int seed = simd::SolveTiny(x, fingerprint, n, m, kDenseSeeds, value);
-  if (seed < 0) return false;
-  AppendDense(value, m, r, total_bytes, static_cast<uint8_t>(seed), dst, info);
-  return true;
-}
-
-// AppendFilterV2 for simd::kSolverTinySlots < m <= kDenseSlots slots:
-// simd::SolveDense, a round of seeds at a time, else (targets with vectors
-// of fewer than sixteen 16-bit lanes) DenseSystem.
+static_assert(simd::kSolverSeedStep == kV2SeedStep &&
+                  simd::kSolverCoefMultiplier == kV2CoefficientMultiplier,
+              "SolveTiny and SolveDense compute V2Coefficients");
+static_assert(kDenseSeeds <= simd::kSolverTinySeeds, "the kernels try every seed");
 static_assert(kDenseSlots <= simd::kSolverDenseSlots, "SolveDense takes every dense system");
-bool AppendDense16V2(absl::Span<const uint64_t> hashes, int r, uint64_t total_bytes, uint64_t m,
-                     std::string* dst, BuildInfo* info) {
-  uint64_t x[kDenseSlots] = {};  // (the kernel reads the first n)
-  uint32_t fingerprint[kDenseSlots] = {};
+
+// AppendFilterV2 for kTinyMinSlots <= m <= kDenseSlots slots: simd::SolveTiny
+// (up to 8 slots) or simd::SolveDense, seeds side by side in vectors, each
+// the first solvable seed and its solution; DenseSystem where SolveDense
+// does not run (targets with vectors of fewer than sixteen 16-bit lanes).
+bool AppendSeedSearchV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_bytes, uint64_t m,
+                        std::string* dst, BuildInfo* info) {
+  uint64_t x[kDenseSlots];  // the kernels read the first n
+  uint32_t fingerprint[kDenseSlots];
   const size_t n = hashes.size();
   for (size_t i = 0; i < n; ++i) {
     const V2KeyBase k = V2KeyBaseFor(hashes[i], m, r);
@@ -609,7 +594,9 @@ bool AppendDense16V2(absl::Span<const uint64_t> hashes, int r, uint64_t total_by
     fingerprint[i] = k.fingerprint;
   }
   uint32_t value[kDenseSlots];
-  const int seed = simd::SolveDense(x, fingerprint, n, m, kDenseSeeds, value);
+  const int seed = m <= simd::kSolverTinySlots
+                       ? simd::SolveTiny(x, fingerprint, n, m, kDenseSeeds, value)
+                       : simd::SolveDense(x, fingerprint, n, m, kDenseSeeds, value);
   if (seed == -2) return AppendDenseV2<16>(hashes, r, total_bytes, m, dst, info);
   if (seed < 0) return false;
   AppendDense(value, m, r, total_bytes, static_cast<uint8_t>(seed), dst, info);
@@ -805,8 +792,7 @@ bool AppendFilterV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byt
   }
   if (m <= kDenseSlots) {
     if (m < kTinyMinSlots) return AppendDenseV2<8>(hashes, r, total_bytes, m, dst, info);
-    if (m <= simd::kSolverTinySlots) return AppendTinyV2(hashes, r, total_bytes, m, dst, info);
-    return AppendDense16V2(hashes, r, total_bytes, m, dst, info);
+    return AppendSeedSearchV2(hashes, r, total_bytes, m, dst, info);
   }
   static_assert(kDenseSeeds <= kV2Seeds && kBandedSeeds <= kV2Seeds, "4-bit seed");
   const size_t n = hashes.size();
