@@ -821,7 +821,7 @@ HWY_INLINE int SolveDenseSeeds(const uint64_t* HWY_RESTRICT x,
   alignas(64) uint16_t identity_lanes[simd::kSolverDenseSlots] = {};
   for (size_t i = 0; i < rows; ++i) identity_lanes[i] = static_cast<uint16_t>(1u << i);
   const auto identity = hn::Load(d, identity_lanes);  // row i sums key i
-  const uint64_t slot_mask = m >= 64 ? ~uint64_t{0} : (uint64_t{1} << m) - 1;
+  const uint64_t slot_mask = (uint64_t{1} << m) - 1;  // m <= 16
   for (int first = 0; first < num_seeds; first += kDenseRoundSeeds) {
     hn::Vec<decltype(d)> coef[kDenseRoundSeeds], keys[kDenseRoundSeeds];
     hn::Mask<decltype(d)> used[kDenseRoundSeeds];

@@ -111,6 +111,23 @@ std::string SolveBanded(const System& s, int64_t target) {
   return out;
 }
 
+// The bytes of a solution whose slot j holds value[j] (< 2^r): bit b of
+// slot j at bit b * m + j, over ceil(r * m / 8) bytes and 8 more of zeros
+// (the solvers' outputs are compared in buffers of that size).
+template <typename T>
+std::string SolutionBytes(const T* value, uint64_t m, int r) {
+  std::string out((r * m + 7) / 8 + 8, '\0');
+  for (uint64_t j = 0; j < m; ++j) {
+    for (int b = 0; b < r; ++b) {
+      if ((value[j] >> b) & 1) {
+        const uint64_t at = static_cast<uint64_t>(b) * m + j;
+        out[at / 8] = static_cast<char>(out[at / 8] | (1 << (at % 8)));
+      }
+    }
+  }
+  return out;
+}
+
 // The plain reference for systems of at most 64 slots, every row at slot 0:
 // reduced row echelon form by slots in order, one row at a time, then every
 // free slot 0 and each pivot slot its row's result. "" if some row reduces
@@ -142,18 +159,8 @@ std::string ReferenceSolve(const System& s) {
     pivots |= uint64_t{1} << q;
   }
   // Fully reduced with free slots 0: slot j's value is its row's result,
-  // less the free slots' terms (0).
-  std::string out((s.r * s.m + 7) / 8 + 8, '\0');
-  for (uint64_t j = 0; j < s.m; ++j) {
-    if (!((pivots >> j) & 1)) continue;
-    for (int b = 0; b < s.r; ++b) {
-      if ((pivot_result[j] >> b) & 1) {
-        const uint64_t at = static_cast<uint64_t>(b) * s.m + j;
-        out[at / 8] = static_cast<char>(out[at / 8] | (1 << (at % 8)));
-      }
-    }
-  }
-  return out;
+  // less the free slots' terms (0); a free slot's pivot_result stays 0.
+  return SolutionBytes(pivot_result.data(), s.m, s.r);
 }
 
 // simd::SolveSmall on `target`; "" if unsolvable. The bytes past the
@@ -409,16 +416,7 @@ std::pair<int, std::string> SolveSeedsDirect(Kernel kernel, const std::vector<ui
   uint32_t value[simd::kSolverDenseSlots];
   const int seed = kernel(x.data(), fingerprint.data(), x.size(), m, num_seeds, value);
   if (seed < 0) return {seed, ""};
-  std::string out((r * m + 7) / 8 + 8, '\0');
-  for (uint64_t j = 0; j < m; ++j) {
-    for (int b = 0; b < r; ++b) {
-      if ((value[j] >> b) & 1) {
-        const uint64_t at = static_cast<uint64_t>(b) * m + j;
-        out[at / 8] = static_cast<char>(out[at / 8] | (1 << (at % 8)));
-      }
-    }
-  }
-  return {seed, out};
+  return {seed, SolutionBytes(value, m, r)};
 }
 
 // A seed-search kernel against the plain reference, seed by seed with the

@@ -562,6 +562,18 @@ bool AppendDenseV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byte
   return false;
 }
 
+// The seed-independent part of each key of a system of at most 64 slots,
+// where every key starts at slot 0 (V2KeyBaseFor): its coefficient material
+// x[i] and its fingerprint[i].
+void SplitKeys(absl::Span<const uint64_t> hashes, uint64_t m, int r, uint64_t* x,
+               uint32_t* fingerprint) {
+  for (size_t i = 0; i < hashes.size(); ++i) {
+    const V2KeyBase k = V2KeyBaseFor(hashes[i], m, r);
+    x[i] = k.x;
+    fingerprint[i] = k.fingerprint;
+  }
+}
+
 // Below kTinyMinSlots DenseSystem is faster than simd::SolveTiny: the
 // vectors' setup and chain of multiplies is a fixed cost, and a 2 x 2 system
 // takes two seeds on average. Measured through the LevelDB policy
@@ -588,11 +600,7 @@ bool AppendSeedSearchV2(absl::Span<const uint64_t> hashes, int r, uint64_t total
   uint64_t x[kDenseSlots];  // the kernels read the first n
   uint32_t fingerprint[kDenseSlots];
   const size_t n = hashes.size();
-  for (size_t i = 0; i < n; ++i) {
-    const V2KeyBase k = V2KeyBaseFor(hashes[i], m, r);
-    x[i] = k.x;
-    fingerprint[i] = k.fingerprint;
-  }
+  SplitKeys(hashes, m, r, x, fingerprint);
   uint32_t value[kDenseSlots];
   const int seed = m <= simd::kSolverTinySlots
                        ? simd::SolveTiny(x, fingerprint, n, m, kDenseSeeds, value)
@@ -616,11 +624,7 @@ bool AppendSmallV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byte
   uint64_t x[kSmallKeys], row_coef[kSmallKeys];
   uint32_t fingerprint[kSmallKeys];
   const size_t n = hashes.size();
-  for (size_t i = 0; i < n; ++i) {
-    const V2KeyBase k = V2KeyBaseFor(hashes[i], m, r);
-    x[i] = k.x;
-    fingerprint[i] = k.fingerprint;
-  }
+  SplitKeys(hashes, m, r, x, fingerprint);
   uint64_t planes[32];  // the right-hand sides' bit planes, the same for every seed
   simd::ResultPlanes(fingerprint, n, planes);
   uint8_t body[32 * kV2WindowBits / 8];  // r * m bits
