@@ -275,10 +275,26 @@ TEST(FilterSizing, BudgetAndLayouts) {
       EXPECT_EQ(sizing.BitBytes(n) * 8, BuiltinBits(n, b)) << b << " " << n;
       const internal::BloomLayout bloom = sizing.Bloom(n);
       EXPECT_EQ(bloom.bytes, sizing.BitBytes(n));
-      // Flat at LevelDB's filter sizes, with the k best for its bits.
+      // Flat at LevelDB's filter sizes, with the k best for its bits, or
+      // where that k's FPR is negligible, the fewest probes that keep it so
+      // and never fewer than LevelDB's k (util/bloom.cc: 0.69 * b, in 1..30).
       EXPECT_EQ(bloom.geometry, blocked::Geometry::kFlat) << b << " " << n;
-      EXPECT_EQ(bloom.num_probes, internal::FilterSizing::FlatProbes(n, bloom.bytes * 8));
+      const uint64_t bits = bloom.bytes * 8;
+      const int best = internal::FilterSizing::FlatProbes(n, bits);
+      const int builtin = std::clamp(static_cast<int>(b * 0.69), 1, 30);
+      const double negligible = internal::FilterSizing::kNegligibleFpr;
+      const auto fpr = [&](int k) { return internal::FilterSizing::FlatFpr(n, bits, k); };
+      if (fpr(best) >= negligible) {
+        EXPECT_EQ(bloom.num_probes, best) << b << " " << n;
+      } else {
+        EXPECT_LE(bloom.num_probes, best) << b << " " << n;
+        EXPECT_GE(bloom.num_probes, std::min(best, builtin)) << b << " " << n;
+        EXPECT_LT(fpr(bloom.num_probes), negligible) << b << " " << n;
+        if (bloom.num_probes > builtin) EXPECT_GE(fpr(bloom.num_probes - 1), negligible);
+      }
       const internal::CompactLayout compact = sizing.Compact(n);
+      // A Bloom filter whose FPR is negligible is what the compact policy writes.
+      if (compact.bloom_fpr < negligible) EXPECT_EQ(compact.fingerprint_bits, 0) << b << " " << n;
       if (compact.fingerprint_bits > 0) {
         // The band's spare slots are left.
         const uint64_t slots = 8 * bloom.bytes / compact.fingerprint_bits;
@@ -304,9 +320,24 @@ TEST(FilterSizing, BudgetAndLayouts) {
   EXPECT_EQ(internal::FilterSizing(10).Bloom(8000000).geometry, blocked::Geometry::kBlocked512);
   EXPECT_EQ(internal::FilterSizing(30).Bloom(20000).geometry, blocked::Geometry::kFlat);
   EXPECT_EQ(internal::FilterSizing(30).Bloom(60000).geometry, blocked::Geometry::kBlocked512);
-  // Up to 30 probes where the bits allow (LevelDB's own cap).
-  EXPECT_EQ(internal::FilterSizing(30).Bloom(1000).num_probes, 21);
-  EXPECT_EQ(internal::FilterSizing(10).Bloom(1).num_probes, 30);
+  // The best k while its FPR is not negligible: 14 at 20 bits/key (6.7e-5).
+  EXPECT_EQ(internal::FilterSizing(20).Bloom(1000).num_probes, 14);
+  // Negligible (below 2^-20): 1 key in 64 bits takes 6 probes at 4 and 10
+  // bits/key (5.1e-7; the best k, 44, is capped at 30: 1.6e-13), LevelDB's
+  // k where that is more: 20 at 30 bits/key, all 30 at 64.
+  EXPECT_EQ(internal::FilterSizing(4).Bloom(1).num_probes, 6);
+  EXPECT_EQ(internal::FilterSizing(10).Bloom(1).num_probes, 6);
+  EXPECT_EQ(internal::FilterSizing(30).Bloom(1).num_probes, 20);
+  EXPECT_EQ(internal::FilterSizing(64).Bloom(1).num_probes, 30);
+  // 2 keys in 64 bits: 12 probes (8.7e-7) where the best is 22 (2.0e-7).
+  EXPECT_EQ(internal::FilterSizing(10).Bloom(2).num_probes, 12);
+  // 30 bits/key of 1,000 keys: the best k, 21, is 5.5e-7; LevelDB's 20.
+  EXPECT_EQ(internal::FilterSizing(30).Bloom(1000).num_probes, 20);
+  // The compact policies: the Bloom filter at 1-2 keys (64 bits), a
+  // fingerprint system from 3 (64 bits, 15 probes: 3.5e-5 against 2^-21).
+  EXPECT_EQ(internal::FilterSizing(10).Compact(2).fingerprint_bits, 0);
+  EXPECT_EQ(internal::FilterSizing(4).Compact(2).fingerprint_bits, 0);
+  EXPECT_GT(internal::FilterSizing(4).Compact(3).fingerprint_bits, 0);
 }
 
 // Filters of more than 16 probes and of more than 512 bytes are read by

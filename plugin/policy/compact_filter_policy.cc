@@ -49,8 +49,9 @@ class CompactPolicy final : public internal::PolicyBase {
     std::vector<uint64_t> once;
     const internal::CompactLayout layout = sizing_.Compact(count);
     if (!layout.version1 && layout.fingerprint_bits == 0 && bloom_ != nullptr) {
-      // No fingerprint width beats the Bloom filter (1 key at every
-      // bits/key: 64 bits and 30 probes, FPR ~1e-13): its layout is the
+      // The Bloom filter: no fingerprint width beats it, or its FPR is
+      // negligible (1-2 keys in 64 bits at every bits/key; see
+      // FilterSizing::kNegligibleFpr): its layout is the
       // blocked policy's for as many keys (FilterSizing::Bloom), hashed and
       // set in one loop compiled for the target. The same bytes as
       // AppendCompactLayout's Bloom filter; compact_bench BM_BuildVs at 1

@@ -23,7 +23,8 @@ int BuiltinProbes(double bits_per_key) {
 
 FilterSizing::FilterSizing(double bits_per_key)
     : bits_per_key_(ClampBitsPerKey(bits_per_key)),
-      blocked_probes_(BlockedBloomProbes(bits_per_key_)) {
+      blocked_probes_(BlockedBloomProbes(bits_per_key_)),
+      builtin_probes_(BuiltinProbes(bits_per_key_)) {
   // Keys from which the built-in's hash collisions alone (n / 2^32) exceed
   // the blocked geometry's FPR penalty: see the header.
   const double blocked = 1.05 * BlockedBloomFpr(bits_per_key_, blocked_probes_);
@@ -45,6 +46,15 @@ int FilterSizing::FlatProbes(uint64_t num_keys, uint64_t bits) {
   if (num_keys == 0) return 1;
   const double k = std::log(2.0) * static_cast<double>(bits) / static_cast<double>(num_keys);
   return static_cast<int>(std::clamp(std::round(k), 1.0, double{blocked::kMaxFlatProbes}));
+}
+
+int FilterSizing::PolicyFlatProbes(uint64_t num_keys, uint64_t bits, int builtin_probes) {
+  const int best = FlatProbes(num_keys, bits);
+  if (FlatFpr(num_keys, bits, best) >= kNegligibleFpr) return best;
+  // The model falls with k up to the best k, so the search ends by `best`.
+  int fewest = 1;
+  while (fewest < best && FlatFpr(num_keys, bits, fewest) >= kNegligibleFpr) ++fewest;
+  return std::min(best, std::max(fewest, builtin_probes));
 }
 
 double FilterSizing::FlatFpr(uint64_t num_keys, uint64_t bits, int num_probes) {
@@ -70,7 +80,7 @@ BloomLayout FilterSizing::ComputeBloom(uint64_t num_keys) const {
   }
   if (layout.bytes <= blocked::kFlatMaxBytes || static_cast<double>(num_keys) < flat_max_keys_) {
     layout.geometry = blocked::Geometry::kFlat;
-    layout.num_probes = FlatProbes(num_keys, layout.bytes * 8);
+    layout.num_probes = PolicyFlatProbes(num_keys, layout.bytes * 8, builtin_probes_);
   } else {
     layout.geometry = blocked::Geometry::kBlocked512;
     layout.num_probes = blocked_probes_;
@@ -93,7 +103,8 @@ CompactLayout FilterSizing::ComputeCompact(uint64_t num_keys) const {
   layout.bloom_fpr = layout.bloom.geometry == blocked::Geometry::kFlat
                          ? FlatFpr(num_keys, body * 8, layout.bloom.num_probes)
                          : BlockedBloomFpr(bits_per_key_, layout.bloom.num_probes);
-  if (std::ldexp(1.0, -r) < layout.bloom_fpr) {
+  // Below kNegligibleFpr the Bloom filter is written (see the header).
+  if (layout.bloom_fpr >= kNegligibleFpr && std::ldexp(1.0, -r) < layout.bloom_fpr) {
     layout.fingerprint_bits = r;
     layout.total_bytes = body + compact::kV2TrailerSize;
     const int next = r + 1;
