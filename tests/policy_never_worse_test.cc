@@ -338,6 +338,15 @@ TEST(FilterSizing, BudgetAndLayouts) {
   EXPECT_EQ(internal::FilterSizing(10).Compact(2).fingerprint_bits, 0);
   EXPECT_EQ(internal::FilterSizing(4).Compact(2).fingerprint_bits, 0);
   EXPECT_GT(internal::FilterSizing(4).Compact(3).fingerprint_bits, 0);
+  // Above version 2's 65,536 keys: version 1, or the Bloom filter where its
+  // FPR is negligible (512-bit blocks there: 8.7e-6 at 30 bits/key, 1.1e-8
+  // at 64).
+  EXPECT_TRUE(internal::FilterSizing(10).Compact(100000).version1);
+  EXPECT_TRUE(internal::FilterSizing(30).Compact(100000).version1);
+  const internal::CompactLayout huge = internal::FilterSizing(64).Compact(100000);
+  EXPECT_LT(huge.bloom_fpr, internal::FilterSizing::kNegligibleFpr);
+  EXPECT_FALSE(huge.version1);
+  EXPECT_EQ(huge.fingerprint_bits, 0);
 }
 
 // Filters of more than 16 probes and of more than 512 bytes are read by

@@ -91,20 +91,25 @@ BloomLayout FilterSizing::ComputeBloom(uint64_t num_keys) const {
 CompactLayout FilterSizing::ComputeCompact(uint64_t num_keys) const {
   CompactLayout layout;
   layout.bloom = ComputeBloom(num_keys);
-  if (num_keys == 0 || num_keys > compact::kV2MaxKeys) {  // the empty set: 7 bytes
+  if (num_keys == 0) {  // the empty set: version 1, 7 bytes
     layout.version1 = true;
     return layout;
   }
   const uint64_t body = layout.bloom.bytes;  // the trailers are the same size
-  const double slots_needed = static_cast<double>(num_keys) * (1.0 + CompactSpare(num_keys));
-  const int r = static_cast<int>(std::min<double>(
-      compact::kV2MaxFingerprintBits, std::floor(8.0 * static_cast<double>(body) / slots_needed)));
-  if (r < 1) return layout;
   layout.bloom_fpr = layout.bloom.geometry == blocked::Geometry::kFlat
                          ? FlatFpr(num_keys, body * 8, layout.bloom.num_probes)
                          : BlockedBloomFpr(bits_per_key_, layout.bloom.num_probes);
   // Below kNegligibleFpr the Bloom filter is written (see the header).
-  if (layout.bloom_fpr >= kNegligibleFpr && std::ldexp(1.0, -r) < layout.bloom_fpr) {
+  if (layout.bloom_fpr < kNegligibleFpr) return layout;
+  if (num_keys > compact::kV2MaxKeys) {
+    layout.version1 = true;
+    return layout;
+  }
+  const double slots_needed = static_cast<double>(num_keys) * (1.0 + CompactSpare(num_keys));
+  const int r = static_cast<int>(std::min<double>(
+      compact::kV2MaxFingerprintBits, std::floor(8.0 * static_cast<double>(body) / slots_needed)));
+  if (r < 1) return layout;
+  if (std::ldexp(1.0, -r) < layout.bloom_fpr) {
     layout.fingerprint_bits = r;
     layout.total_bytes = body + compact::kV2TrailerSize;
     const int next = r + 1;

@@ -29,14 +29,13 @@
 // than the built-in's k (so never a higher model FPR than the built-in's),
 // and the compact policies write that Bloom filter, not a fingerprint system.
 // This is LevelDB's smallest filter, 64 bits for 1-2 keys (values of 1 KiB
-// and more) at every bits_per_key, and every filter from about 29
+// and more) at every bits_per_key, and every flat filter from about 29
 // bits/key. 1 key in 64 bits takes 6 probes where the best k would take 30
-// (FPR 5.1e-7 against 1.6e-13); 2 keys take 12, not 22. Measured on an
-// Intel Xeon (AVX-512), 300-build batches of each policy in turn, time over
-// the built-in's: 1 key at 4 bits/key, the blocked policy 1.75-1.89 -> 1.04
-// and the compact one 1.96-2.01 -> 1.34-1.36; 2 keys, 1.78-1.97 -> 1.23-1.36
-// and 2.42-2.59 -> 1.37-1.39; 1 key at 10 bits/key, 1.19 -> 0.64-0.70. A
-// present key's probe reads 6 bits, not 30.
+// (FPR 5.1e-7 against 1.6e-13); 2 keys take 12, not 22. Time over the
+// built-in's at 1 and 2 keys, 4 bits/key (compact_bench BM_BuildVs, medians
+// of 3, Intel Xeon with AVX-512): the blocked policy 1.82 -> 1.08 and 1.70
+// -> 1.12, the compact one 2.04 -> 1.29 and 2.18 -> 1.27. A present key's
+// probe reads 6 bits, not 30.
 //
 // Compact filters (the compact policies). Version 2 stores an R-bit
 // fingerprint per key in m = floor(8 * body bytes / R) slots of a banded
@@ -81,7 +80,8 @@ struct BloomLayout {
 
 // A compact policy's layout: version 2 with `fingerprint_bits` (R) in
 // `total_bytes` (trailer included) when R > 0; else `bloom`; `version1`
-// for the empty set and sets of more than compact::kV2MaxKeys keys.
+// for the empty set and sets of more than compact::kV2MaxKeys keys (but the
+// Bloom filter where its FPR is below kNegligibleFpr).
 struct CompactLayout {
   int fingerprint_bits = 0;
   int first_fingerprint_bits = 0;  // R + 1, tried first with kFirstSeeds seeds; 0: none
