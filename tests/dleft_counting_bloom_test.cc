@@ -29,51 +29,71 @@ std::unique_ptr<Filter> Geometry(int log2, int segments = 1, int cell_bits = Fil
   return std::move(f).value();
 }
 
-TEST(DleftCountingBloomTest, RandomInsertEraseAgainstMultisetOracle) {
-  // Power-of-two tables (one segment) and s segments of 2^b buckets.
+// One table per test (cell bits, log2 buckets per segment, segments), so
+// that ctest runs them side by side: together they took 100 s of one core
+// under ASan. Power-of-two tables (one segment) and s segments of 2^b
+// buckets.
+struct OracleCase {
+  int cell_bits, log2, segments;
+};
+class DleftOracleTest : public testing::TestWithParam<OracleCase> {};
+
+TEST_P(DleftOracleTest, RandomInsertEraseAgainstMultisetOracle) {
+  const auto [cell_bits, log2, segments] = GetParam();
+  auto filter = Geometry(log2, segments, cell_bits);
+  EXPECT_EQ(filter->buckets_per_subtable(), uint64_t(segments) << log2);
+  EXPECT_EQ(filter->memory_bytes(), 64 * (uint64_t(segments) << log2));
+  std::unordered_multiset<std::string> oracle;
+  SplitMix64 rng(log2 + 1);
+  const uint64_t universe = filter->design_capacity() * 2;
+  uint64_t refused = 0;
+  for (int step = 0; step < 40000; ++step) {
+    const std::string key = Key(rng.Next() % universe);
+    if (rng.Next() % 2 == 0) {
+      const absl::Status s = filter->Insert(key);
+      if (s.ok()) {
+        oracle.insert(key);
+      } else {
+        ASSERT_TRUE(absl::IsResourceExhausted(s)) << s;
+        ++refused;
+      }
+    } else if (auto it = oracle.find(key); it != oracle.end()) {
+      ASSERT_TRUE(filter->Erase(key).ok()) << "step=" << step;
+      oracle.erase(it);
+    }
+    if (step % 200 == 0 || log2 == 0) {
+      for (const std::string& live : oracle) {
+        ASSERT_TRUE(filter->MayContain(live)) << "step=" << step;
+        ASSERT_GE(filter->Count(live), 1u);
+      }
+    }
+  }
+  const DleftStats s = filter->stats();
+  EXPECT_EQ(s.keys, oracle.size());
+  EXPECT_EQ(s.full_bucket_failures + s.counter_overflows, refused);
+  // Erase everything: the table is empty again.
+  for (const std::string& live : oracle) ASSERT_TRUE(filter->Erase(live).ok());
+  EXPECT_EQ(filter->stats().occupied_cells, 0u);
+  EXPECT_EQ(filter->stats().keys, 0u);
+  for (uint64_t i = 0; i < universe; ++i) ASSERT_FALSE(filter->MayContain(Key(i)));
+}
+
+std::vector<OracleCase> OracleCases() {
   const std::pair<int, int> geometries[] = {{0, 1}, {2, 1}, {6, 1}, {10, 1},
                                             {0, 3}, {0, 7}, {2, 5}, {6, 15}};
-  for (int cell_bits : {Filter::kCellBits, Filter::kNarrowCellBits})
-    for (const auto& [log2, segments] : geometries) {
-      SCOPED_TRACE(testing::Message() << "segments " << segments << ", cell bits " << cell_bits);
-      auto filter = Geometry(log2, segments, cell_bits);
-      EXPECT_EQ(filter->buckets_per_subtable(), uint64_t(segments) << log2);
-      EXPECT_EQ(filter->memory_bytes(), 64 * (uint64_t(segments) << log2));
-      std::unordered_multiset<std::string> oracle;
-      SplitMix64 rng(log2 + 1);
-      const uint64_t universe = filter->design_capacity() * 2;
-      uint64_t refused = 0;
-      for (int step = 0; step < 40000; ++step) {
-        const std::string key = Key(rng.Next() % universe);
-        if (rng.Next() % 2 == 0) {
-          const absl::Status s = filter->Insert(key);
-          if (s.ok()) {
-            oracle.insert(key);
-          } else {
-            ASSERT_TRUE(absl::IsResourceExhausted(s)) << s;
-            ++refused;
-          }
-        } else if (auto it = oracle.find(key); it != oracle.end()) {
-          ASSERT_TRUE(filter->Erase(key).ok()) << "log2=" << log2 << " step=" << step;
-          oracle.erase(it);
-        }
-        if (step % 200 == 0 || log2 == 0) {
-          for (const std::string& live : oracle) {
-            ASSERT_TRUE(filter->MayContain(live)) << "log2=" << log2 << " step=" << step;
-            ASSERT_GE(filter->Count(live), 1u);
-          }
-        }
-      }
-      const DleftStats s = filter->stats();
-      EXPECT_EQ(s.keys, oracle.size());
-      EXPECT_EQ(s.full_bucket_failures + s.counter_overflows, refused);
-      // Erase everything: the table is empty again.
-      for (const std::string& live : oracle) ASSERT_TRUE(filter->Erase(live).ok());
-      EXPECT_EQ(filter->stats().occupied_cells, 0u);
-      EXPECT_EQ(filter->stats().keys, 0u);
-      for (uint64_t i = 0; i < universe; ++i) ASSERT_FALSE(filter->MayContain(Key(i)));
-    }
+  std::vector<OracleCase> cases;
+  for (int cell_bits : {Filter::kCellBits, Filter::kNarrowCellBits}) {
+    for (const auto& [log2, segments] : geometries) cases.push_back({cell_bits, log2, segments});
+  }
+  return cases;
 }
+
+INSTANTIATE_TEST_SUITE_P(Tables, DleftOracleTest, testing::ValuesIn(OracleCases()),
+                         [](const testing::TestParamInfo<OracleCase>& info) {
+                           return "cells" + std::to_string(info.param.cell_bits) + "_log2_" +
+                                  std::to_string(info.param.log2) + "_segments" +
+                                  std::to_string(info.param.segments);
+                         });
 
 TEST(DleftCountingBloomTest, FullBucketsAreRefusedLoudlyAndChangeNothing) {
   auto filter = Geometry(0);  // 4 buckets of 8 cells: 32 cells in all
