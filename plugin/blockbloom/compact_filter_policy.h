@@ -4,8 +4,9 @@
 // plus a 3-byte trailer, and holds format version 2, a retrieval filter with
 // FPR 2^-R (R the largest fingerprint that leaves the solver its spare
 // slots: 2^-9 = 0.195% at 10 bits/key), or, where a Bloom filter of the same
-// bytes has the lower FPR (1-3 bits/key), a flat blocked-format Bloom filter
-// (docs/FORMAT.md, "How the LevelDB policies size a filter"). Sets of more
+// bytes has the lower FPR (1-3 bits/key) or an FPR below 2^-20 already (1-2
+// keys per filter), a flat blocked-format Bloom filter (docs/FORMAT.md, "How
+// the LevelDB policies size a filter"). Sets of more
 // than 65,536 keys get version 1 (a Golomb-Rice set); every version is read.
 //
 //   #include "blockbloom/compact_filter_policy.h"

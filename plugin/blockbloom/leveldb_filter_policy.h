@@ -12,7 +12,8 @@
 // (blocked Bloom): for n keys, the bits LevelDB's built-in filter would
 // spend, max(n * bits_per_key, 64) in whole bytes, plus a 3-byte trailer,
 // laid out flat with the best k for those bits (never a higher FPR than the
-// built-in's), in 512-bit blocks only for filters of millions of keys
+// built-in's; fewer probes where that k's FPR is below 2^-20, never fewer
+// than the built-in's), in 512-bit blocks only for filters of millions of keys
 // (docs/FORMAT.md, "How the LevelDB policies size a filter"). Every policy reads every blockbloom
 // format (one recognizer: a blocked policy reads compact filters too; blockbloom/filter_format.h
 // names them). A
