@@ -250,13 +250,13 @@ inline constexpr size_t kSolverBlock = 8;
 // there), so a slot updates words (j, m + r) only.
 //
 // Slots go in blocks of kSolverBlock. The block's pivots come from a chain
-// of scalar steps on its column words. The block's operations
-// then reach every later word at once: in turn they change a word by a
-// linear function of its bits at the block's pivot rows, as they were before
-// the block, so the word is xored with operation t's delta for each t whose
-// pivot row it has, tests that do not wait on each other (SolveBandRows does
-// the same). Operation t's delta is its others_t changed by the block's
-// later operations, kept in vectors of the block's slots (in scalars below 4
+// of scalar steps on its column words. The block's operations then reach
+// every later word at once: in turn they change a word by a linear function
+// of its bits at the block's pivot rows, as they were before the block, so
+// the word is xored with operation t's delta for each t whose pivot row it
+// has, tests that do not wait on each other (SolveBandRows does the same).
+// Operation t's delta is its others_t changed by the block's later
+// operations, kept in vectors of the block's slots (in scalars below 4
 // lanes, where the vectors took 1.4-2x the time of the whole solve).
 // Against applying the operations one after another to each later word, on
 // an Intel Xeon (AVX-512), random systems of 20-64 slots: 0.52-0.58x the
