@@ -50,6 +50,13 @@ int FilterSizing::FlatProbes(uint64_t num_keys, uint64_t bits) {
 
 int FilterSizing::PolicyFlatProbes(uint64_t num_keys, uint64_t bits, int builtin_probes) {
   const int best = FlatProbes(num_keys, bits);
+  // No k does better than 2^(-ln 2 * bits / n), so below 20 / ln 2 = 28.85
+  // bits per key the FPR is never negligible: the filters laid out per call
+  // (more keys than the kept layouts) skip the model's libm calls.
+  if (std::log(2.0) * static_cast<double>(bits) <
+      kNegligibleFprBits * static_cast<double>(num_keys)) {
+    return best;
+  }
   if (FlatFpr(num_keys, bits, best) >= kNegligibleFpr) return best;
   // The model falls with k up to the best k, so the search ends by `best`.
   int fewest = 1;

@@ -113,7 +113,8 @@ class FilterSizing {
   // clamped into [1, blocked::kMaxFlatProbes].
   static int FlatProbes(uint64_t num_keys, uint64_t bits);
   // Below this FPR a filter buys no more precision (see above).
-  static constexpr double kNegligibleFpr = 1.0 / (1 << 20);
+  static constexpr int kNegligibleFprBits = 20;
+  static constexpr double kNegligibleFpr = 1.0 / (1 << kNegligibleFprBits);
   // The k the policies write for a flat filter: FlatProbes, or where its FPR
   // is below kNegligibleFpr, the fewest probes that keep it there and at
   // least `builtin_probes` (LevelDB's k for the same bits_per_key).
