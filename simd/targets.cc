@@ -50,14 +50,18 @@ int64_t BestTarget() {
 // cores (bench/kernel_bench.cc, */target-AVX3 against */target-AVX2 in one
 // run; bench/RESULTS.md, "SIMD target per kernel family", has the figures,
 // the machines and the command). Time on AVX3 over time on AVX2:
-//   single probe and the policy's KeyMayMatch: 1.06-1.12 (Intel Xeon),
-//     1.03-1.18 (AMD Zen 4): AVX2 on both;
-//   batch probe in cache (16 KiB): 1.03-1.06 (Intel), 1.19-1.21 (Zen 4):
-//     AVX2 on both;
-//   batch probe out of cache (1 MiB, 128 MiB): 0.93-1.03 (Intel): AVX3;
+//   single probe and the policy's KeyMayMatch: 1.06-1.12 (Intel Xeon, load
+//     6-8), 1.03-1.18 (AMD Zen 4): AVX2 on both; a second Intel Xeon (model
+//     207, load under 1) measured 0.89-0.96, so AVX3 would gain up to 11%
+//     there: AVX2 stays until AVX3 is at least as fast on every Intel
+//     machine measured;
+//   batch probe in cache (16 KiB): 1.03-1.06 and 1.01 (the two Intel
+//     Xeons), 1.19-1.21 (Zen 4): AVX2 on both;
+//   batch probe out of cache (1 MiB, 128 MiB): 0.93-1.03 and 0.88-1.00
+//     (Intel): AVX3;
 //     1.02-1.07 (Zen 4, whose 512-bit operations are two 256-bit halves):
 //     AVX2 on AMD;
-//   builds: 0.82-1.03 (Intel), 0.50-0.63 at 1-4 keys and 0.91-0.97 at
+//   builds: 0.82-1.03 and 0.83-1.11 (Intel), 0.50-0.63 at 1-4 keys and 0.91-0.97 at
 //     10^4-10^6 keys (Zen 4): AVX3 on both.
 // A CPU of another vendor with AVX-512 follows Intel's rule.
 // Every target writes the same bytes and gives the same answers.
