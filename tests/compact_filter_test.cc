@@ -463,6 +463,87 @@ TEST(CompactFormatV2Golden, TrailerLayout) {
   EXPECT_EQ(check, compact::V2Check(205, 9, seed));
   EXPECT_LT(check, 1u << 12);
 }
+// Version 2's answer by its definition (docs/FORMAT.md), one bit at a time:
+// for every column b, the parity of the coefficients AND bits [b m + start,
+// b m + start + w) of the body equals bit b of the fingerprint.
+bool ReferenceV2MayContain(const compact::V2View& view, uint64_t hash) {
+  const compact::V2Probe p =
+      compact::V2ProbeFor(hash, view.seed, view.slots, view.fingerprint_bits);
+  const uint64_t w = std::min<uint64_t>(view.slots, compact::kV2WindowBits);
+  uint32_t got = 0;
+  for (int b = 0; b < view.fingerprint_bits; ++b) {
+    uint64_t parity = 0;
+    for (uint64_t i = 0; i < w; ++i) {
+      const uint64_t bit = static_cast<uint64_t>(b) * view.slots + p.start + i;
+      parity ^= (p.coefficients >> i) & (view.data[bit / 8] >> (bit % 8)) & 1;
+    }
+    got |= static_cast<uint32_t>(parity) << b;
+  }
+  return got == p.fingerprint;
+}
+
+// The probe reads the columns of systems of 64 slots and more without bounds
+// tests, and exits after the first columns for most absent keys: its answers
+// are the definition's for the policy's filters of every size and bits/key
+// (systems under and over 64 slots, columns ending at the body's last byte),
+// and for random bodies under every valid trailer of every size up to 300
+// bytes, each in a buffer of exactly its size (ASan catches a read past it).
+TEST(CompactFormatV2Probe, AnswersAreTheDefinitions) {
+  SplitMix64 rng(2026);
+  int filters = 0;
+  for (double bpk : {2.5, 4.0, 7.5, 10.0, 16.0, 20.0, 30.0}) {
+    std::unique_ptr<const leveldb::FilterPolicy> policy(NewCompactFilterPolicy(bpk));
+    for (size_t n : {3, 5, 8, 12, 16, 20, 33, 50, 64, 65, 80, 100, 164, 300, 1000}) {
+      std::vector<std::string> keys;
+      for (size_t i = 0; i < n; ++i) keys.push_back(Key(rng.Next() % 1000000000));
+      const std::vector<leveldb::Slice> slices(keys.begin(), keys.end());
+      std::string filter;
+      policy->CreateFilter(slices.data(), static_cast<int>(n), &filter);
+      const std::vector<uint8_t> exact(filter.begin(), filter.end());
+      compact::V2View view;
+      if (!compact::ParseV2(
+              std::string_view(reinterpret_cast<const char*>(exact.data()), exact.size()), &view)) {
+        continue;  // the Bloom filter (1-2 keys, or no R beats it)
+      }
+      ++filters;
+      for (const std::string& k : keys) {
+        ASSERT_TRUE(compact::V2MayContainHash(view, HashKey(k))) << "n=" << n << " bpk=" << bpk;
+      }
+      for (int q = 0; q < 3000; ++q) {
+        const uint64_t h = rng.Next();
+        ASSERT_EQ(compact::V2MayContainHash(view, h), ReferenceV2MayContain(view, h))
+            << "n=" << n << " bpk=" << bpk;
+      }
+      for (int q = 0; q < 300; ++q) {  // the policy's own path
+        const std::string k = Key(1000000000 + rng.Next() % 1000000000);
+        ASSERT_EQ(policy->KeyMayMatch(k, filter), ReferenceV2MayContain(view, HashKey(k)))
+            << "n=" << n << " bpk=" << bpk;
+      }
+    }
+  }
+  EXPECT_GE(filters, 80);
+  int bodies = 0;
+  for (size_t size = compact::kV2TrailerSize + 1; size <= 300; ++size) {
+    for (int r = 1; r <= compact::kV2MaxFingerprintBits; ++r) {
+      if (compact::V2Slots(size - compact::kV2TrailerSize, r) == 0) continue;
+      std::vector<uint8_t> bytes(size);
+      for (uint8_t& b : bytes) b = static_cast<uint8_t>(rng.Next());
+      compact::WriteV2Trailer(size, r, static_cast<uint8_t>(rng.Next() % compact::kV2Seeds),
+                              bytes.data() + size - compact::kV2TrailerSize);
+      compact::V2View view;
+      ASSERT_TRUE(compact::ParseV2(
+          std::string_view(reinterpret_cast<const char*>(bytes.data()), size), &view));
+      ++bodies;
+      for (int q = 0; q < 40; ++q) {
+        const uint64_t h = rng.Next();
+        ASSERT_EQ(compact::V2MayContainHash(view, h), ReferenceV2MayContain(view, h))
+            << "size=" << size << " R=" << r;
+      }
+    }
+  }
+  EXPECT_GT(bodies, 8000);
+}
+
 TEST(CompactFormatV2Golden, SixteenKeys) {
   ExpectGolden(
       16, 10.0,

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common/xxh3_inline.h"
+#include "compact/format.h"
 #include "leveldb/slice.h"
 #include "policy/blocked_policy.h"
 #include "policy/filter_sizing.h"
@@ -31,6 +32,24 @@ class CompactPolicy final : public internal::PolicyBase {
   }
 
   const char* Name() const override { return name_; }
+
+  // Version 2, what this policy writes for 3 to 65,536 keys, goes straight
+  // to its reader: the same answers as PolicyBase::KeyMayMatch, which first
+  // tries the blocked format's dispatched probe and then recognises the
+  // format. Everything else (the Bloom filters of 1-2 keys, version 1,
+  // LevelDB's built-in for the migrating policy) goes through PolicyBase.
+  bool KeyMayMatch(const leveldb::Slice& key, const leveldb::Slice& filter) const override {
+    const size_t size = filter.size();
+    if (size > compact::kV2TrailerSize && (static_cast<uint8_t>(filter[size - 1]) &
+                                           compact::kV2MarkerMask) == compact::kV2MarkerBase) {
+      compact::V2View view;
+      const bool match =
+          !compact::ParseV2(internal::View(filter), &view) ||
+          compact::V2MayContainHash(view, internal::InlineHashKey(internal::View(key)));
+      return Answer(match ? 1 : 0, key, filter);
+    }
+    return PolicyBase::KeyMayMatch(key, filter);
+  }
 
   void CreateFilter(const leveldb::Slice* keys, int n, std::string* dst) const override {
     const size_t count = n > 0 ? static_cast<size_t>(n) : 0;

@@ -355,16 +355,58 @@ BB_ALWAYS_INLINE uint64_t Load64At(const uint8_t* data, size_t size, uint64_t po
 }
 }  // namespace
 
-bool V2MayContainHash(const V2View& view, uint64_t hash) {
-  const V2Probe p = V2ProbeFor(hash, view.seed, view.slots, view.fingerprint_bits);
-  // Bits [b*m + start, b*m + start + w) all lie in the body: start + w <= m.
+namespace {
+// Column b's parity for the probe p: bits [b m + start, b m + start + w) of
+// the body (start + w <= m, so they all lie in the body), at bit `pos`.
+// kWide: w = 64 (m >= 64 slots). Then the 9 bytes from pos / 8 lie in the
+// encoding: pos <= (R - 1) m + m - 64 = R m - 64, so the last of them,
+// pos / 8 + 8, is at most R m / 8 <= body, and the trailer follows the body.
+// That holds for any view ParseV2 accepts (its geometry comes from the size
+// and R alone), so no read needs a bounds test. Narrower systems (at most 63
+// slots, small filters) read through Load64At, which tests.
+template <bool kWide>
+BB_ALWAYS_INLINE uint32_t ColumnParity(const V2View& view, const V2Probe& p, uint64_t pos) {
+  uint64_t bits;
+  if (kWide) {
+    const uint64_t byte = pos >> 3;
+    const int shift = static_cast<int>(pos & 7);
+    const uint64_t lo = LoadLittle64(view.data + byte);
+    const uint64_t hi = view.data[byte + 8];
+    bits = (lo >> shift) | ((hi << 1) << (63 - shift));  // no branch for shift 0
+  } else {
+    bits = Load64At(view.data, view.size, pos);
+  }
+  return static_cast<uint32_t>(__builtin_parityll(bits & p.coefficients));
+}
+
+// A key not in the set disagrees with each column w.p. 1/2, so the first
+// kFirstColumns columns answer "no" for 15 of 16 absent keys; a key that
+// agrees with all of them reads the rest with no further exit. A test per
+// column would exit at a random column, a mispredicted branch per absent
+// key. Policy-built filters, probe from a hash, against reading every
+// column: 0.52-0.66x the time for absent keys at 10-20 bits/key, 0.92x at 4
+// (R = 3), present keys unchanged (Intel Xeon, AVX-512 machine, model 207).
+template <bool kWide>
+BB_ALWAYS_INLINE bool ColumnsAgree(const V2View& view, const V2Probe& p) {
+  constexpr int kFirstColumns = 4;
+  const int r = view.fingerprint_bits;
+  const int first = r < kFirstColumns ? r : kFirstColumns;
   uint32_t got = 0;
   uint64_t pos = p.start;
-  for (int b = 0; b < view.fingerprint_bits; ++b, pos += view.slots) {
-    const uint64_t word = Load64At(view.data, view.size, pos) & p.coefficients;
-    got |= static_cast<uint32_t>(__builtin_parityll(word)) << b;
+  for (int b = 0; b < first; ++b, pos += view.slots) {
+    got |= ColumnParity<kWide>(view, p, pos) << b;
+  }
+  if (got != (p.fingerprint & ((uint32_t{1} << first) - 1))) return false;
+  for (int b = first; b < r; ++b, pos += view.slots) {
+    got |= ColumnParity<kWide>(view, p, pos) << b;
   }
   return got == p.fingerprint;
+}
+}  // namespace
+
+bool V2MayContainHash(const V2View& view, uint64_t hash) {
+  const V2Probe p = V2ProbeFor(hash, view.seed, view.slots, view.fingerprint_bits);
+  return view.slots >= kV2WindowBits ? ColumnsAgree<true>(view, p) : ColumnsAgree<false>(view, p);
 }
 
 bool ValidateV2(const V2View& view) {
