@@ -4,6 +4,7 @@
 //
 //   BM_Probe/<policy>/<n>   one KeyMayMatch of an absent key (16-byte keys,
 //                           hashing included), filter of n keys in cache
+//   BM_ProbePresent/<policy>/<n>   the same for the filter's own keys
 //   BM_Build/<policy>/<n>   CreateFilter of n keys; ns_per_key counter
 //   BM_BuildGrid/<policy>/<bpk>/<n>   the same at bits/key 4-30 and at
 //                           LevelDB's filter sizes, 1 to 100,000 keys
@@ -72,7 +73,7 @@ const char* PolicyLabel(int kind) {
 }
 
 // Args: {policy kind, n}.
-void BM_Probe(benchmark::State& state) {
+void ProbeRun(benchmark::State& state, bool present) {
   const int kind = static_cast<int>(state.range(0));
   const size_t n = static_cast<size_t>(state.range(1));
   const auto policy = MakePolicy(kind);
@@ -81,8 +82,8 @@ void BM_Probe(benchmark::State& state) {
   const std::vector<leveldb::Slice> slices(keys.begin(), keys.end());
   std::string filter;
   policy->CreateFilter(slices.data(), static_cast<int>(n), &filter);
-  std::vector<std::string> absent;
-  for (size_t i = 0; i < 4096; ++i) absent.push_back(Key(2 * i + 1));
+  std::vector<std::string> absent;  // or present: the filter's keys in turn
+  for (size_t i = 0; i < 4096; ++i) absent.push_back(present ? keys[i % n] : Key(2 * i + 1));
   size_t next = 0;
   uint64_t matches = 0;
   for (auto _ : state) {
@@ -94,6 +95,8 @@ void BM_Probe(benchmark::State& state) {
   state.counters["filter_bytes"] = static_cast<double>(filter.size());
   state.counters["bits_per_key"] = 8.0 * filter.size() / n;
 }
+void BM_Probe(benchmark::State& state) { ProbeRun(state, false); }
+void BM_ProbePresent(benchmark::State& state) { ProbeRun(state, true); }
 
 // The key sets builds take in turn: set s is keys s * n + [0, n) (Key(2i)).
 // One set built over and over lets the branch predictor learn its
@@ -151,6 +154,7 @@ void PolicyArgs(benchmark::internal::Benchmark* b) {
   }
 }
 BENCHMARK(BM_Probe)->Apply(PolicyArgs)->ArgNames({"policy", "n"});
+BENCHMARK(BM_ProbePresent)->Apply(PolicyArgs)->ArgNames({"policy", "n"});
 BENCHMARK(BM_Build)->Apply(PolicyArgs)->ArgNames({"policy", "n"});
 // Bits/key and keys per filter of the build grids: LevelDB writes a filter
 // per 2 KiB of data blocks, so 1-8 keys with values of KiBs, ~20-200 with

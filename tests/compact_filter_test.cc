@@ -25,6 +25,7 @@
 #include "blockbloom/hash.h"
 #include "compact/builder.h"
 #include "compact/format.h"
+#include "compact/key_probe.h"
 #include "leveldb/slice.h"
 #include "common/thread_slot.h"  // tls_thread_slot, kSharedThreadSlot
 #include "targets.h"             // ForceTargetForTesting
@@ -483,13 +484,15 @@ bool ReferenceV2MayContain(const compact::V2View& view, uint64_t hash) {
 }
 
 // The probe reads the columns of systems of 64 slots and more without bounds
-// tests, and exits after the first columns for most absent keys: its answers
+// tests, and exits after the first columns for most absent keys: its answers,
+// the baseline reader's and every compiled target's (compact/key_probe.h),
 // are the definition's for the policy's filters of every size and bits/key
 // (systems under and over 64 slots, columns ending at the body's last byte),
 // and for random bodies under every valid trailer of every size up to 300
 // bytes, each in a buffer of exactly its size (ASan catches a read past it).
 TEST(CompactFormatV2Probe, AnswersAreTheDefinitions) {
   SplitMix64 rng(2026);
+  const std::vector<int64_t> targets = simd::SupportedTargets();
   int filters = 0;
   for (double bpk : {2.5, 4.0, 7.5, 10.0, 16.0, 20.0, 30.0}) {
     std::unique_ptr<const leveldb::FilterPolicy> policy(NewCompactFilterPolicy(bpk));
@@ -514,10 +517,16 @@ TEST(CompactFormatV2Probe, AnswersAreTheDefinitions) {
         ASSERT_EQ(compact::V2MayContainHash(view, h), ReferenceV2MayContain(view, h))
             << "n=" << n << " bpk=" << bpk;
       }
-      for (int q = 0; q < 300; ++q) {  // the policy's own path
+      for (int q = 0; q < 300; ++q) {  // the policy's own path, and every target's
         const std::string k = Key(1000000000 + rng.Next() % 1000000000);
-        ASSERT_EQ(policy->KeyMayMatch(k, filter), ReferenceV2MayContain(view, HashKey(k)))
-            << "n=" << n << " bpk=" << bpk;
+        const bool want = ReferenceV2MayContain(view, HashKey(k));
+        ASSERT_EQ(policy->KeyMayMatch(k, filter), want) << "n=" << n << " bpk=" << bpk;
+        for (int64_t target : targets) {
+          ASSERT_EQ(compact::V2KeyMayMatchForTarget(target)(k.data(), k.size(), filter.data(),
+                                                            filter.size()),
+                    want ? 1 : 0)
+              << simd::TargetName(target) << " n=" << n << " bpk=" << bpk;
+        }
       }
     }
   }
@@ -535,9 +544,16 @@ TEST(CompactFormatV2Probe, AnswersAreTheDefinitions) {
           std::string_view(reinterpret_cast<const char*>(bytes.data()), size), &view));
       ++bodies;
       for (int q = 0; q < 40; ++q) {
-        const uint64_t h = rng.Next();
-        ASSERT_EQ(compact::V2MayContainHash(view, h), ReferenceV2MayContain(view, h))
+        const std::string k = Key(rng.Next() % 1000000000);
+        const bool want = ReferenceV2MayContain(view, HashKey(k));
+        ASSERT_EQ(compact::V2MayContainHash(view, HashKey(k)), want)
             << "size=" << size << " R=" << r;
+        for (int64_t target : targets) {
+          ASSERT_EQ(compact::V2KeyMayMatchForTarget(target)(
+                        k.data(), k.size(), reinterpret_cast<const char*>(bytes.data()), size),
+                    want ? 1 : 0)
+              << simd::TargetName(target) << " size=" << size << " R=" << r;
+        }
       }
     }
   }

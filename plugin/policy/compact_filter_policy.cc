@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "common/xxh3_inline.h"
-#include "compact/format.h"
+#include "compact/key_probe.h"
 #include "leveldb/slice.h"
 #include "policy/blocked_policy.h"
 #include "policy/filter_sizing.h"
@@ -26,7 +26,9 @@ class CompactPolicy final : public internal::PolicyBase {
         sizing_(bits_per_key),
         bloom_(internal::NewBlockedPolicyForTarget(
             simd::internal::KernelTarget(simd::KernelFamily::kSingleProbe), bits_per_key, name,
-            migrating, simd::internal::KernelTarget(simd::KernelFamily::kBuild))) {
+            migrating, simd::internal::KernelTarget(simd::KernelFamily::kBuild))),
+        v2_key_may_match_(compact::V2KeyMayMatchForTarget(
+            simd::internal::KernelTarget(simd::KernelFamily::kSingleProbe))) {
     std::vector<uint64_t> none;
     internal::AppendCompactLayout(sizing_.Compact(0), &none, sizing_.bits_per_key(), &empty_);
   }
@@ -34,20 +36,14 @@ class CompactPolicy final : public internal::PolicyBase {
   const char* Name() const override { return name_; }
 
   // Version 2, what this policy writes for 3 to 65,536 keys, goes straight
-  // to its reader: the same answers as PolicyBase::KeyMayMatch, which first
-  // tries the blocked format's dispatched probe and then recognises the
-  // format. Everything else (the Bloom filters of 1-2 keys, version 1,
-  // LevelDB's built-in for the migrating policy) goes through PolicyBase.
+  // to its reader compiled for the single probe's target
+  // (compact/key_probe.h): the same answers as PolicyBase::KeyMayMatch, which
+  // first tries the blocked format's probe and then recognises the format.
+  // Everything else (the Bloom filters of 1-2 keys, version 1, LevelDB's
+  // built-in for the migrating policy) goes through PolicyBase.
   bool KeyMayMatch(const leveldb::Slice& key, const leveldb::Slice& filter) const override {
-    const size_t size = filter.size();
-    if (size > compact::kV2TrailerSize && (static_cast<uint8_t>(filter[size - 1]) &
-                                           compact::kV2MarkerMask) == compact::kV2MarkerBase) {
-      compact::V2View view;
-      const bool match =
-          !compact::ParseV2(internal::View(filter), &view) ||
-          compact::V2MayContainHash(view, internal::InlineHashKey(internal::View(key)));
-      return Answer(match ? 1 : 0, key, filter);
-    }
+    const int v2 = v2_key_may_match_(key.data(), key.size(), filter.data(), filter.size());
+    if (v2 >= 0) return Answer(v2, key, filter);
     return PolicyBase::KeyMayMatch(key, filter);
   }
 
@@ -90,6 +86,8 @@ class CompactPolicy final : public internal::PolicyBase {
   // The Bloom filters' builder (nullptr if its target is not compiled).
   const std::unique_ptr<const internal::BlockedPolicy> bloom_;
   std::string empty_;  // the filter of no keys
+  // The version-2 probe on the single probe's target.
+  const compact::V2KeyMayMatchFn v2_key_may_match_;
 };
 
 }  // namespace
