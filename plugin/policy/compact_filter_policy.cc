@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common/xxh3_inline.h"
+#include "compact/format.h"
 #include "compact/key_probe.h"
 #include "leveldb/slice.h"
 #include "policy/blocked_policy.h"
@@ -41,9 +42,13 @@ class CompactPolicy final : public internal::PolicyBase {
   // first tries the blocked format's probe and then recognises the format.
   // Everything else (the Bloom filters of 1-2 keys, version 1, LevelDB's
   // built-in for the migrating policy) goes through PolicyBase.
+  // The marker is tested here too, so the other filters pay no extra call.
   bool KeyMayMatch(const leveldb::Slice& key, const leveldb::Slice& filter) const override {
-    const int v2 = v2_key_may_match_(key.data(), key.size(), filter.data(), filter.size());
-    if (v2 >= 0) return Answer(v2, key, filter);
+    const size_t size = filter.size();
+    if (size > compact::kV2TrailerSize && (static_cast<uint8_t>(filter[size - 1]) &
+                                           compact::kV2MarkerMask) == compact::kV2MarkerBase) {
+      return Answer(v2_key_may_match_(key.data(), key.size(), filter.data(), size), key, filter);
+    }
     return PolicyBase::KeyMayMatch(key, filter);
   }
 
