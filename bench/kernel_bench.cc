@@ -43,6 +43,9 @@
 //        ~10-byte values), stored back to back as LevelDB stores them; ours
 //        are flat (format version 2). Each probe goes to a random filter, as
 //        Gets spread over a table's blocks
+//   policy-small/migrating-on-leveldb/<keys per filter>   the migrating
+//        policy (NewMigratingFilterPolicy) on LevelDB's filters of the same
+//        table: what each Get of a table written before the switch costs
 //   floor/hash               XXH3 of the key, nothing else
 //   floor/policy-hash-line   the floor of a blocked policy's KeyMayMatch:
 //        LevelDB's virtual call, XXH3 of the key and one byte of the line the
@@ -111,6 +114,10 @@ const leveldb::FilterPolicy& LevelDbPolicy() {
 }
 const leveldb::FilterPolicy& OurPolicy() {
   static const leveldb::FilterPolicy* p = NewBlockedBloomFilterPolicy(kBitsPerKey);
+  return *p;
+}
+const leveldb::FilterPolicy& MigratingPolicy() {
+  static const leveldb::FilterPolicy* p = NewMigratingFilterPolicy(kBitsPerKey);
   return *p;
 }
 // The blocked policy compiled for one target (a bit of simd::SupportedTargets()).
@@ -504,9 +511,13 @@ const SmallFilters& GetSmallFilters(size_t keys_per_filter, bool present) {
   return *sf;
 }
 
-void ProbePolicySmall(benchmark::State& state, size_t keys_per_filter, bool present, bool ours) {
+// reader: LevelDB's policy, or the migrating one (both on LevelDB's filters).
+void ProbePolicySmall(benchmark::State& state, size_t keys_per_filter, bool present, bool ours,
+                      const leveldb::FilterPolicy* reader = nullptr) {
   const SmallFilters& sf = GetSmallFilters(keys_per_filter, present);
-  const leveldb::FilterPolicy& policy = ours ? OurPolicy() : LevelDbPolicy();
+  const leveldb::FilterPolicy& policy = ours                ? OurPolicy()
+                                        : reader != nullptr ? *reader
+                                                            : LevelDbPolicy();
   const char* block = ours ? sf.ours.data() : sf.leveldb.data();
   const uint32_t* at = ours ? sf.ours_at.data() : sf.leveldb_at.data();
   Run(state, sf.probes, present, [&](size_t begin, size_t count) -> uint64_t {
@@ -879,6 +890,9 @@ void RegisterAll() {
           [=](benchmark::State& s) { ProbePolicySmall(s, per, present, true); });
       Reg("policy-small/leveldb" + tail,
           [=](benchmark::State& s) { ProbePolicySmall(s, per, present, false); });
+      Reg("policy-small/migrating-on-leveldb" + tail, [=](benchmark::State& s) {
+        ProbePolicySmall(s, per, present, false, &MigratingPolicy());
+      });
     }
   }
   // 1-8: LevelDB's filters of tables with values of a few KiB (one or two

@@ -40,6 +40,11 @@ __attribute__((flatten)) bool PolicyBase::KeyMayMatch(const leveldb::Slice& key,
 }
 
 bool PolicyBase::ReadOther(const leveldb::Slice& key, std::string_view filter) const {
+  // LevelDB's built-in format first, without format::Recognize: the
+  // migrating policies read it on every Get of a table written before them.
+  if (filter.size() >= 2 && static_cast<uint8_t>(filter.back()) <= format::kLevelDbMaxProbes) {
+    return !reads_builtin_ || format::LevelDbBloomMayMatch(View(key), filter);
+  }
   const format::Recognized r = format::Recognize(filter);
   if (r.kind == format::FilterKind::kLevelDbBuiltin) {
     return !reads_builtin_ || format::LevelDbBloomMayMatch(View(key), filter);

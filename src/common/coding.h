@@ -8,26 +8,53 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
 namespace blockbloom {
 namespace internal {
 
+// The byte order of the host: on a little-endian one (every supported
+// target) each fixed-width field is one load or store; the byte loops below
+// were not always merged into one by GCC 12 (LevelDB's 32-bit hash in
+// format::LevelDbHash took 108 instructions per 20-byte key through them, and
+// LevelDB's own 46).
+inline constexpr bool kLittleEndianHost = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
+
+// Overwrites p[0, 4) with v, little-endian. REQUIRES: 4 writable bytes.
+inline void EncodeFixed32(char* p, uint32_t v) {
+  if (kLittleEndianHost) {
+    std::memcpy(p, &v, sizeof(v));
+  } else {
+    for (int i = 0; i < 4; ++i) p[i] = static_cast<char>(v >> (8 * i));
+  }
+}
+
 inline void PutFixed32(std::string* dst, uint32_t v) {
-  for (int i = 0; i < 4; ++i) dst->push_back(static_cast<char>(v >> (8 * i)));
+  char buf[4];
+  EncodeFixed32(buf, v);
+  dst->append(buf, 4);
 }
 
 // REQUIRES: p points at 4 readable bytes.
 inline uint32_t DecodeFixed32(const char* p) {
   uint32_t v = 0;
-  for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(p[i]);
+  if (kLittleEndianHost) {
+    std::memcpy(&v, p, sizeof(v));
+  } else {
+    for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(p[i]);
+  }
   return v;
 }
 
 // Overwrites p[0, 8) with v, little-endian. REQUIRES: 8 writable bytes.
 inline void EncodeFixed64(char* p, uint64_t v) {
-  for (int i = 0; i < 8; ++i) p[i] = static_cast<char>(v >> (8 * i));
+  if (kLittleEndianHost) {
+    std::memcpy(p, &v, sizeof(v));
+  } else {
+    for (int i = 0; i < 8; ++i) p[i] = static_cast<char>(v >> (8 * i));
+  }
 }
 
 inline void PutFixed64(std::string* dst, uint64_t v) {
@@ -39,7 +66,11 @@ inline void PutFixed64(std::string* dst, uint64_t v) {
 // REQUIRES: p points at 8 readable bytes.
 inline uint64_t DecodeFixed64(const char* p) {
   uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(p[i]);
+  if (kLittleEndianHost) {
+    std::memcpy(&v, p, sizeof(v));
+  } else {
+    for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(p[i]);
+  }
   return v;
 }
 

@@ -1,6 +1,7 @@
 #include "format/recognize.h"
 
 #include "blockbloom/filter_format.h"
+#include "format/leveldb_bloom.h"
 
 namespace blockbloom {
 namespace format {
@@ -43,7 +44,7 @@ Recognized Recognize(std::string_view filter) {
   }
   const uint8_t last = static_cast<uint8_t>(filter[n - 1]);
   const uint8_t before = static_cast<uint8_t>(filter[n - 2]);
-  if (last <= 30) {
+  if (last <= format::kLevelDbMaxProbes) {
     r.kind = FilterKind::kLevelDbBuiltin;
     r.version = last;
     return r;
