@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "common/xxh3_inline.h"
-#include "compact/format.h"
 #include "compact/key_probe.h"
 #include "leveldb/slice.h"
 #include "policy/blocked_policy.h"
@@ -44,10 +43,9 @@ class CompactPolicy final : public internal::PolicyBase {
   // built-in for the migrating policy) goes through PolicyBase.
   // The marker is tested here too, so the other filters pay no extra call.
   bool KeyMayMatch(const leveldb::Slice& key, const leveldb::Slice& filter) const override {
-    const size_t size = filter.size();
-    if (size > compact::kV2TrailerSize && (static_cast<uint8_t>(filter[size - 1]) &
-                                           compact::kV2MarkerMask) == compact::kV2MarkerBase) {
-      return Answer(v2_key_may_match_(key.data(), key.size(), filter.data(), size), key, filter);
+    if (compact::MayBeV2Filter(filter.data(), filter.size())) {
+      return Answer(v2_key_may_match_(key.data(), key.size(), filter.data(), filter.size()), key,
+                    filter);
     }
     return PolicyBase::KeyMayMatch(key, filter);
   }

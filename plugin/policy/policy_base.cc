@@ -42,14 +42,12 @@ __attribute__((flatten)) bool PolicyBase::KeyMayMatch(const leveldb::Slice& key,
 bool PolicyBase::ReadOther(const leveldb::Slice& key, std::string_view filter) const {
   // LevelDB's built-in format first, without format::Recognize: the
   // migrating policies read it on every Get of a table written before them.
-  if (filter.size() >= 2 && static_cast<uint8_t>(filter.back()) <= format::kLevelDbMaxProbes) {
+  if (format::IsLevelDbBuiltin(filter)) {
     return !reads_builtin_ || format::LevelDbBloomMayMatch(View(key), filter);
   }
-  const format::Recognized r = format::Recognize(filter);
-  if (r.kind == format::FilterKind::kLevelDbBuiltin) {
-    return !reads_builtin_ || format::LevelDbBloomMayMatch(View(key), filter);
-  }
-  return r.read(filter, InlineHashKey(View(key)));
+  // Every other encoding (Recognize gives the built-in kind, the one with no
+  // reader, only to what IsLevelDbBuiltin accepts).
+  return format::Recognize(filter).read(filter, InlineHashKey(View(key)));
 }
 
 }  // namespace internal

@@ -15,22 +15,13 @@ constexpr int kParamsAt = 4, kCheckAt = 3, kVersionAt = 2, kMarkerAt = 1;  // fr
 constexpr uint8_t kRiceMask = 0x3F;                                        // low 6 bits
 constexpr int kMaxVarintBytes = 10;
 
-uint64_t LoadLittle64(const uint8_t* p) {
-  uint64_t w;
-  std::memcpy(&w, p, sizeof(w));
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-  w = __builtin_bswap64(w);
-#endif
-  return w;
-}
-
 // The 57+ bits starting at bit `pos`, in the low bits of the result. Bytes at
 // or past `size` read as zero, so this never reads outside [data, data+size).
 BB_ALWAYS_INLINE uint64_t LoadBits(const uint8_t* data, size_t size, uint64_t pos) {
   const uint64_t byte = pos >> 3;
   uint64_t w = 0;
   if (byte + 8 <= size) {
-    w = LoadLittle64(data + byte);
+    w = v2::LoadLittle64(data + byte);
   } else {
     for (uint64_t i = 0; i < 8 && byte + i < size; ++i) {
       w |= static_cast<uint64_t>(data[byte + i]) << (8 * i);
@@ -290,7 +281,7 @@ bool MayContainHash(const FilterView& view, uint64_t hash) {
 }
 
 bool EncodedMayContainHash(std::string_view encoded, uint64_t hash) {
-  if (!encoded.empty() && (static_cast<uint8_t>(encoded.back()) & kV2MarkerMask) == kV2MarkerBase) {
+  if (!encoded.empty() && IsV2Marker(static_cast<uint8_t>(encoded.back()))) {
     V2View v2;
     if (!ParseV2(encoded, &v2)) return true;
     return V2MayContainHash(v2, hash);
@@ -304,7 +295,7 @@ int TrailerVersion(std::string_view encoded) {
   const size_t n = encoded.size();
   if (n == 0) return -1;
   const uint8_t last = static_cast<uint8_t>(encoded[n - 1]);
-  if ((last & kV2MarkerMask) == kV2MarkerBase) return 2;
+  if (IsV2Marker(last)) return 2;
   if (last == kMarker) return n >= 2 ? static_cast<uint8_t>(encoded[n - 2]) : 0;
   return -1;
 }

@@ -170,7 +170,9 @@ inline bool HasCompactMarker(std::string_view encoded) {
 // change answers either way.
 inline constexpr uint8_t kV2MarkerBase = 0x40;
 inline constexpr uint8_t kV2MarkerMask = 0xE0;  // top 3 bits 010
-inline constexpr size_t kV2TrailerSize = 3;     // check:8, check:4 | seed:4, marker
+// Whether a last byte is a version-2 marker (0x40..0x5F).
+inline constexpr bool IsV2Marker(uint8_t last) { return (last & kV2MarkerMask) == kV2MarkerBase; }
+inline constexpr size_t kV2TrailerSize = 3;  // check:8, check:4 | seed:4, marker
 inline constexpr int kV2MaxFingerprintBits = 32;
 inline constexpr uint32_t kV2WindowBits = 64;
 inline constexpr uint64_t kV2SeedStep = 0x9E3779B97F4A7C15ull;

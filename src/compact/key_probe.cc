@@ -24,10 +24,7 @@ namespace HWY_NAMESPACE {
 // compiled here with the target's instructions.
 HWY_NOINLINE int V2KeyMayMatchKernel(const char* key, size_t key_len, const char* filter,
                                      size_t filter_len) {
-  if (filter_len <= compact::kV2TrailerSize || (static_cast<uint8_t>(filter[filter_len - 1]) &
-                                                compact::kV2MarkerMask) != compact::kV2MarkerBase) {
-    return -1;
-  }
+  if (!compact::MayBeV2Filter(filter, filter_len)) return -1;
   const uint64_t hash = internal::InlineHashBytes(key, key_len);
   compact::V2View view;
   if (!compact::v2::ParseTrailer(std::string_view(filter, filter_len), &view)) return 1;

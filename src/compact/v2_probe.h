@@ -13,6 +13,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "common/coding.h"
 #include "compact/format.h"
 
 namespace blockbloom {
@@ -21,13 +22,9 @@ namespace v2 {
 
 #define BLOCKBLOOM_V2_INLINE inline __attribute__((always_inline))
 
+// The 8 bytes at p, little-endian (one load on a little-endian host).
 BLOCKBLOOM_V2_INLINE uint64_t LoadLittle64(const uint8_t* p) {
-  uint64_t w;
-  std::memcpy(&w, p, sizeof(w));
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-  w = __builtin_bswap64(w);
-#endif
-  return w;
+  return internal::DecodeFixed64(reinterpret_cast<const char*>(p));
 }
 
 // ParseV2: true and *view filled for a well-formed version-2 trailer.
@@ -36,7 +33,7 @@ BLOCKBLOOM_V2_INLINE bool ParseTrailer(std::string_view encoded, V2View* view) {
   if (n < kV2TrailerSize + 1) return false;  // at least one body byte
   const auto* data = reinterpret_cast<const uint8_t*>(encoded.data());
   const uint8_t last = data[n - 1];
-  if ((last & kV2MarkerMask) != kV2MarkerBase) return false;
+  if (!IsV2Marker(last)) return false;
   const int r = (last & ~kV2MarkerMask) + 1;  // 1..32
   const size_t body = n - kV2TrailerSize;
   const uint64_t slots = V2Slots(body, r);

@@ -35,6 +35,13 @@ inline constexpr uint32_t kLevelDbBloomSeed = 0xbc9f1d34;
 // The largest k the format has: a last byte above it is another encoding.
 inline constexpr unsigned kLevelDbMaxProbes = 30;
 
+// Whether `filter` is in LevelDB's built-in format as blockbloom's readers
+// tell formats apart (format::Recognize): at least 2 bytes, the last at most
+// kLevelDbMaxProbes.
+inline bool IsLevelDbBuiltin(std::string_view filter) {
+  return filter.size() >= 2 && static_cast<uint8_t>(filter.back()) <= kLevelDbMaxProbes;
+}
+
 // LevelDB's 32-bit hash (util/hash.cc, a Murmur-like mix: 4-byte
 // little-endian words, then the 1-3 tail bytes taken unsigned).
 inline uint32_t LevelDbHash(std::string_view data, uint32_t seed) {
@@ -71,9 +78,10 @@ inline uint32_t LevelDbHash(std::string_view data, uint32_t seed) {
 // Whether `key` may be in `filter`, a filter in LevelDB's built-in format,
 // with exactly the answer of LevelDB's BloomFilterPolicy::KeyMayMatch for any
 // bytes. Never reads outside `filter`. Inline: a migrating policy reads an
-// old table's filter with it on every Get, and through two calls (this and
-// the hash, out of line) an absent key cost 1.3x LevelDB's own probe, inline
-// 0.9-0.95x (a policy over 100-key filters, 10 bits/key, Intel Xeon model 207).
+// old table's filter with it on every Get; with it and the hash out of line,
+// an absent key cost 1.2x LevelDB's own probe, inline 1.0x
+// (bench/kernel_bench.cc, policy-small/migrating-on-leveldb against
+// policy-small/leveldb; docs/PRELOAD.md has the figures).
 inline bool LevelDbBloomMayMatch(std::string_view key, std::string_view filter) {
   const size_t size = filter.size();
   if (size < 2) return false;

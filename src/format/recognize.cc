@@ -44,7 +44,7 @@ Recognized Recognize(std::string_view filter) {
   }
   const uint8_t last = static_cast<uint8_t>(filter[n - 1]);
   const uint8_t before = static_cast<uint8_t>(filter[n - 2]);
-  if (last <= format::kLevelDbMaxProbes) {
+  if (IsLevelDbBuiltin(filter)) {
     r.kind = FilterKind::kLevelDbBuiltin;
     r.version = last;
     return r;
