@@ -483,11 +483,13 @@ bool ReferenceV2MayContain(const compact::V2View& view, uint64_t hash) {
   return got == p.fingerprint;
 }
 
-// The probe reads the columns of systems of 64 slots and more without bounds
-// tests, and exits after the first columns for most absent keys: its answers,
+// The probe reads the columns of systems of 48 slots and more without bounds
+// tests, those of smaller ones with one load clamped to the encoding's last 8
+// bytes, and exits after the first columns for most absent keys: its answers,
 // the baseline reader's and every compiled target's (compact/key_probe.h),
 // are the definition's for the policy's filters of every size and bits/key
-// (systems under and over 64 slots, columns ending at the body's last byte),
+// (systems under and over 48 and 64 slots, columns ending at the body's last
+// byte),
 // and for random bodies under every valid trailer of every size up to 300
 // bytes, each in a buffer of exactly its size (ASan catches a read past it).
 TEST(CompactFormatV2Probe, AnswersAreTheDefinitions) {

@@ -74,23 +74,44 @@ BLOCKBLOOM_V2_INLINE uint64_t Load64At(const uint8_t* data, size_t size, uint64_
   return shift == 0 ? lo : (lo >> shift) | (hi << (64 - shift));
 }
 
+// How a column's 64 bits are read (bits [pos, pos + 64) of the encoding,
+// of which the probe's coefficients keep the w = min(m, 64) from pos).
+enum class ColumnRead {
+  // m >= kUncheckedMinSlots: the 9 bytes from pos / 8 lie in the encoding,
+  // read with no bounds test. Column b starts at pos = b m + start with
+  // start <= m - w, so pos <= R m - w; the last byte read, pos / 8 + 8, is
+  // at most (R m - w) / 8 + 8 <= R m / 8 + 2 <= body + 2 (m = floor(8 body /
+  // R)) when w >= 48, and the trailer's 3 bytes follow the body. That holds
+  // for any view ParseTrailer accepts (its geometry comes from the size and
+  // R alone).
+  kUnchecked,
+  // m < kUncheckedMinSlots in an encoding of at least 8 bytes: one 8-byte
+  // load at min(pos / 8, size - 8), shifted down to pos. Every key starts at
+  // slot 0 (w = m), so the column's m bits end inside the body, and with
+  // m <= 57 they fit in the 64 bits from pos / 8 at any shift, or, past
+  // size - 8, in the encoding's last 8 bytes.
+  kClamped,
+  // Anything else (under 8 bytes): Load64At, which tests every byte.
+  kChecked,
+};
+inline constexpr uint64_t kUncheckedMinSlots = 48;
+static_assert(kUncheckedMinSlots <= 57, "kClamped reads m < kUncheckedMinSlots bits in one load");
+
 // Column b's parity for the probe p: bits [b m + start, b m + start + w) of
 // the body (start + w <= m, so they all lie in the body), at bit `pos`.
-// kWide: w = 64 (m >= 64 slots). Then the 9 bytes from pos / 8 lie in the
-// encoding: pos <= (R - 1) m + m - 64 = R m - 64, so the last of them,
-// pos / 8 + 8, is at most R m / 8 <= body, and the trailer follows the body.
-// That holds for any view ParseTrailer accepts (its geometry comes from the
-// size and R alone), so no read needs a bounds test. Narrower systems (at
-// most 63 slots, small filters) read through Load64At, which tests.
-template <bool kWide>
+template <ColumnRead kRead>
 BLOCKBLOOM_V2_INLINE uint32_t ColumnParity(const V2View& view, const V2Probe& p, uint64_t pos) {
   uint64_t bits;
-  if (kWide) {
+  if (kRead == ColumnRead::kUnchecked) {
     const uint64_t byte = pos >> 3;
     const int shift = static_cast<int>(pos & 7);
     const uint64_t lo = LoadLittle64(view.data + byte);
     const uint64_t hi = view.data[byte + 8];
     bits = (lo >> shift) | ((hi << 1) << (63 - shift));  // no branch for shift 0
+  } else if (kRead == ColumnRead::kClamped) {
+    const uint64_t last = view.size - 8;
+    const uint64_t byte = pos >> 3 < last ? pos >> 3 : last;
+    bits = LoadLittle64(view.data + byte) >> (pos - 8 * byte);
   } else {
     bits = Load64At(view.data, view.size, pos);
   }
@@ -101,7 +122,7 @@ BLOCKBLOOM_V2_INLINE uint32_t ColumnParity(const V2View& view, const V2Probe& p,
 // kFirstColumns columns answer "no" for 15 of 16 absent keys; a key that
 // agrees with all of them reads the rest with no further exit. (A test per
 // column exits at a random column: a mispredicted branch per absent key.)
-template <bool kWide>
+template <ColumnRead kRead>
 BLOCKBLOOM_V2_INLINE bool ColumnsAgree(const V2View& view, const V2Probe& p) {
   constexpr int kFirstColumns = 4;
   const int r = view.fingerprint_bits;
@@ -109,11 +130,11 @@ BLOCKBLOOM_V2_INLINE bool ColumnsAgree(const V2View& view, const V2Probe& p) {
   uint32_t got = 0;
   uint64_t pos = p.start;
   for (int b = 0; b < first; ++b, pos += view.slots) {
-    got |= ColumnParity<kWide>(view, p, pos) << b;
+    got |= ColumnParity<kRead>(view, p, pos) << b;
   }
   if (got != (p.fingerprint & ((uint32_t{1} << first) - 1))) return false;
   for (int b = first; b < r; ++b, pos += view.slots) {
-    got |= ColumnParity<kWide>(view, p, pos) << b;
+    got |= ColumnParity<kRead>(view, p, pos) << b;
   }
   return got == p.fingerprint;
 }
@@ -121,7 +142,9 @@ BLOCKBLOOM_V2_INLINE bool ColumnsAgree(const V2View& view, const V2Probe& p) {
 // V2MayContainHash. REQUIRES: ParseTrailer accepted `view`.
 BLOCKBLOOM_V2_INLINE bool MayContainHash(const V2View& view, uint64_t hash) {
   const V2Probe p = V2ProbeFor(hash, view.seed, view.slots, view.fingerprint_bits);
-  return view.slots >= kV2WindowBits ? ColumnsAgree<true>(view, p) : ColumnsAgree<false>(view, p);
+  if (view.slots >= kUncheckedMinSlots) return ColumnsAgree<ColumnRead::kUnchecked>(view, p);
+  if (view.size >= 8) return ColumnsAgree<ColumnRead::kClamped>(view, p);
+  return ColumnsAgree<ColumnRead::kChecked>(view, p);
 }
 
 #undef BLOCKBLOOM_V2_INLINE
