@@ -8,9 +8,10 @@
 // inlines the key's hash, the trailer parse, the in-register probe and the
 // count, so LevelDB's virtual call lands in straight-line code for that
 // target with no further call. The dispatch is paid once, at creation,
-// instead of through a pointer on every probe (PolicyBase::KeyMayMatch, the
-// compact policies' path). simd::ForceTargetForTesting affects policies
-// created after it.
+// instead of through a pointer on every probe (PolicyBase::KeyMayMatch).
+// The compact policies likewise pick their version-2 probe's target when
+// created (compact/key_probe.h). simd::ForceTargetForTesting affects
+// policies created after it; every target gives the same answers.
 //
 // Thread-safety: as PolicyBase (immutable but for relaxed counters).
 #ifndef BLOCKBLOOM_PLUGIN_POLICY_BLOCKED_POLICY_H_

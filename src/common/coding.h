@@ -20,7 +20,12 @@ namespace internal {
 // were not always merged into one by GCC 12 (LevelDB's 32-bit hash in
 // format::LevelDbHash took 108 instructions per 20-byte key through them, and
 // LevelDB's own 46, by callgrind).
+// A compiler that does not say takes the byte loops.
+#if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__)
 inline constexpr bool kLittleEndianHost = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
+#else
+inline constexpr bool kLittleEndianHost = false;
+#endif
 
 // Overwrites p[0, 4) with v, little-endian. REQUIRES: 4 writable bytes.
 inline void EncodeFixed32(char* p, uint32_t v) {

@@ -17,16 +17,17 @@
 namespace blockbloom {
 namespace compact {
 
-// 1: the key may be in the version-2 filter; 0: it is not; -1: `filter` is
-// not a version-2 filter (at most kV2TrailerSize bytes, or its last byte is
-// not a version-2 marker). A version-2 marker on a trailer that does not
-// parse answers 1 (may match), as EncodedMayContainHash does. Never reads
-// outside [filter, filter + filter_len).
 // What V2KeyMayMatchFn answers -1 to: false for anything but a filter of
 // more than kV2TrailerSize bytes ending in a version-2 marker.
 inline bool MayBeV2Filter(const char* filter, size_t filter_len) {
   return filter_len > kV2TrailerSize && IsV2Marker(static_cast<uint8_t>(filter[filter_len - 1]));
 }
+
+// 1: the key may be in the version-2 filter; 0: it is not; -1: `filter` is
+// not a version-2 filter (MayBeV2Filter is false). A version-2 marker on a
+// trailer that does not parse answers 1 (may match), as
+// EncodedMayContainHash does. Never reads outside [filter, filter +
+// filter_len).
 using V2KeyMayMatchFn = int (*)(const char* key, size_t key_len, const char* filter,
                                 size_t filter_len);
 

@@ -87,9 +87,10 @@ inline bool LevelDbBloomMayMatch(std::string_view key, std::string_view filter) 
   if (size < 2) return false;
   const unsigned k = static_cast<uint8_t>(filter[size - 1]);
   if (k > kLevelDbMaxProbes) return true;
-  // m fits in size_t for any filter that fits in memory; LevelDB reduces the
-  // 32-bit position modulo m in size_t as well.
-  const size_t bits = (size - 1) * 8;
+  // m in 64 bits: (size - 1) * 8 in a 32-bit size_t wraps from 512 MiB (to 0
+  // at 2^29 + 1 bytes: a division by zero). LevelDB reduces the 32-bit
+  // position modulo m in size_t, the same remainder wherever m does not wrap.
+  const uint64_t bits = (static_cast<uint64_t>(size) - 1) * 8;
   uint32_t h = LevelDbHash(key, kLevelDbBloomSeed);
   const uint32_t delta = (h >> 17) | (h << 15);
   const auto bit = [&](size_t pos) {
@@ -104,8 +105,9 @@ inline bool LevelDbBloomMayMatch(std::string_view key, std::string_view filter) 
     }
     return true;
   }
+  // From 512 MiB every 32-bit position is below m: its own remainder.
   for (unsigned j = 0; j < k; ++j, h += delta) {
-    if (bit(static_cast<size_t>(h) % bits) == 0) return false;
+    if (bit(h) == 0) return false;
   }
   return true;
 }
