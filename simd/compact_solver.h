@@ -83,8 +83,10 @@ inline constexpr uint64_t kSolverCoefMultiplier = 0xD6E8FEB86659FD93ull;
 // seeds 0, 1, ..., num_seeds - 1 (key i: coefficients from x[i] by the rule
 // above, right-hand side fingerprint[i]): the first
 // seed whose system is solvable, with value[j] (j < m) its solution at slot
-// j, every free slot 0; -1 if none is (value untouched). One seed per lane,
-// a vector of seeds at a time. REQUIRES: num_seeds <= kSolverTinySeeds.
+// j, every free slot 0; -1 if none is (value untouched). A vector of seeds
+// at a time: on AVX3 and up one seed per 128-bit block, eliminated by
+// columns; below, one per 64-bit lane, by rows (compact_solver-inl.h).
+// REQUIRES: num_seeds <= kSolverTinySeeds.
 int SolveTiny(const uint64_t* x, const uint32_t* fingerprint, size_t rows, uint64_t m,
               int num_seeds, uint32_t* value);
 

@@ -36,7 +36,11 @@ HWY_NOINLINE bool SolveBandKernel(const uint64_t* row_coef, const uint32_t* row_
 
 HWY_NOINLINE int SolveTinyKernel(const uint64_t* x, const uint32_t* fingerprint, size_t rows,
                                  uint64_t m, int num_seeds, uint32_t* value) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3  // compact_solver-inl.h, SolveTinyBlocks
+  return compact_solver::SolveTinyBlocks(x, fingerprint, rows, m, num_seeds, value);
+#else
   return compact_solver::SolveTinySeeds(x, fingerprint, rows, m, num_seeds, value);
+#endif
 }
 
 HWY_NOINLINE int SolveDenseKernel(const uint64_t* x, const uint32_t* fingerprint, size_t rows,

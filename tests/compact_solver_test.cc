@@ -505,6 +505,39 @@ TEST(CompactSolverEveryTarget, SolveTinyMatchesReference) {
   EXPECT_EQ(targets, static_cast<int>(simd::SupportedTargets().size()));
 }
 
+// Two keys with the same coefficients under every seed (one key added
+// twice) whose fingerprints differ only from bit 8 up: no seed solves the
+// system. A kernel that screens seeds by the right-hand sides' low 8 bits
+// (SolveTinyBlocks) must check the rest.
+TEST(CompactSolverEveryTarget, SolveTinyChecksFingerprintBitsAboveTheLowByte) {
+  SplitMix64 rng(2611);
+  int checked = 0;
+  for (uint64_t m = 2; m <= simd::kSolverTinySlots; ++m) {
+    for (size_t n = 2; n <= m; ++n) {
+      for (int round = 0; round < 20; ++round) {
+        std::vector<uint64_t> x(n);
+        std::vector<uint32_t> fingerprint(n);
+        for (size_t i = 0; i < n; ++i) {
+          x[i] = rng.Next();
+          fingerprint[i] = static_cast<uint32_t>(rng.Next());
+        }
+        const size_t a = rng.Next() % n, b = (a + 1 + rng.Next() % (n - 1)) % n;
+        x[b] = x[a];
+        fingerprint[b] = fingerprint[a] ^ (1u << (8 + rng.Next() % 24));
+        for (int64_t target : simd::SupportedTargets()) {
+          SCOPED_TRACE(simd::TargetName(target) + " n=" + std::to_string(n) +
+                       " m=" + std::to_string(m));
+          const auto got = SolveSeedsDirect(simd::SolveTinyForTarget(target), x, fingerprint, m, 32,
+                                            simd::kSolverTinySeeds);
+          EXPECT_EQ(got.first, -1);
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 500);
+}
+
 // SolveDense runs where a vector holds sixteen 16-bit lanes (AVX2 and
 // above here); elsewhere it says so (-2) and the builder uses DenseSystem.
 TEST(CompactSolverEveryTarget, SolveDenseMatchesReference) {

@@ -583,8 +583,11 @@ void SplitKeys(absl::Span<const uint64_t> hashes, uint64_t m, int r, uint64_t* x
 // against 3.0 at 6, 3.6-3.9 against 3.0-3.1 at 7-8; at 10 bits/key 1.50
 // against 1.60 at 5 keys, 1.69 against 1.60 at 6, 2.1-2.2 against 1.65 at 8.
 // simd::SolveDense took about twice DenseSystem's and SolveTiny's time at
-// 2-8 keys.
-constexpr uint64_t kTinyMinSlots = 6;
+// 2-8 keys. With SolveTiny on AVX3 by 128-bit blocks (SolveTinyBlocks), on
+// an Intel Xeon (CPU time per key through the policy, alternated runs):
+// 0.79-0.81x DenseSystem's at 5 keys (4, 6 and 10 bits/key), 0.96-1.06x at
+// 4, 1.2-1.3x at 3.
+constexpr uint64_t kTinyMinSlots = 5;
 static_assert(simd::kSolverSeedStep == kV2SeedStep &&
                   simd::kSolverCoefMultiplier == kV2CoefficientMultiplier,
               "SolveTiny and SolveDense compute V2Coefficients");
