@@ -758,15 +758,9 @@ struct TinySeedKeys {
   }
 };
 
-// The xor of the fingerprints of the keys in `keys` (bit k: key k).
-HWY_INLINE uint32_t TinyXorOf(uint64_t keys, const uint32_t* HWY_RESTRICT fingerprint) {
-  uint32_t v = 0;
-  for (; keys != 0; keys &= keys - 1) v ^= fingerprint[__builtin_ctzll(keys)];
-  return v;
-}
-
-// The same for any set of at most 8 keys in two table lookups: the xors of
-// every subset of keys 0-3 and of keys 4-7, built once per system.
+// The xor of the fingerprints of any set of at most 8 keys (bit k: key k) in
+// two table lookups: the xors of every subset of keys 0-3 and of keys 4-7,
+// built once per system.
 class TinySubsetXors {
  public:
   TinySubsetXors(const uint32_t* HWY_RESTRICT fingerprint, size_t rows) {
@@ -868,7 +862,7 @@ HWY_INLINE int SolveTinySeeds(const uint64_t* HWY_RESTRICT x,
         for (uint64_t free = key_rows & ~lane_pivots[t] & kOnes; free != 0 && solvable;
              free &= free - 1) {
           const int shift = __builtin_ctzll(free);  // 8 * row
-          solvable = TinyXorOf((lane_combo[t] >> shift) & 0xFF, fingerprint) == 0;
+          solvable = xors.Of(static_cast<uint32_t>((lane_combo[t] >> shift) & 0xFF)) == 0;
         }
         if (!solvable) continue;
       }
@@ -903,6 +897,7 @@ HWY_INLINE int SolveTinySeeds(const uint64_t* HWY_RESTRICT x,
 // per slot) on an Intel Xeon (AVX3), random square systems, CPU time per
 // solve: 0.72x at 8 slots, 0.80x at 6; on AVX2 it took 0.93-1.1x, and
 // 1.3x with SSSE3's 128-bit vectors, where SolveTinySeeds stays.
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
 inline constexpr size_t kTinyBlockRound = 8;  // seeds a round
 
 // Bytes 0-15 of every 128-bit block: 0, 1, ..., 15.
@@ -934,7 +929,6 @@ HWY_INLINE uint64_t TransposeBits8x8(uint64_t x) {
   return x ^ t ^ (t << 28);
 }
 
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
 // simd::SolveTiny's contract (compiled for AVX3 and up only).
 HWY_INLINE int SolveTinyBlocks(const uint64_t* HWY_RESTRICT x,
                                const uint32_t* HWY_RESTRICT fingerprint, size_t rows, uint64_t m,
@@ -1040,21 +1034,17 @@ HWY_INLINE int SolveTinyBlocks(const uint64_t* HWY_RESTRICT x,
       hn::Store(used[t], d8, used_bytes);
       const uint8_t* keys_columns = sys_bytes + block + 8;
       const uint8_t no_pivot = static_cast<uint8_t>(key_rows & ~used_bytes[block]);
+      uint64_t row_keys;  // byte i: the keys row i sums
+      std::memcpy(&row_keys, keys_columns, sizeof(row_keys));
+      row_keys = TransposeBits8x8(row_keys);
       if (wide && no_pivot != 0) {  // the full right-hand sides (rare)
         bool solvable = true;
         for (uint32_t f = no_pivot; f != 0 && solvable; f &= f - 1) {
           const int row = __builtin_ctz(f);
-          uint32_t sum = 0;
-          for (size_t k = 0; k < rows; ++k) {
-            sum ^= fingerprint[k] & (0u - ((keys_columns[k] >> row) & 1u));
-          }
-          solvable = sum == 0;
+          solvable = xors.Of(static_cast<uint32_t>(row_keys >> (8 * row)) & 0xFF) == 0;
         }
         if (!solvable) continue;
       }
-      uint64_t row_keys;  // byte i: the keys row i sums
-      std::memcpy(&row_keys, keys_columns, sizeof(row_keys));
-      row_keys = TransposeBits8x8(row_keys);
       for (uint64_t j = 0; j < m; ++j) {
         const uint32_t p = piv_bytes[block + j];  // the pivot row's bit, 0 for a free slot
         const uint32_t keys =
