@@ -82,12 +82,13 @@ void ProbeRun(benchmark::State& state, bool present) {
   const std::vector<leveldb::Slice> slices(keys.begin(), keys.end());
   std::string filter;
   policy->CreateFilter(slices.data(), static_cast<int>(n), &filter);
-  std::vector<std::string> absent;  // or present: the filter's keys in turn
-  for (size_t i = 0; i < 4096; ++i) absent.push_back(present ? keys[i % n] : Key(2 * i + 1));
+  // Absent keys, or the filter's own keys in turn.
+  std::vector<std::string> queries;
+  for (size_t i = 0; i < 4096; ++i) queries.push_back(present ? keys[i % n] : Key(2 * i + 1));
   size_t next = 0;
   uint64_t matches = 0;
   for (auto _ : state) {
-    matches += policy->KeyMayMatch(absent[next], filter);
+    matches += policy->KeyMayMatch(queries[next], filter);
     next = (next + 1) & 4095;
   }
   benchmark::DoNotOptimize(matches);
