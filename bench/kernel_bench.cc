@@ -46,6 +46,9 @@
 //   policy-small/migrating-on-leveldb/<keys per filter>   the migrating
 //        policy (NewMigratingFilterPolicy) on LevelDB's filters of the same
 //        table: what each Get of a table written before the switch costs
+//   policy-small/floor/<keys per filter>   floor/policy-hash-line on our
+//        filters of the same table: LevelDB's virtual call, XXH3 of the key
+//        and one byte of the filter
 //   floor/hash               XXH3 of the key, nothing else
 //   floor/policy-hash-line   the floor of a blocked policy's KeyMayMatch:
 //        LevelDB's virtual call, XXH3 of the key and one byte of the line the
@@ -515,11 +518,13 @@ const SmallFilters& GetSmallFilters(size_t keys_per_filter, bool present) {
 void ProbePolicySmall(benchmark::State& state, size_t keys_per_filter, bool present, bool ours,
                       const leveldb::FilterPolicy* reader = nullptr) {
   const SmallFilters& sf = GetSmallFilters(keys_per_filter, present);
-  const leveldb::FilterPolicy& policy = ours                ? OurPolicy()
-                                        : reader != nullptr ? *reader
-                                                            : LevelDbPolicy();
+  const leveldb::FilterPolicy& policy = reader != nullptr ? *reader
+                                        : ours            ? OurPolicy()
+                                                          : LevelDbPolicy();
   const char* block = ours ? sf.ours.data() : sf.leveldb.data();
   const uint32_t* at = ours ? sf.ours_at.data() : sf.leveldb_at.data();
+  // The floor answers nothing: every key counts as found.
+  if (reader == &TheFloorPolicy()) present = false;
   Run(state, sf.probes, present, [&](size_t begin, size_t count) -> uint64_t {
     uint64_t c = 0;
     for (size_t i = begin; i < begin + count; ++i) {
@@ -893,6 +898,8 @@ void RegisterAll() {
       Reg("policy-small/migrating-on-leveldb" + tail, [=](benchmark::State& s) {
         ProbePolicySmall(s, per, present, false, &MigratingPolicy());
       });
+      Reg("policy-small/floor" + tail,
+          [=](benchmark::State& s) { ProbePolicySmall(s, per, present, true, &TheFloorPolicy()); });
     }
   }
   // 1-8: LevelDB's filters of tables with values of a few KiB (one or two
