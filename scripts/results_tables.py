@@ -11,7 +11,8 @@ reads them); every ratio divides two figures of the same run.
 
 The files, and the command that writes each (see bench/RESULTS.md for the
 machines):
-  kernel_bench-zen3-avx2-<commit>.json, kernel_bench-zen4-avx512-<commit>.json
+  kernel_bench-zen3-avx2-<commit>.json, kernel_bench-zen4-avx512-<commit>.json,
+  kernel_bench-xeon-avx512-<commit>.json
       OUT=bench/results/<name>.json bash scripts/kernel_bench.sh [--big]
   fpr.json
       build/release/bench/filter_bench --benchmark_filter='^fpr/' \\
@@ -39,7 +40,8 @@ def kernel_runs(directory):
     """(label, path) of the newest kernel_bench JSON of each machine."""
     runs = []
     for machine, label in (("zen3-avx2", "AMD EPYC Zen 3, AVX2"),
-                           ("zen4-avx512", "AMD Zen 4, AVX-512")):
+                           ("zen4-avx512", "AMD Zen 4, AVX-512"),
+                           ("xeon-avx512", "Intel Xeon model 207, AVX-512")):
         paths = glob.glob(os.path.join(directory, f"kernel_bench-{machine}-*.json"))
         if paths:
             newest = max(paths, key=lambda p: json.load(open(p))["context"]["date"])
@@ -131,7 +133,8 @@ def probe(directory):
 
 def probe_small(directory):
     header = ["machine", "keys per filter", "blockbloom ns", "LevelDB ns", "ratio",
-              "blockbloom ns (present)", "LevelDB ns (present)", "ratio (present)"]
+              "blockbloom ns (present)", "LevelDB ns (present)", "ratio (present)",
+              "floor ns"]
     rows = []
     paths = []
     for label, path in kernel_runs(directory):
@@ -142,8 +145,9 @@ def probe_small(directory):
                 f"policy-small/leveldb/absent/{n}")
             ours_p, theirs_p = ns.get(f"policy-small/blockbloom/present/{n}"), ns.get(
                 f"policy-small/leveldb/present/{n}")
+            floor = ns.get(f"policy-small/floor/absent/{n}")  # "-" in runs older than the row
             rows.append([label, str(n), num(ours_a), num(theirs_a), num(ratio(ours_a, theirs_a)),
-                         num(ours_p), num(theirs_p), num(ratio(ours_p, theirs_p))])
+                         num(ours_p), num(theirs_p), num(ratio(ours_p, theirs_p)), num(floor)])
     print("From " + " and ".join(f"`{p}`" for p in paths) + ":\n")
     table(header, rows)
 
