@@ -6,6 +6,7 @@
 #include "format/leveldb_bloom.h"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 
 #include <cstdint>
 #include <memory>
@@ -171,6 +172,50 @@ TEST(LevelDbBloomTest, SameAnswersAsLevelDbOnDamagedFilters) {
   }
   EXPECT_GT(compared.no, 1000u);
   EXPECT_GT(compared.yes, 1000u);
+}
+
+// A filter of more than 2^32 bits (from 512 MiB), where every 32-bit
+// position is its own remainder: on a sparse mapping (untouched pages read
+// as zero), the keys whose k bits are all set and those missing one, each
+// against LevelDB's own answer on the same bytes.
+TEST(LevelDbBloomTest, SameAnswersAsLevelDbAboveTwoToThe32Bits) {
+  constexpr size_t kSize = (size_t{1} << 29) + 2;  // m = 2^32 + 8 bits
+  static_assert(sizeof(size_t) >= 8, "a 64-bit host");
+  void* p = ::mmap(nullptr, kSize, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) GTEST_SKIP() << "no 512 MiB of address space";
+  auto* bytes = static_cast<char*>(p);
+  constexpr unsigned kProbes = 6;
+  bytes[kSize - 1] = static_cast<char>(kProbes);
+  const std::string_view filter(bytes, kSize);
+  const PolicyPtr builtin(leveldb::NewBloomFilterPolicy(10));
+  const std::vector<std::string> keys = MixedKeys(64, 0x5125);
+  const auto set_bit = [&](uint32_t pos, bool on) {
+    const char mask = static_cast<char>(1 << (pos % 8));
+    bytes[pos / 8] = static_cast<char>(on ? bytes[pos / 8] | mask : bytes[pos / 8] & ~mask);
+  };
+  // Probe j of a key: bit h + j * delta (mod 2^32), LevelDB's double hashing.
+  const auto position = [](const std::string& key, unsigned j) {
+    const uint32_t h = format::LevelDbHash(key, format::kLevelDbBloomSeed);
+    return h + j * ((h >> 17) | (h << 15));
+  };
+  for (const std::string& key : keys) {
+    for (unsigned j = 0; j < kProbes; ++j) set_bit(position(key, j), true);
+  }
+  // Odd keys miss probe i % k.
+  for (size_t i = 1; i < keys.size(); i += 2) {
+    set_bit(position(keys[i], static_cast<unsigned>(i % kProbes)), false);
+  }
+  size_t yes = 0, no = 0;
+  for (const std::string& key : keys) {
+    const bool expected = builtin->KeyMayMatch(key, leveldb::Slice(filter.data(), filter.size()));
+    EXPECT_EQ(format::LevelDbBloomMayMatch(key, filter), expected) << key;
+    ++(expected ? yes : no);
+  }
+  ::munmap(p, kSize);
+  // Most odd keys miss a bit (another key may have set it again).
+  EXPECT_GE(yes, keys.size() / 2);
+  EXPECT_GT(no, keys.size() / 4);
 }
 
 // The migrating policy reads built-in filters with this reader: LevelDB's
