@@ -263,8 +263,8 @@ constexpr int kBandedSeeds = 16;
 // each the lowest slot of some combination of rows, depend only on the
 // space the rows span, not on the order of elimination), so any elimination
 // writes the same bytes (tests/compact_filter_test.cc checks the builder
-// against a plain reference solver). Up to kDenseSlots slots: DenseSystem
-// (Gauss-Jordan on one word per row) below kTinyMinSlots, simd::SolveTiny
+// against a plain reference solver). Up to kDenseSlots slots: subset sums
+// (AppendNibbleV2) up to 4 slots, simd::SolveTiny
 // up to 8 and simd::SolveDense up to 16 (AppendSeedSearchV2: seeds side by
 // side in vectors); above,
 // AppendSmallV2 (measured at 2-16 keys, 4-20 bits/key, BM_BuildGrid, against
@@ -455,6 +455,12 @@ __attribute__((target("bmi2,popcnt"))) void WriteDenseBodyBySlots(const uint32_t
     }
   }
   const size_t bytes = static_cast<size_t>((bits + 7) / 8);
+  if (internal::kLittleEndianHost) {
+    // One copy: GCC made the loop below a rep movsq, whose start-up was a
+    // third of a 4-key build at 30 bits/key (perf annotate).
+    std::memcpy(out, words, bytes);
+    return;
+  }
   size_t w = 0;
   for (; 8 * w + 8 <= bytes; ++w)
     internal::EncodeFixed64(reinterpret_cast<char*>(out + 8 * w), words[w]);
@@ -562,6 +568,87 @@ bool AppendDenseV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byte
   return false;
 }
 
+// AppendFilterV2 for at most kNibbleSlots slots (n <= m <= 4: the filters of
+// 3-4 keys in LevelDB's 64-bit floor), by subset sums instead of an
+// elimination. A subset l of the rows (bit i: row i) has its coefficient sum
+// in nibble l of one word: the 16 sums of a seed are c_0 P_0 ^ c_1 P_1 ^
+// c_2 P_2 ^ c_3 P_3, P_i with a 1 in every nibble whose subset holds row i
+// (c_i < 16, so no product carries). Then, from that word alone:
+//   * solvable iff every subset whose coefficients cancel (a zero nibble)
+//     has fingerprints that cancel too (only dependent rows: a 4 x 4 system
+//     is singular for 2 seeds in 3, and duplicate keys cancel in full);
+//   * the pivot slots are the lowest bits of the row space's vectors (see
+//     "Either system has one solution" above): slot j is one iff some nibble
+//     has bit j as its lowest;
+//   * pivot slot j's solution is the fingerprint sum of a subset whose
+//     coefficients, on the pivot slots, are slot j alone (that vector is the
+//     reduced form's row j); free slots are 0.
+// The fingerprint sums do not depend on the seed: all 16 are formed once.
+// Against DenseSystem (Gauss-Jordan, one
+// word per row, what these systems used before), AppendFilterV2 alone over
+// 1,024 random sets in turn, on an Intel Xeon (AVX-512): 4 keys in 4 slots
+// 94 -> 59 ns, 3 keys in 3 slots 69 -> 54, 3 keys in 4 slots 49 -> 46;
+// through the LevelDB policy (compact_bench BM_BuildVs, 4 keys, medians of
+// 3 alternated runs) 37.6 -> 21.0 ns per key at 4 bits/key, 31.5 -> 20.9 at
+// 10.
+constexpr uint64_t kNibbleSlots = 4;
+bool AppendNibbleV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_bytes, uint64_t m,
+                    std::string* dst, BuildInfo* info) {
+  constexpr uint64_t kNibbles = 0x1111111111111111ull;  // bit 0 of every nibble
+  // P_i: nibble l is 1 iff bit i of l is set.
+  constexpr uint64_t kRowInSubset[4] = {0x1010101010101010ull, 0x1100110011001100ull,
+                                        0x1111000011110000ull, 0x1111111100000000ull};
+  // Bit 0 of each nibble of `word`: 1 iff the nibble is 0.
+  const auto zero_nibbles = [](uint64_t word) {
+    return ~(word | word >> 1 | word >> 2 | word >> 3) & kNibbles;
+  };
+  const size_t n = hashes.size();
+  assert(n <= m && m <= kNibbleSlots);
+  uint64_t x[kNibbleSlots] = {0, 0, 0, 0};
+  uint32_t f[kNibbleSlots] = {0, 0, 0, 0};
+  for (size_t i = 0; i < n; ++i) {
+    const V2KeyBase k = V2KeyBaseFor(hashes[i], m, r);
+    x[i] = k.x;
+    f[i] = k.fingerprint;
+  }
+  // fingerprint[l]: the fingerprint sum of subset l (keys past n have 0),
+  // each from registers (entries built from earlier stored entries would be
+  // loaded back before their stores complete).
+  const uint32_t f01 = f[0] ^ f[1], f23 = f[2] ^ f[3];
+  const uint32_t fingerprint[16] = {
+      0,    f[0],        f[1],        f01,        f[2], f[2] ^ f[0], f[2] ^ f[1], f[2] ^ f01,
+      f[3], f[3] ^ f[0], f[3] ^ f[1], f[3] ^ f01, f23,  f23 ^ f[0],  f23 ^ f[1],  f23 ^ f01};
+  // Nibbles of the subsets of the n keys (l < 2^n); the others repeat them.
+  const uint64_t subsets = n >= kNibbleSlots ? ~uint64_t{0} : (uint64_t{1} << (4 << n)) - 1;
+  for (int s = 0; s < kDenseSeeds; ++s) {
+    const uint8_t seed = static_cast<uint8_t>(s);
+    uint64_t sums = 0;
+    for (size_t i = 0; i < n; ++i) sums ^= V2Coefficients(x[i], seed, m) * kRowInSubset[i];
+    bool solvable = true;
+    for (uint64_t t = zero_nibbles(sums) & subsets & ~uint64_t{1}; t != 0; t &= t - 1) {
+      solvable &= fingerprint[__builtin_ctzll(t) / 4] == 0;
+    }
+    if (!solvable) continue;
+    // Bit j of a nibble is its lowest iff bits 0..j-1 are clear.
+    const uint64_t b0 = sums, b1 = sums >> 1, b2 = sums >> 2, b3 = sums >> 3;
+    const uint64_t pivots = uint64_t{(b0 & kNibbles) != 0} |
+                            uint64_t{(b1 & ~b0 & kNibbles) != 0} << 1 |
+                            uint64_t{(b2 & ~b1 & ~b0 & kNibbles) != 0} << 2 |
+                            uint64_t{(b3 & ~b2 & ~b1 & ~b0 & kNibbles) != 0} << 3;
+    const uint64_t on_pivots = sums & (pivots * kNibbles);
+    uint32_t value[kNibbleSlots] = {0, 0, 0, 0};
+    for (uint64_t left = pivots; left != 0; left &= left - 1) {
+      const int j = __builtin_ctzll(left);
+      const uint64_t hits = zero_nibbles(on_pivots ^ ((uint64_t{1} << j) * kNibbles)) & subsets;
+      assert(hits != 0);  // the reduced form's row j
+      value[j] = fingerprint[__builtin_ctzll(hits) / 4];
+    }
+    AppendDense(value, m, r, total_bytes, seed, dst, info);
+    return true;
+  }
+  return false;
+}
+
 // The seed-independent part of each key of a system of at most 64 slots,
 // where every key starts at slot 0 (V2KeyBaseFor): its coefficient material
 // x[i] and its fingerprint[i].
@@ -574,20 +661,21 @@ void SplitKeys(absl::Span<const uint64_t> hashes, uint64_t m, int r, uint64_t* x
   }
 }
 
-// Below kTinyMinSlots DenseSystem is faster than simd::SolveTiny: the
-// vectors' setup and chain of multiplies is a fixed cost, and a 2 x 2 system
-// takes two seeds on average. Measured through the LevelDB policy
-// (CreateFilter of 1,024 key sets in turn, time over the built-in's,
-// alternated runs) on an AMD Zen 4 (AVX3), DenseSystem against SolveTiny:
-// at 4 bits/key 2.6 against 3.2 at 2-3 keys, 2.9 against 3.0 at 5, 3.2
-// against 3.0 at 6, 3.6-3.9 against 3.0-3.1 at 7-8; at 10 bits/key 1.50
-// against 1.60 at 5 keys, 1.69 against 1.60 at 6, 2.1-2.2 against 1.65 at 8.
-// simd::SolveDense took about twice DenseSystem's and SolveTiny's time at
-// 2-8 keys. With SolveTiny on AVX3 by 128-bit blocks (SolveTinyBlocks), on
-// an Intel Xeon (CPU time per key through the policy, alternated runs):
-// 0.79-0.81x DenseSystem's at 5 keys (4, 6 and 10 bits/key), 0.96-1.06x at
-// 4, 1.2-1.3x at 3.
+// From kTinyMinSlots simd::SolveTiny; below, AppendNibbleV2's subset sums.
+// SolveTiny against DenseSystem (Gauss-Jordan, one word per row, what
+// the systems under 5 slots used before the subset sums), through the
+// LevelDB policy (CreateFilter of 1,024 key sets in turn, time over the
+// built-in's, alternated runs) on an AMD Zen 4 (AVX3): at 4 bits/key 2.6
+// against 3.2 at 2-3 keys, 2.9 against 3.0 at 5, 3.2 against 3.0 at 6,
+// 3.6-3.9 against 3.0-3.1 at 7-8; at 10 bits/key 1.50 against 1.60 at 5
+// keys, 1.69 against 1.60 at 6, 2.1-2.2 against 1.65 at 8. simd::SolveDense
+// took about twice DenseSystem's and SolveTiny's time at 2-8 keys. With
+// SolveTiny on AVX3 by 128-bit blocks (SolveTinyBlocks), on an Intel Xeon
+// (CPU time per key through the policy, alternated runs): 0.79-0.81x
+// DenseSystem's at 5 keys (4, 6 and 10 bits/key), 0.96-1.06x at 4, 1.2-1.3x
+// at 3; the subset sums took 0.61x DenseSystem's time at 4 keys.
 constexpr uint64_t kTinyMinSlots = 5;
+static_assert(kNibbleSlots + 1 == kTinyMinSlots, "every dense system has its solver");
 static_assert(simd::kSolverSeedStep == kV2SeedStep &&
                   simd::kSolverCoefMultiplier == kV2CoefficientMultiplier,
               "SolveTiny and SolveDense compute V2Coefficients");
@@ -798,7 +886,7 @@ bool AppendFilterV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byt
     return AppendSmallV2(hashes, r, total_bytes, m, dst, info);
   }
   if (m <= kDenseSlots) {
-    if (m < kTinyMinSlots) return AppendDenseV2<8>(hashes, r, total_bytes, m, dst, info);
+    if (m <= kNibbleSlots) return AppendNibbleV2(hashes, r, total_bytes, m, dst, info);
     return AppendSeedSearchV2(hashes, r, total_bytes, m, dst, info);
   }
   static_assert(kDenseSeeds <= kV2Seeds && kBandedSeeds <= kV2Seeds, "4-bit seed");
