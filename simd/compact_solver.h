@@ -94,7 +94,8 @@ int SolveTiny(const uint64_t* x, const uint32_t* fingerprint, size_t rows, uint6
 inline constexpr size_t kSolverDenseSlots = 16;
 
 // SolveTiny's contract for rows <= m <= 16 (kSolverDenseSlots), one seed's
-// system per vector of sixteen 16-bit lanes, a round of seeds at a time;
+// system per vector of sixteen 16-bit lanes, a round of seeds at a time (on
+// AVX3 and up sixteen 32-bit lanes, each pivot found by a compress);
 // -2 where the target's vectors hold fewer lanes (the caller solves
 // otherwise).
 int SolveDense(const uint64_t* x, const uint32_t* fingerprint, size_t rows, uint64_t m,

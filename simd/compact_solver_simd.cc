@@ -45,7 +45,11 @@ HWY_NOINLINE int SolveTinyKernel(const uint64_t* x, const uint32_t* fingerprint,
 
 HWY_NOINLINE int SolveDenseKernel(const uint64_t* x, const uint32_t* fingerprint, size_t rows,
                                   uint64_t m, int num_seeds, uint32_t* value) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3  // compact_solver-inl.h, SolveDenseCompress
+  return compact_solver::SolveDenseCompress(x, fingerprint, rows, m, num_seeds, value);
+#else
   return compact_solver::SolveDenseSeeds(x, fingerprint, rows, m, num_seeds, value);
+#endif
 }
 
 HWY_NOINLINE void ResultPlanesKernel(const uint32_t* result, size_t rows, uint64_t* planes) {
