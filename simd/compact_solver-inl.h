@@ -1152,8 +1152,10 @@ HWY_INLINE int SolveDenseSeeds(const uint64_t* HWY_RESTRICT x,
 
 // ---- simd::SolveDense on AVX-512: rows in 32-bit lanes, pivots by compress ----
 // A seed's system is one vector of sixteen 32-bit lanes: lane i is key i's
-// row, its coefficients in bits 0-15 and in bits 16-31 the keys it now sums
-// (1 << (16 + i) at first), so the fingerprints stay out of the elimination.
+// row, its coefficients in bits 0-15 and in bits 16-31 its right-hand side
+// where every fingerprint has at most 16 bits (R <= 16, every LevelDB
+// filter of 9-16 keys up to 16 bits/key), else the keys it now sums
+// (1 << (16 + i) at first), the fingerprints then summed at the end.
 // Slot j's step: the rows with bit j set are compressed to the low lanes
 // (AVX-512's vpcompressd), so the lowest of them, the pivot, is lane 0,
 // broadcast to every lane (no round trip through a scalar register, which
@@ -1172,10 +1174,12 @@ HWY_INLINE int SolveDenseSeeds(const uint64_t* HWY_RESTRICT x,
 // about 0.29. Against SolveDenseSeeds on an Intel Xeon (AVX3), random sets,
 // time per solve of the first solvable seed: 0.59x at 16 keys in 16 slots,
 // 0.59x at 12 in 12, 0.62x at 9 in 9, 0.44x at 14 in 16; with three seeds
-// a round 0.65x at 16, four 0.66x, one 0.67x. Through the LevelDB policy
-// (compact_bench BM_BuildVs at 16 keys, medians of 3 alternated runs):
-// 30.4 -> 21.5 ns per key at 4 bits/key, 33.2 -> 23.8 at 10, 34.6 -> 25.6
-// at 20.
+// a round 0.65x at 16, four 0.66x, one 0.67x (all with key bits above the
+// coefficients; the right-hand sides there instead took 0.83-0.91x that
+// time). Through the LevelDB policy (compact_bench BM_BuildVs at 16 keys,
+// medians of 3 alternated runs, ns per key): 37.3 -> 20.0 at 4 bits/key,
+// 34.7 -> 24.2 at 10, 35.1 -> 22.8 at 16; 37.3 -> 25.7 at 20 (R = 20: key
+// bits).
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
 inline constexpr int kDenseCompressRoundSeeds = 2;
 
@@ -1207,7 +1211,17 @@ HWY_INLINE int SolveDenseCompress(const uint64_t* HWY_RESTRICT x,
   const auto x_hi = hn::Load(d64, padded_x + kHalf);
   const auto multiplier = hn::Set(d64, simd::kSolverCoefMultiplier);
   const auto key_rows = hn::FirstN(d32, rows);
-  const auto keys = hn::ShiftLeft<16>(hn::Shl(hn::Set(d32, 1), hn::Iota(d32, 0)));  // 1 << (16 + i)
+  // Bits 16-31 of row i: its fingerprint where every fingerprint has at
+  // most 16 bits (`narrow`: the rows carry their right-hand sides), else
+  // key bit 1 << (16 + i).
+  uint32_t any = 0;
+  for (size_t i = 0; i < rows; ++i) any |= fingerprint[i];
+  const bool narrow = any <= 0xFFFF;
+  alignas(64) uint32_t narrow_upper[simd::kSolverDenseSlots] = {};
+  for (size_t i = 0; i < rows && narrow; ++i) narrow_upper[i] = fingerprint[i] << 16;
+  const auto upper = narrow ? hn::Load(d32, narrow_upper)
+                            : hn::ShiftLeft<16>(hn::Shl(hn::Set(d32, 1), hn::Iota(d32, 0)));
+  const auto upper_bits = hn::Set(d32, 0xFFFF0000u);
   const auto slots = hn::Set(d32, static_cast<uint32_t>((uint64_t{1} << m) - 1));
   const auto one = hn::Set(d32, 1);
   alignas(64) static constexpr int32_t kLane0[HWY_LANES(uint32_t)] = {};
@@ -1215,9 +1229,9 @@ HWY_INLINE int SolveDenseCompress(const uint64_t* HWY_RESTRICT x,
   // Lane j of the recorded rows starts as bit j alone, so that slot j's
   // step xors its pivot into lane j too (the test below finds bit j there),
   // leaving the pivot row without its bit j, or bit j alone for a free slot:
-  // either way lane j's keys are those of the reduced row of slot j.
+  // either way lane j's upper bits are those of the reduced row of slot j.
   const auto placeholders = hn::Shl(hn::Set(d32, 1), hn::Iota(d32, 0));
-  // Key i's coefficients under `seed`, its own key bit above them.
+  // Key i's coefficients under `seed`, `upper` above them.
   const auto system = [&](int seed) {
     const auto seed_key = hn::Set(d64, static_cast<uint64_t>(seed + 1) * simd::kSolverSeedStep);
     auto lo = hn::Mul(hn::Xor(x_lo, seed_key), multiplier);  // AVX-512DQ
@@ -1225,7 +1239,7 @@ HWY_INLINE int SolveDenseCompress(const uint64_t* HWY_RESTRICT x,
     lo = hn::Xor(lo, hn::ShiftRight<32>(lo));
     hi = hn::Xor(hi, hn::ShiftRight<32>(hi));
     const auto c = hn::Combine(d32, hn::TruncateTo(dh32, hi), hn::TruncateTo(dh32, lo));
-    return hn::IfThenElseZero(key_rows, hn::Or(hn::Or(hn::And(c, slots), one), keys));
+    return hn::IfThenElseZero(key_rows, hn::Or(hn::Or(hn::And(c, slots), one), upper));
   };
   for (int first = 0; first < num_seeds; first += kDenseCompressRoundSeeds) {
     hn::Vec<decltype(d32)> live[kDenseCompressRoundSeeds], reduced[kDenseCompressRoundSeeds];
@@ -1244,12 +1258,17 @@ HWY_INLINE int SolveDenseCompress(const uint64_t* HWY_RESTRICT x,
       }
     }
     for (int t = 0; t < kDenseCompressRoundSeeds && first + t < num_seeds; ++t) {
-      if (!hn::AllTrue(d32, hn::Eq(live[t], hn::Zero(d32)))) {  // dependent rows
+      // Rows left (coefficients 0) must have right-hand sides 0.
+      if (narrow) {
+        if (!hn::AllFalse(d32, hn::TestBit(live[t], upper_bits))) continue;
+      } else if (!hn::AllTrue(d32, hn::Eq(live[t], hn::Zero(d32)))) {
         const auto left = KeyFingerprintSums(d32, live[t], fingerprint, rows);
         if (!hn::AllTrue(d32, hn::Eq(left, hn::Zero(d32)))) continue;
       }
       alignas(64) uint32_t lanes[simd::kSolverDenseSlots];
-      hn::Store(KeyFingerprintSums(d32, reduced[t], fingerprint, rows), d32, lanes);
+      hn::Store(narrow ? hn::ShiftRight<16>(reduced[t])
+                       : KeyFingerprintSums(d32, reduced[t], fingerprint, rows),
+                d32, lanes);
       for (uint64_t j = 0; j < m; ++j) value[j] = lanes[j];
       return first + t;
     }
