@@ -1153,37 +1153,43 @@ HWY_INLINE int SolveDenseSeeds(const uint64_t* HWY_RESTRICT x,
 // ---- simd::SolveDense on AVX-512: rows in 32-bit lanes, pivots by compress ----
 // A seed's system is one vector of sixteen 32-bit lanes: lane i is key i's
 // row, its coefficients in bits 0-15 and in bits 16-31 its right-hand side
-// where every fingerprint has at most 16 bits (R <= 16, every LevelDB
-// filter of 9-16 keys up to 16 bits/key), else the keys it now sums
-// (1 << (16 + i) at first), the fingerprints then summed at the end.
-// Slot j's step: the rows with bit j set are compressed to the low lanes
-// (AVX-512's vpcompressd), so the lowest of them, the pivot, is lane 0,
-// broadcast to every lane (no round trip through a scalar register, which
+// where every fingerprint has at most 16 bits (`narrow`: R <= 16, every
+// LevelDB filter of 9-16 keys up to 16 bits/key), else the keys it now sums
+// (1 << (16 + i) at first), whose fingerprints are summed at the end. Slot
+// j's step: the rows with bit j set are compressed to the low lanes
+// (vpcompressd), so the lowest of them, the pivot, is lane 0, broadcast to
+// every lane (no round trip through a scalar register, which
 // SolveDenseSeeds's pivot takes); it is xored into every row with bit j,
 // itself included, so a pivot row leaves the system as 0 (the layout of
 // EliminateRows) and no mask of used rows is kept. The pivot rows are
 // recorded by slot in a second vector, Gauss-Jordan style: each new one is
-// xored into the recorded rows with bit j, so at the end lane j holds the
-// keys of the reduced row of pivot slot j (none for a free slot), and the
-// solution at slot j is the xor of their fingerprints. Rows left nonzero have
-// coefficients 0: solvable iff their keys' fingerprints cancel. Slots in
-// order 0..m-1 with the lowest row as pivot: the same solution as every
-// other elimination (see SolveTinySeeds). Two seeds a round: a round's cost
-// grows with its seeds (vpcompressd, the broadcasts and the mask tests share
-// one port on Intel), while a 16 x 16 system is solvable for a seed w.p.
-// about 0.29. Against SolveDenseSeeds on an Intel Xeon (AVX3), random sets,
-// time per solve of the first solvable seed: 0.59x at 16 keys in 16 slots,
-// 0.59x at 12 in 12, 0.62x at 9 in 9, 0.44x at 14 in 16; with three seeds
-// a round 0.65x at 16, four 0.66x, one 0.67x (all with key bits above the
-// coefficients; the right-hand sides there instead took 0.83-0.91x that
-// time). Through the LevelDB policy (compact_bench BM_BuildVs at 16 keys,
-// medians of 3 alternated runs, ns per key): 37.3 -> 20.0 at 4 bits/key,
-// 34.7 -> 24.2 at 10, 35.1 -> 22.8 at 16; 37.3 -> 25.7 at 20 (R = 20: key
-// bits).
+// xored into the recorded rows with bit j. Lane j of that vector starts as
+// bit j alone, so slot j's step xors its pivot into lane j too, leaving the
+// pivot row without its bit j (or bit j alone for a free slot): either way
+// lane j's upper bits are those of the reduced row of slot j, the solution
+// at slot j. Rows left nonzero have coefficients 0: solvable iff their
+// right-hand sides are 0 too. Slots in order 0..m-1 with the lowest row as
+// pivot: the same solution as every other elimination (see SolveTinySeeds).
+//
+// Two seeds a round: a round's cost grows with its seeds (vpcompressd, the
+// broadcasts and the mask tests share one port on Intel), while a square
+// system is solvable for a seed w.p. about 0.29. Against SolveDenseSeeds
+// (sixteen 16-bit lanes, the pivot through a scalar register, four seeds a
+// round) on an Intel Xeon (AVX3), random sets, time per solve of the first
+// solvable seed: 0.49x at 16 keys, 0.49x at 12 in 12, 0.53x at 9 in 9, 0.40x
+// at 14 in 16; with key bits above the coefficients (no right-hand sides in
+// the rows) 0.59x, 0.59x, 0.62x and 0.44x, and then with three seeds a round
+// 0.65x at 16, four 0.66x, one 0.67x. Through the LevelDB policy
+// (compact_bench BM_BuildVs at 16 keys, medians of 3 alternated runs, ns per
+// key): 37.3 -> 20.0 at 4 bits/key, 34.7 -> 24.2 at 10, 35.1 -> 22.8 at 16;
+// 37.3 -> 25.7 at 20 (R = 20: key bits). The same kernel on eight lanes in
+// place of SolveTinyBlocks took 0.79-0.85x its time alone at 5-8 keys, but
+// 1.03-1.09x through the policy (BM_BuildVs at 8 keys, 4-20 bits/key), so
+// SolveTiny keeps SolveTinyBlocks.
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
 inline constexpr int kDenseCompressRoundSeeds = 2;
 
-// Bits 16 + i of every lane of `rows` name keys i: the xor of those keys'
+// Bits 16 + k of every lane of `rows` name keys k: the xor of those keys'
 // fingerprints, per lane.
 template <class D32, class V>
 HWY_INLINE V KeyFingerprintSums(D32 d32, V rows, const uint32_t* HWY_RESTRICT fingerprint,
@@ -1211,26 +1217,18 @@ HWY_INLINE int SolveDenseCompress(const uint64_t* HWY_RESTRICT x,
   const auto x_hi = hn::Load(d64, padded_x + kHalf);
   const auto multiplier = hn::Set(d64, simd::kSolverCoefMultiplier);
   const auto key_rows = hn::FirstN(d32, rows);
-  // Bits 16-31 of row i: its fingerprint where every fingerprint has at
-  // most 16 bits (`narrow`: the rows carry their right-hand sides), else
-  // key bit 1 << (16 + i).
   uint32_t any = 0;
   for (size_t i = 0; i < rows; ++i) any |= fingerprint[i];
   const bool narrow = any <= 0xFFFF;
   alignas(64) uint32_t narrow_upper[simd::kSolverDenseSlots] = {};
   for (size_t i = 0; i < rows && narrow; ++i) narrow_upper[i] = fingerprint[i] << 16;
-  const auto upper = narrow ? hn::Load(d32, narrow_upper)
-                            : hn::ShiftLeft<16>(hn::Shl(hn::Set(d32, 1), hn::Iota(d32, 0)));
+  const auto lane_bits = hn::Shl(hn::Set(d32, 1), hn::Iota(d32, 0));  // 1 << i
+  const auto upper = narrow ? hn::Load(d32, narrow_upper) : hn::ShiftLeft<16>(lane_bits);
   const auto upper_bits = hn::Set(d32, 0xFFFF0000u);
   const auto slots = hn::Set(d32, static_cast<uint32_t>((uint64_t{1} << m) - 1));
   const auto one = hn::Set(d32, 1);
   alignas(64) static constexpr int32_t kLane0[HWY_LANES(uint32_t)] = {};
   const auto lane0 = hn::SetTableIndices(d32, kLane0);
-  // Lane j of the recorded rows starts as bit j alone, so that slot j's
-  // step xors its pivot into lane j too (the test below finds bit j there),
-  // leaving the pivot row without its bit j, or bit j alone for a free slot:
-  // either way lane j's upper bits are those of the reduced row of slot j.
-  const auto placeholders = hn::Shl(hn::Set(d32, 1), hn::Iota(d32, 0));
   // Key i's coefficients under `seed`, `upper` above them.
   const auto system = [&](int seed) {
     const auto seed_key = hn::Set(d64, static_cast<uint64_t>(seed + 1) * simd::kSolverSeedStep);
@@ -1245,7 +1243,7 @@ HWY_INLINE int SolveDenseCompress(const uint64_t* HWY_RESTRICT x,
     hn::Vec<decltype(d32)> live[kDenseCompressRoundSeeds], reduced[kDenseCompressRoundSeeds];
     for (int t = 0; t < kDenseCompressRoundSeeds; ++t) {
       live[t] = system(first + t);
-      reduced[t] = placeholders;
+      reduced[t] = lane_bits;
     }
     for (uint64_t j = 0; j < m; ++j) {
       const auto bit = hn::Set(d32, uint32_t{1} << j);

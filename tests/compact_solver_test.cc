@@ -432,7 +432,7 @@ int ExpectSeedSearchMatchesReference(KernelFor kernel_for, size_t max_slots, uin
   std::vector<int64_t> checked;
   for (size_t n = 0; n <= max_slots; ++n) {
     for (uint64_t m = std::max<uint64_t>(n, 1); m <= max_slots; ++m) {
-      for (int r : {1, 2, 8, 13, 32}) {
+      for (int r : {1, 2, 8, 13, 16, 17, 32}) {  // 16: SolveDense on AVX3 carries R <= 16
         for (int copies : {0, 1, 2}) {
           for (int num_seeds : {1, 3, 16}) {
             SplitMix64 rng(++seed);
