@@ -62,7 +62,10 @@ int64_t BestTarget() {
 //     1.02-1.07 (Zen 4, whose 512-bit operations are two 256-bit halves):
 //     AVX2 on AMD;
 //   builds: 0.82-1.03 and 0.83-1.11 (Intel), 0.50-0.63 at 1-4 keys and 0.91-0.97 at
-//     10^4-10^6 keys (Zen 4): AVX3 on both.
+//     10^4-10^6 keys (Zen 4): AVX3 on both. The compact policy's build
+//     (compact_bench BM_CompactTargets): 0.90-1.04 (Zen 4), 0.53-1.00
+//     (Intel Xeon model 207, where SolveDense's AVX-512 kernel runs; not
+//     yet measured on Zen 4).
 // A CPU of another vendor with AVX-512 follows Intel's rule.
 // Every target writes the same bytes and gives the same answers.
 constexpr bool PrefersAvx2OnAvx512(KernelFamily family, bool amd) {
