@@ -313,9 +313,9 @@ constexpr uint64_t kBandingSpareSlots = 80;
 // every free slot 0 the solution of slot p is the result of row p: no back
 // substitution. Both loops run over all kRows rows, free ones 0, without a
 // branch per row (the compiler's vectors do several rows at once).
-template <int kRows>
 class DenseSystem {
  public:
+  static constexpr int kRows = static_cast<int>(kDenseSlots);
   static constexpr int kResultShift = 16;
   static_assert(kRows <= kResultShift, "coefficients below the result");
   void Clear() {
@@ -538,20 +538,19 @@ void AppendDense(const uint32_t* value, uint64_t m, int r, uint64_t total_bytes,
   if (out == filter) dst->append(reinterpret_cast<const char*>(filter), bytes);
 }
 
-// AppendFilterV2 for m <= kDenseSlots slots (DenseSystem), kRows >= m.
-template <int kRows>
+// AppendFilterV2 for m <= kDenseSlots slots (DenseSystem), where
+// simd::SolveDense does not run.
 bool AppendDenseV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_bytes, uint64_t m,
                    std::string* dst, BuildInfo* info) {
-  using System = DenseSystem<kRows>;
   uint64_t x[kDenseSlots];            // m >= n
   uint64_t fingerprint[kDenseSlots];  // shifted into place
   const size_t n = hashes.size();
   for (size_t i = 0; i < n; ++i) {
     const V2KeyBase k = V2KeyBaseFor(hashes[i], m, r);
     x[i] = k.x;
-    fingerprint[i] = uint64_t{k.fingerprint} << System::kResultShift;
+    fingerprint[i] = uint64_t{k.fingerprint} << DenseSystem::kResultShift;
   }
-  System system;
+  DenseSystem system;
   for (int s = 0; s < kDenseSeeds; ++s) {
     const uint8_t seed = static_cast<uint8_t>(s);
     system.Clear();
@@ -566,6 +565,18 @@ bool AppendDenseV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byte
     return true;
   }
   return false;
+}
+
+// The seed-independent part of each key of a system of at most 64 slots,
+// where every key starts at slot 0 (V2KeyBaseFor): its coefficient material
+// x[i] and its fingerprint[i].
+inline void SplitKeys(absl::Span<const uint64_t> hashes, uint64_t m, int r, uint64_t* x,
+                      uint32_t* fingerprint) {
+  for (size_t i = 0; i < hashes.size(); ++i) {
+    const V2KeyBase k = V2KeyBaseFor(hashes[i], m, r);
+    x[i] = k.x;
+    fingerprint[i] = k.fingerprint;
+  }
 }
 
 // AppendFilterV2 for at most kNibbleSlots slots (n <= m <= 4: the filters of
@@ -584,10 +595,10 @@ bool AppendDenseV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byte
 //     coefficients, on the pivot slots, are slot j alone (that vector is the
 //     reduced form's row j); free slots are 0.
 // The fingerprint sums do not depend on the seed: all 16 are formed once.
-// Against DenseSystem (Gauss-Jordan, one
-// word per row, what these systems used before), AppendFilterV2 alone over
-// 1,024 random sets in turn, on an Intel Xeon (AVX-512): 4 keys in 4 slots
-// 94 -> 59 ns, 3 keys in 3 slots 69 -> 54, 3 keys in 4 slots 49 -> 46;
+// Against DenseSystem (Gauss-Jordan, one word per row, what these systems
+// used before), AppendFilterV2 alone over 1,024 random sets in turn, on an
+// Intel Xeon (AVX-512): 4 keys in 4 slots 94 -> 59 ns, 3 keys in 3 slots
+// 69 -> 54, 3 keys in 4 slots 49 -> 46;
 // through the LevelDB policy (compact_bench BM_BuildVs, 4 keys, medians of
 // 3 alternated runs) 37.6 -> 21.0 ns per key at 4 bits/key, 31.5 -> 20.9 at
 // 10.
@@ -605,12 +616,8 @@ bool AppendNibbleV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byt
   const size_t n = hashes.size();
   assert(n <= m && m <= kNibbleSlots);
   uint64_t x[kNibbleSlots] = {0, 0, 0, 0};
-  uint32_t f[kNibbleSlots] = {0, 0, 0, 0};
-  for (size_t i = 0; i < n; ++i) {
-    const V2KeyBase k = V2KeyBaseFor(hashes[i], m, r);
-    x[i] = k.x;
-    f[i] = k.fingerprint;
-  }
+  uint32_t f[kNibbleSlots] = {0, 0, 0, 0};  // keys past n: 0
+  SplitKeys(hashes, m, r, x, f);
   // fingerprint[l]: the fingerprint sum of subset l (keys past n have 0),
   // each from registers (entries built from earlier stored entries would be
   // loaded back before their stores complete).
@@ -649,18 +656,6 @@ bool AppendNibbleV2(absl::Span<const uint64_t> hashes, int r, uint64_t total_byt
   return false;
 }
 
-// The seed-independent part of each key of a system of at most 64 slots,
-// where every key starts at slot 0 (V2KeyBaseFor): its coefficient material
-// x[i] and its fingerprint[i].
-void SplitKeys(absl::Span<const uint64_t> hashes, uint64_t m, int r, uint64_t* x,
-               uint32_t* fingerprint) {
-  for (size_t i = 0; i < hashes.size(); ++i) {
-    const V2KeyBase k = V2KeyBaseFor(hashes[i], m, r);
-    x[i] = k.x;
-    fingerprint[i] = k.fingerprint;
-  }
-}
-
 // From kTinyMinSlots simd::SolveTiny; below, AppendNibbleV2's subset sums
 // (whose nibbles hold at most 4 slots). The whole append with the subset
 // sums took 60 ns at 4 keys in 4 slots and 62 at 3 in 3, SolveTiny's solve
@@ -689,7 +684,7 @@ bool AppendSeedSearchV2(absl::Span<const uint64_t> hashes, int r, uint64_t total
   const int seed = m <= simd::kSolverTinySlots
                        ? simd::SolveTiny(x, fingerprint, n, m, kDenseSeeds, value)
                        : simd::SolveDense(x, fingerprint, n, m, kDenseSeeds, value);
-  if (seed == -2) return AppendDenseV2<16>(hashes, r, total_bytes, m, dst, info);
+  if (seed == -2) return AppendDenseV2(hashes, r, total_bytes, m, dst, info);
   if (seed < 0) return false;
   AppendDense(value, m, r, total_bytes, static_cast<uint8_t>(seed), dst, info);
   return true;
