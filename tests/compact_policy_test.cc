@@ -107,7 +107,9 @@ TEST(CompactPolicyTest, WritesTheLayoutFilterSizingChooses) {
     PolicyPtr compact(NewCompactFilterPolicy(bpk));
     PolicyPtr migrating(NewMigratingCompactFilterPolicy(bpk));
     const internal::FilterSizing sizing(bpk);
-    for (size_t n : {0, 1, 3, 10, 35, 100, 300, 1000}) {
+    // 63-65: the last filters hashed on the stack and the first of the
+    // per-thread buffer (CompactPolicy::kStackKeys).
+    for (size_t n : {0, 1, 2, 3, 8, 10, 35, 63, 64, 65, 100, 300, 1000}) {
       const std::vector<std::string> keys = PresentKeys(n);
       std::vector<uint64_t> hashes;
       for (const std::string& key : keys) hashes.push_back(HashKey(key));

@@ -43,13 +43,7 @@ class TargetBlockedPolicy final : public internal::BlockedPolicy {
   }
 
   void CreateFilter(const leveldb::Slice* keys, int n, std::string* dst) const override {
-    const size_t count = n > 0 ? static_cast<size_t>(n) : 0;
-    const internal::BloomLayout layout = sizing().Bloom(count);
-    blocked::AppendFilterBits(layout.bytes, layout.num_probes, layout.geometry, dst,
-                              [&](uint8_t* bits, blocked::Geometry geometry) {
-                                add_keys()(keys, count, layout.bytes * 8, layout.num_probes, bits,
-                                           geometry == blocked::Geometry::kFlat);
-                              });
+    AppendBloom(keys, n > 0 ? static_cast<size_t>(n) : 0, dst);
   }
 };
 
@@ -84,6 +78,15 @@ BlockedPolicy::BlockedPolicy(double bits_per_key, const char* name, bool migrati
           AddSliceKeysKernel)[simd::internal::DispatchTableIndex(build_target)]) {}
 
 const char* BlockedPolicy::Name() const { return name_; }
+
+void BlockedPolicy::AppendBloom(const leveldb::Slice* keys, size_t count, std::string* dst) const {
+  const BloomLayout layout = sizing_.Bloom(count);
+  blocked::AppendFilterBits(layout.bytes, layout.num_probes, layout.geometry, dst,
+                            [&](uint8_t* bits, blocked::Geometry geometry) {
+                              add_keys_(keys, count, layout.bytes * 8, layout.num_probes, bits,
+                                        geometry == blocked::Geometry::kFlat);
+                            });
+}
 
 const BlockedPolicy* NewBlockedPolicyForTarget(int64_t target, double bits_per_key,
                                                const char* name, bool migrating,

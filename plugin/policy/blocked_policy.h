@@ -32,10 +32,14 @@ namespace internal {
 class BlockedPolicy : public PolicyBase {
  public:
   const char* Name() const override;
-  // CreateFilter (in the per-target subclass): the layout of
-  // FilterSizing::Bloom (policy/filter_sizing.h), the keys hashed and set in
-  // one loop compiled for the target (key_probe-inl.h, AddKeys):
-  // blocked::AppendFilter's bytes for that layout.
+  // CreateFilter (in the per-target subclass) is AppendBloom.
+
+  // Appends the filter of keys[0, count): the layout of FilterSizing::Bloom
+  // (policy/filter_sizing.h), the keys hashed and set in one loop compiled
+  // for build_target() (key_probe-inl.h, AddKeys): blocked::AppendFilter's
+  // bytes for that layout. Not virtual: the compact policies write their
+  // Bloom filters (1-2 keys) through it with a direct call.
+  void AppendBloom(const leveldb::Slice* keys, size_t count, std::string* dst) const;
 
   // The Highway target bit KeyMayMatch was compiled for, and the one
   // CreateFilter sets the bits on.
@@ -50,9 +54,6 @@ class BlockedPolicy : public PolicyBase {
 
   BlockedPolicy(double bits_per_key, const char* name, bool migrating, int64_t target,
                 int64_t build_target);
-
-  const FilterSizing& sizing() const { return sizing_; }
-  AddKeysFn add_keys() const { return add_keys_; }
 
  private:
   const char* const name_;

@@ -1,6 +1,7 @@
 #include "policy/filter_sizing.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 
 #include "blockbloom/blocked_bloom.h"
@@ -135,10 +136,16 @@ void AppendCompactLayout(const CompactLayout& layout, std::vector<uint64_t>* has
     compact::AppendFilterV1Consuming(hashes, bits_per_key, dst);
     return;
   }
+  AppendCompactLayout(layout, absl::MakeConstSpan(*hashes), dst);
+}
+
+void AppendCompactLayout(const CompactLayout& layout, absl::Span<const uint64_t> hashes,
+                         std::string* dst) {
+  assert(!layout.version1);
   compact::BuildInfo info;
   if (layout.first_fingerprint_bits > 0 &&
-      compact::AppendFilterV2(*hashes, layout.first_fingerprint_bits, layout.total_bytes, dst,
-                              &info, FilterSizing::kFirstSeeds)) {
+      compact::AppendFilterV2(hashes, layout.first_fingerprint_bits, layout.total_bytes, dst, &info,
+                              FilterSizing::kFirstSeeds)) {
     return;
   }
   // R, else R - 1 while it still beats the Bloom filter, else the Bloom filter.
@@ -146,12 +153,12 @@ void AppendCompactLayout(const CompactLayout& layout, std::vector<uint64_t>* has
        r >= 1 && r + 1 >= layout.fingerprint_bits &&
        (r == layout.fingerprint_bits || std::ldexp(1.0, -r) < layout.bloom_fpr);  // R: known
        --r) {
-    if (compact::AppendFilterV2(*hashes, r, layout.total_bytes, dst, &info)) return;
+    if (compact::AppendFilterV2(hashes, r, layout.total_bytes, dst, &info)) return;
   }
   const BloomLayout& bloom = layout.bloom;
   blocked::AppendFilterBits(bloom.bytes, bloom.num_probes, bloom.geometry, dst,
                             [&](uint8_t* bits, blocked::Geometry geometry) {
-                              blocked::AddHashes(hashes->data(), hashes->size(), bloom.bytes,
+                              blocked::AddHashes(hashes.data(), hashes.size(), bloom.bytes,
                                                  bloom.num_probes, geometry, bits);
                             });
 }

@@ -65,6 +65,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/types/span.h"
 #include "blocked/format.h"
 
 namespace blockbloom {
@@ -149,9 +150,14 @@ class FilterSizing {
 
 // Appends the compact policies' filter of `hashes` (XXH3-64 of the keys, any
 // order) for `layout` (FilterSizing::Compact(hashes.size())) to *dst: the
-// order of attempts above.
+// order of attempts above. Version 1 consumes *hashes.
 void AppendCompactLayout(const CompactLayout& layout, std::vector<uint64_t>* hashes,
                          double bits_per_key, std::string* dst);
+// The same for a layout that is not version 1 (every layout of 1 to
+// compact::kV2MaxKeys keys), which only reads the hashes.
+// REQUIRES: !layout.version1.
+void AppendCompactLayout(const CompactLayout& layout, absl::Span<const uint64_t> hashes,
+                         std::string* dst);
 
 }  // namespace internal
 }  // namespace blockbloom
