@@ -1,7 +1,8 @@
 // How the blockbloom LevelDB policies lay out the filter LevelDB asks for
 // (one per 2 KiB of data-block offsets, so usually the keys of one data
-// block: 1 key with 4 KiB values, a few thousand with tiny ones): a pure
-// function of (n keys, bits_per_key), O(1) per filter, never a search.
+// block: 1 key with incompressible 4 KiB values, a few thousand with tiny
+// ones): a pure function of (n keys, bits_per_key), O(1) per filter, never a
+// search.
 //
 // Budget. LevelDB's built-in filter spends max(n * bits_per_key, 64) bits,
 // in whole bytes, plus one byte for k. Every blockbloom filter spends the
@@ -28,14 +29,14 @@
 // takes the fewest probes that keep its FPR below kNegligibleFpr, never fewer
 // than the built-in's k (so never a higher model FPR than the built-in's),
 // and the compact policies write that Bloom filter, not a fingerprint system.
-// This is LevelDB's smallest filter, 64 bits for 1-2 keys (values of 1 KiB
-// and more) at every bits_per_key, and every flat filter from about 29
-// bits/key. 1 key in 64 bits takes 6 probes where the best k would take 30
-// (FPR 5.1e-7 against 1.6e-13); 2 keys take 12, not 22. Time over the
-// built-in's at 1 and 2 keys, 4 bits/key (compact_bench BM_BuildVs, medians
-// of 3, Intel Xeon with AVX-512): the blocked policy 1.82 -> 1.08 and 1.70
-// -> 1.12, the compact one 2.04 -> 1.29 and 2.18 -> 1.27. A present key's
-// probe reads 6 bits, not 30.
+// This is LevelDB's smallest filter, 64 bits for 1-2 keys (incompressible
+// values of 2 KiB and more) at every bits_per_key, and every flat filter
+// from about 29 bits/key. 1 key in 64 bits takes 6 probes where the best k
+// would take 30 (FPR 5.1e-7 against 1.6e-13); 2 keys take 12, not 22. Time
+// over the built-in's at 1 and 2 keys, 4 bits/key (compact_bench
+// BM_BuildVs, medians of 3, Intel Xeon with AVX-512): the blocked policy
+// 1.82 -> 1.08 and 1.70 -> 1.12, the compact one 2.04 -> 1.29 and 2.18 ->
+// 1.27. A present key's probe reads 6 bits, not 30.
 //
 // Compact filters (the compact policies). Version 2 stores an R-bit
 // fingerprint per key in m = floor(8 * body bytes / R) slots of a banded
