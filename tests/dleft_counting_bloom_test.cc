@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "sanitizers.h"
 #include "test_keys.h"
 
 namespace blockbloom {
@@ -47,6 +48,13 @@ TEST_P(DleftOracleTest, RandomInsertEraseAgainstMultisetOracle) {
   SplitMix64 rng(log2 + 1);
   const uint64_t universe = filter->design_capacity() * 2;
   uint64_t refused = 0;
+  // Every live key is checked every 200 steps, and after every step in the
+  // tables of 2^0 buckets per segment, where distinct keys share remainders
+  // most. Instrumented builds check those every 8th step: ASan still sees
+  // every Insert and Erase, and the uninstrumented run checks every step
+  // (every step took 67 s of one core under ASan+UBSan, the four largest
+  // tables 28, 19, 12 and 8 s).
+  const int full_check_every = log2 != 0 ? 200 : testing_build::kUnderSanitizer ? 8 : 1;
   for (int step = 0; step < 40000; ++step) {
     const std::string key = Key(rng.Next() % universe);
     if (rng.Next() % 2 == 0) {
@@ -61,7 +69,7 @@ TEST_P(DleftOracleTest, RandomInsertEraseAgainstMultisetOracle) {
       ASSERT_TRUE(filter->Erase(key).ok()) << "step=" << step;
       oracle.erase(it);
     }
-    if (step % 200 == 0 || log2 == 0) {
+    if (step % full_check_every == 0) {
       for (const std::string& live : oracle) {
         ASSERT_TRUE(filter->MayContain(live)) << "step=" << step;
         ASSERT_GE(filter->Count(live), 1u);
