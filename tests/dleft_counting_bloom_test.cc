@@ -213,7 +213,9 @@ TEST(DleftCountingBloomTest, DesignLoadNeverOverflowsAndFprMatchesModel) {
       // cells fewer, F = b + r; 1.5% for 12-bit cells at b = 12 (0.74 measured).
       EXPECT_NEAR(s.load, 0.75, cell_bits == Filter::kCellBits ? 0.01 : 0.02);
       uint64_t fp = 0;
-      const uint64_t probes = 2000000;
+      // The FPR is statistics: the instrumented run (where the 2,000,000
+      // probes of each table took 9.5 s under ASan) probes a tenth as many.
+      const uint64_t probes = testing_build::kUnderSanitizer ? 200000 : 2000000;
       for (uint64_t i = 0; i < probes; ++i) fp += filter->MayContain(Key(2 * i + 1));
       const double measured = static_cast<double>(fp) / probes;
       // ~d * 6 = 24 occupied cells met per query, each matching with
