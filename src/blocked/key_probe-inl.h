@@ -63,7 +63,11 @@ HWY_INLINE int EncodedKeyMayMatch(const char* key, size_t key_len, const char* f
     // over LevelDB's probe time for present keys 1.035 -> 0.980 and 1.056
     // -> 1.024 on AMD Zen 4, blocked filters unchanged (scripts/kernel_ab.py
     // OLD NEW --policy, 6 rounds). The same path for blocked filters made
-    // them slower (0.38 -> 0.39 absent, 0.55 -> 0.60 present at 16 KiB).
+    // them slower (0.38 -> 0.39 absent, 0.55 -> 0.60 present at 16 KiB); on
+    // an AMD EPYC Zen 3 (AVX2) it made absent keys faster and present ones
+    // slower at 16 KiB (absent 0.638 -> 0.605 and 0.538 -> 0.481, present
+    // 0.645 -> 0.678 and 0.660 -> 0.686; two runs, 10 and 16 rounds), so
+    // blocked filters keep the general parse.
     const uint32_t word = blocked::TrailerWord(filter, filter_len);
     const unsigned k = (word >> 8) & 0xFF;
     if (word >> 16 == blocked::kFlatTrailerTag && k - 1 < unsigned{blocked::kMaxFlatProbes}) {
