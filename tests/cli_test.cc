@@ -13,7 +13,6 @@
 #include <cstdlib>
 #include <fstream>
 #include <memory>
-#include <regex>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -27,11 +26,33 @@
 #include "test_keys.h"
 #include "tool/elf_doctor.h"
 #include "test_paths.h"
+#include "test_regex.h"
 
 namespace blockbloom {
 namespace {
 
+using blockbloom_test::RegexGroups;
+using blockbloom_test::RegexMatchWhole;
+using blockbloom_test::RegexSearch;
 using testing_keys::Key;
+
+// The checks below rest on test_regex.h: it finds what ECMAScript would,
+// and nothing else.
+TEST(TestRegex, TranslatesEcmaScriptEscapesAndReportsGroups) {
+  const std::string text = "blocked (512-bit)   1000  125 10.000 7 \nmodel FPR 0.84%\n";
+  RegexGroups m;
+  ASSERT_TRUE(RegexSearch(text, R"(blocked \(512-bit\)\s+(\d+)\s+\d+\s+([0-9.]+))", &m));
+  ASSERT_EQ(m.size(), 3u);
+  EXPECT_EQ(m[1], "1000");
+  EXPECT_EQ(m[2], "10.000");
+  EXPECT_TRUE(RegexSearch(text, R"(FPR ([0-9.]+)%\n)"));
+  EXPECT_FALSE(RegexSearch(text, R"(blocked \(512-bit\)\s+\d+\s+\d+\s+9\.896)"));
+  EXPECT_FALSE(RegexSearch(text, R"(\d\.\d+e-\d+)"));
+  EXPECT_FALSE(RegexSearch("1000", R"(\s)"));
+  EXPECT_TRUE(RegexMatchWhole("blockbloom 1.2.3\n", R"(blockbloom \d+\.\d+\.\d+\n)"));
+  EXPECT_FALSE(RegexMatchWhole("blockbloom 1.2.3\nmore", R"(blockbloom \d+\.\d+\.\d+\n)"));
+  EXPECT_THROW(RegexSearch(text, "("), std::invalid_argument);
+}
 
 struct ToolRun {
   int code;
@@ -89,24 +110,18 @@ TEST(CliTest, CalcPrintsEveryStructureFromTheMath) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(Has(r.out, "1000000000 keys at target FPR 1%")) << r.out;
   // Standard: m = -k n / ln(1 - p^(1/k)) with k = 7 -> 9592954718 bits.
-  EXPECT_TRUE(
-      std::regex_search(r.out, std::regex(R"(standard\s+9592954718\s+1199119340\s+9\.593\s+7)")))
-      << r.out;
-  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(partitioned\s+\d+\s+\d+\s+9\.593\s+7)")))
-      << r.out;
+  EXPECT_TRUE(RegexSearch(r.out, R"(standard\s+9592954718\s+1199119340\s+9\.593\s+7)")) << r.out;
+  EXPECT_TRUE(RegexSearch(r.out, R"(partitioned\s+\d+\s+\d+\s+9\.593\s+7)")) << r.out;
   // Blocked costs more bits per key for the same FPR (9.896 at 1%).
-  EXPECT_TRUE(
-      std::regex_search(r.out, std::regex(R"(blocked \(512-bit\)\s+\d+\s+\d+\s+9\.896\s+6)")))
-      << r.out;
+  EXPECT_TRUE(RegexSearch(r.out, R"(blocked \(512-bit\)\s+\d+\s+\d+\s+9\.896\s+6)")) << r.out;
   EXPECT_TRUE(Has(r.out, "scalable, 1st stage"));
   // The compact filter needs fewer bits per key than any Bloom filter here.
-  std::smatch m;
-  ASSERT_TRUE(std::regex_search(r.out, m,
-                                std::regex(R"(compact \(v1, Rice\)\s+\d+\s+\d+\s+([0-9.]+)\s+-)")))
+  RegexGroups m;
+  ASSERT_TRUE(RegexSearch(r.out, R"(compact \(v1, Rice\)\s+\d+\s+\d+\s+([0-9.]+)\s+-)", &m))
       << r.out;
-  EXPECT_LT(std::stod(m[1].str()), 9.593);
+  EXPECT_LT(std::stod(m[1]), 9.593);
   // Every FPR is a percentage: no bare fractions in the last column.
-  EXPECT_FALSE(std::regex_search(r.out, std::regex(R"(\s\d\.\d+e-\d+\n)"))) << r.out;
+  EXPECT_FALSE(RegexSearch(r.out, R"(\s\d\.\d+e-\d+\n)")) << r.out;
 }
 
 // Past what a standard or partitioned filter may hold (2^48 bits,
@@ -116,17 +131,14 @@ TEST(CliTest, CalcSaysWhichStructuresCannotBeSized) {
   const ToolRun r = Tool("calc --keys 1e17 --fpr 0.01");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(r.err.empty()) << r.err;
-  EXPECT_TRUE(std::regex_search(
+  EXPECT_TRUE(RegexSearch(
       r.out,
-      std::regex(
-          R"(standard\s+standard filter of 1e\+17 keys at fpr 0\.01 needs more than 2\^48 bits)")))
+      R"(standard\s+standard filter of 1e\+17 keys at fpr 0\.01 needs more than 2\^48 bits)"))
       << r.out;
-  EXPECT_TRUE(std::regex_search(
-      r.out,
-      std::regex(R"(partitioned\s+partitioned filter of 1e\+17 keys at fpr 0\.01 needs more)")))
+  EXPECT_TRUE(RegexSearch(
+      r.out, R"(partitioned\s+partitioned filter of 1e\+17 keys at fpr 0\.01 needs more)"))
       << r.out;
-  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(blocked \(512-bit\)\s+\d+\s+\d+\s+9\.896)")))
-      << r.out;
+  EXPECT_TRUE(RegexSearch(r.out, R"(blocked \(512-bit\)\s+\d+\s+\d+\s+9\.896)")) << r.out;
   EXPECT_TRUE(Has(r.out, "compact (v1, Rice)")) << r.out;
   EXPECT_TRUE(Has(r.out, "scalable, 1st stage")) << r.out;
 }
@@ -139,37 +151,27 @@ TEST(CliTest, CalcAtBitsPerKey) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(Has(r.out, "100 keys at 10 bits per key")) << r.out;
   // 125 bytes - 3 trailer bytes = 976 bits over 100 keys: R = 9, 2^-9.
-  EXPECT_TRUE(std::regex_search(
-      r.out, std::regex(R"(compact \(v2\)\s+1000\s+125\s+10\.000\s+-\s+0\.1953%)")))
+  EXPECT_TRUE(RegexSearch(r.out, R"(compact \(v2\)\s+1000\s+125\s+10\.000\s+-\s+0\.1953%)"))
       << r.out;
-  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(standard\s+1000\s+125\s+10\.000\s+7\s)")))
-      << r.out;
-  EXPECT_TRUE(
-      std::regex_search(r.out, std::regex(R"(blocked \(512-bit\)\s+1000\s+125\s+10\.000\s+7\s)")))
-      << r.out;
+  EXPECT_TRUE(RegexSearch(r.out, R"(standard\s+1000\s+125\s+10\.000\s+7\s)")) << r.out;
+  EXPECT_TRUE(RegexSearch(r.out, R"(blocked \(512-bit\)\s+1000\s+125\s+10\.000\s+7\s)")) << r.out;
   EXPECT_TRUE(Has(r.out, "scalable, 1st stage    sized by --fpr only")) << r.out;
   EXPECT_FALSE(Has(r.out, "Golomb-Rice coded fingerprints (no k")) << r.out;
   // Past 65,536 keys one compact filter is version 1.
   const ToolRun big = Tool("calc --keys 1e6 --bits_per_key 10");
   ASSERT_EQ(big.code, 0) << big.err;
-  EXPECT_TRUE(
-      std::regex_search(big.out, std::regex(R"(compact \(v1, Rice\)\s+\d+\s+\d+\s+10\.000)")))
-      << big.out;
-  EXPECT_TRUE(
-      std::regex_search(big.out, std::regex(R"(blocked \(512-bit\)\s+10000000\s+1250000\s)")))
-      << big.out;
+  EXPECT_TRUE(RegexSearch(big.out, R"(compact \(v1, Rice\)\s+\d+\s+\d+\s+10\.000)")) << big.out;
+  EXPECT_TRUE(RegexSearch(big.out, R"(blocked \(512-bit\)\s+10000000\s+1250000\s)")) << big.out;
 }
 
 // Sizes past 2^64 bits are said to be, never printed wrapped.
 TEST(CliTest, CalcNeverPrintsWrappedSizes) {
   const ToolRun r = Tool("calc --keys 2e18");
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(blocked \(512-bit\)\s+more than 2\^64 bits)")))
-      << r.out;
-  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(scalable, 1st stage\s+more than 2\^64 bits)")))
-      << r.out;
+  EXPECT_TRUE(RegexSearch(r.out, R"(blocked \(512-bit\)\s+more than 2\^64 bits)")) << r.out;
+  EXPECT_TRUE(RegexSearch(r.out, R"(scalable, 1st stage\s+more than 2\^64 bits)")) << r.out;
   // No row claims fewer bits per key than the FPR needs (a wrapped size would).
-  EXPECT_FALSE(std::regex_search(r.out, std::regex(R"(\s0\.\d+\s+\d+\s+\d+(\.\d+)?%)"))) << r.out;
+  EXPECT_FALSE(RegexSearch(r.out, R"(\s0\.\d+\s+\d+\s+\d+(\.\d+)?%)")) << r.out;
 }
 
 // Every mistake in a command line: exit 1, "blockbloom: <message>", then the
@@ -197,7 +199,7 @@ TEST(CliTest, CalcRejectsBadInput) {
 TEST(CliTest, VersionIsTheLibrarys) {
   const ToolRun r = Tool("--version");
   EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_TRUE(std::regex_match(r.out, std::regex(R"(blockbloom \d+\.\d+\.\d+\n)"))) << r.out;
+  EXPECT_TRUE(RegexMatchWhole(r.out, R"(blockbloom \d+\.\d+\.\d+\n)")) << r.out;
 }
 
 TEST(CliTest, BuildThenQueryEveryStructure) {
@@ -222,8 +224,8 @@ TEST(CliTest, BuildThenQueryEveryStructure) {
     const ToolRun a = Tool("query " + bbf + " " + absent + " --print none --absent");
     ASSERT_EQ(a.code, 0) << a.err;
     EXPECT_TRUE(a.out.empty());
-    std::smatch m;
-    ASSERT_TRUE(std::regex_search(a.err, m, std::regex(R"(measured FPR ([0-9.]+)%)"))) << a.err;
+    RegexGroups m;
+    ASSERT_TRUE(RegexSearch(a.err, R"(measured FPR ([0-9.]+)%)", &m)) << a.err;
     EXPECT_LT(std::stod(m[1]), 1.25) << structure;
     EXPECT_GT(std::stod(m[1]), 0.01) << structure;
   }
@@ -355,9 +357,8 @@ TEST(CliTest, InspectReadsBlockedAndBuiltinDatabases) {
   EXPECT_TRUE(Has(b.out, "blockbloom blocked v2, k=7")) << b.out;
   // Totals: every key was counted, ~10 bits/key, predicted FPR near the
   // model's 0.96% for 10 bits/key (per-2KiB filters are small and vary).
-  std::smatch m;
-  ASSERT_TRUE(std::regex_search(
-      b.out, m, std::regex(R"((\d+) keys, ([0-9.]+) bits/key, model FPR ([0-9.]+)%)")))
+  RegexGroups m;
+  ASSERT_TRUE(RegexSearch(b.out, R"((\d+) keys, ([0-9.]+) bits/key, model FPR ([0-9.]+)%)", &m))
       << b.out;
   EXPECT_EQ(m[1], "30000");
   // 10 bits/key plus each filter's 3-byte trailer (a filter covers 2 KiB of
@@ -370,8 +371,7 @@ TEST(CliTest, InspectReadsBlockedAndBuiltinDatabases) {
   ASSERT_EQ(l.code, 0) << l.out << l.err;
   EXPECT_TRUE(Has(l.out, "leveldb.BuiltinBloomFilter2")) << l.out;
   EXPECT_TRUE(Has(l.out, "leveldb built-in, k=6")) << l.out;
-  ASSERT_TRUE(std::regex_search(
-      l.out, m, std::regex(R"((\d+) keys, ([0-9.]+) bits/key, model FPR ([0-9.]+)%)")))
+  ASSERT_TRUE(RegexSearch(l.out, R"((\d+) keys, ([0-9.]+) bits/key, model FPR ([0-9.]+)%)", &m))
       << l.out;
   EXPECT_EQ(m[1], "30000");
   EXPECT_NEAR(std::stod(m[3]), 0.84, 0.35);  // (1 - e^(-6/10))^6 = 0.84%
@@ -402,8 +402,8 @@ TEST(CliTest, InspectCountsEntriesWithTwoByteValueLengths) {
   const ToolRun r = Tool("inspect " + db_path);
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_FALSE(Has(r.out, "DAMAGED")) << r.out;
-  std::smatch m;
-  ASSERT_TRUE(std::regex_search(r.out, m, std::regex(R"((\d+) keys, )"))) << r.out;
+  RegexGroups m;
+  ASSERT_TRUE(RegexSearch(r.out, R"((\d+) keys, )", &m)) << r.out;
   EXPECT_EQ(m[1], "3000");
   leveldb::DestroyDB(db_path, leveldb::Options());
 }
@@ -416,9 +416,8 @@ TEST(CliTest, InspectReadsCompactDatabases) {
   ASSERT_EQ(c.code, 0) << c.out << c.err;
   EXPECT_TRUE(Has(c.out, "blockbloom.Compact.v1")) << c.out;
   EXPECT_TRUE(Has(c.out, "blockbloom compact v2")) << c.out;  // format version 2
-  std::smatch m;
-  ASSERT_TRUE(std::regex_search(
-      c.out, m, std::regex(R"((\d+) keys, ([0-9.]+) bits/key, model FPR ([0-9.]+)%)")))
+  RegexGroups m;
+  ASSERT_TRUE(RegexSearch(c.out, R"((\d+) keys, ([0-9.]+) bits/key, model FPR ([0-9.]+)%)", &m))
       << c.out;
   EXPECT_EQ(m[1], "30000");
   // LevelDB's built-in's 10 bits/key plus a 3-byte trailer per filter
@@ -711,8 +710,8 @@ TEST(CliTest, InspectReportsDamagedTablesAndBadDirectories) {
   // many lengths and single-byte flips across the file.
   std::string table_name;
   const ToolRun ok = Tool("inspect " + db);
-  std::smatch m;
-  ASSERT_TRUE(std::regex_search(ok.out, m, std::regex(R"((\d+\.ldb))"))) << ok.out;
+  RegexGroups m;
+  ASSERT_TRUE(RegexSearch(ok.out, R"((\d+\.ldb))", &m)) << ok.out;
   table_name = m[1];
   const std::string table = Slurp(db + "/" + table_name);
   ASSERT_GT(table.size(), 1000u);
