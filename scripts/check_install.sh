@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # Installs blockbloom into a scratch prefix and builds a consumer project with
-# find_package(blockbloom CONFIG), with pkg-config (C++ and C), and with
-# add_subdirectory; and builds the blockbloom tool's sources against the
-# installed package.
+# find_package(blockbloom CONFIG) and with pkg-config (C++ and C); and builds
+# the blockbloom tool's sources against the installed package.
 # Also checks that the installed package names no absolute library path,
 # that the static libraries link into a shared object (position-independent),
 # that a consumer cannot include an internal header; and, where Debian's
 # python3-plyvel is installed, that the installed libblockbloom_preload.so
 # gives a plyvel program blockbloom's filters.
 #   scripts/check_install.sh [BUILD]   install from an existing build dir
-#   scripts/check_install.sh --shared  build shared libraries
-#                                      (-DBUILD_SHARED_LIBS=ON) and check those
+#                                      (else a static build made here)
+#   scripts/check_install.sh --shared  shared libraries (-DBUILD_SHARED_LIBS=ON),
+#                                      built as a project that vendors
+#                                      blockbloom does (add_subdirectory: that
+#                                      project's own program is run), then
+#                                      installed from that build and checked
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 scratch="$(mktemp -d)"
@@ -21,7 +24,22 @@ if [[ "$lib" == "--shared" ]]; then
   lib=""
   shared=ON
 fi
-if [[ -z "$lib" ]]; then
+if [[ "$shared" == ON ]]; then
+  # The consumer project with blockbloom's source tree vendored, as a user's
+  # project: no build type, so the consumer's choice (none: unoptimised)
+  # stands, which is all a check of the build wiring needs. The tool and the
+  # preload library are asked for (a subproject builds neither by default):
+  # the installed ones are checked below.
+  lib="$scratch/sub"
+  cmake -S "$here/tests/install_consumer" -B "$lib" -DUSE_SUBDIRECTORY=ON \
+    -DBLOCKBLOOM_SOURCE_DIR="$here" -DBUILD_SHARED_LIBS=ON -DBLOCKBLOOM_BUILD_TOOLS=ON \
+    -DBLOCKBLOOM_BUILD_PRELOAD=ON >/dev/null
+  if ! grep -q '^CMAKE_BUILD_TYPE:STRING=$' "$lib/CMakeCache.txt"; then
+    echo "add_subdirectory(blockbloom) set the including project's build type" >&2; exit 1
+  fi
+  cmake --build "$lib" -j"$(nproc)" >/dev/null
+  "$lib/consumer"
+elif [[ -z "$lib" ]]; then
   lib="$scratch/lib"
   # The tool is built for the preload check below (blockbloom inspect).
   # Unoptimised (a Release build with -O0): what is checked here is the
@@ -149,16 +167,3 @@ printf '#include "blocked/format.h"\nint main() { return 0; }\n' > "$scratch/int
 if g++ -std=c++17 -fsyntax-only $(pkg-config --cflags blockbloom) "$scratch/internal.cc" 2>/dev/null; then
   echo "an internal header is visible to consumers" >&2; exit 1
 fi
-# The add_subdirectory check needs no second run for a shared build.
-if [[ "$shared" == ON ]]; then exit 0; fi
-# No build type: the consumer's choice stands (blockbloom picks its default
-# only as the top-level project), so this compiles unoptimised, which is all
-# a check of the build wiring needs and half the time of -O2 -g.
-cmake -S "$here/tests/install_consumer" -B "$scratch/sub" -DUSE_SUBDIRECTORY=ON \
-  -DBLOCKBLOOM_BUILD_TESTS=OFF -DBLOCKBLOOM_BUILD_BENCH=OFF \
-  -DBLOCKBLOOM_SOURCE_DIR="$here" >/dev/null
-if ! grep -q '^CMAKE_BUILD_TYPE:STRING=$' "$scratch/sub/CMakeCache.txt"; then
-  echo "add_subdirectory(blockbloom) set the including project's build type" >&2; exit 1
-fi
-cmake --build "$scratch/sub" -j"$(nproc)" --target consumer >/dev/null
-"$scratch/sub/consumer"

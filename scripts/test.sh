@@ -5,8 +5,9 @@
 #   1. g++ RelWithDebInfo (preset ci: -O2 with line tables only), in build/ci:
 #      every unit test (ctest; with libblockbloom_preload.so under Debian's
 #      python3-plyvel), the demo and the benchmark suite in quick mode, and
-#      the install/find_package + add_subdirectory check; then a shared
-#      build (-DBUILD_SHARED_LIBS=ON), installed and checked the same way.
+#      the install/find_package check; then a shared build
+#      (-DBUILD_SHARED_LIBS=ON) as a project vendoring blockbloom builds it
+#      (add_subdirectory), installed and checked the same way.
 #   2. clang ASan+UBSan: every unit test again, every fuzz corpus replayed, and
 #      each fuzz target fuzzed for FUZZ_SECONDS (default 6); a fuzz artifact
 #      left anywhere, or an input slower than 10 s, fails the step.
@@ -45,8 +46,9 @@ step "build (g++)" bash -c "cmake --preset ci >/dev/null && cmake --build build/
 step "unit tests (g++)" ctest --test-dir build/ci --output-on-failure -j"$jobs"
 step "demo (small)" build/ci/bench/blockbloom-demo --keys=50000 --gets=5000
 step "benchmarks (quick)" scripts/bench_quick.sh build/ci
-step "install + find_package + add_subdirectory" scripts/check_install.sh build/ci
-step "shared libraries (BUILD_SHARED_LIBS=ON) + install" scripts/check_install.sh --shared
+step "install + find_package" scripts/check_install.sh build/ci
+step "add_subdirectory, shared libraries (BUILD_SHARED_LIBS=ON) + install" \
+  scripts/check_install.sh --shared
 
 step "build (clang ASan+UBSan, fuzz)" bash -c "cmake --preset asan >/dev/null && cmake --build build/asan -j$jobs"
 export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1
