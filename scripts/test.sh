@@ -9,7 +9,7 @@
 #      (-DBUILD_SHARED_LIBS=ON) as a project vendoring blockbloom builds it
 #      (add_subdirectory), installed and checked the same way.
 #   2. clang ASan+UBSan: every unit test again, every fuzz corpus replayed, and
-#      each fuzz target fuzzed for FUZZ_SECONDS (default 6); a fuzz artifact
+#      each fuzz target fuzzed for FUZZ_SECONDS (default 4); a fuzz artifact
 #      left anywhere, or an input slower than 10 s, fails the step.
 #   3. clang TSan: the concurrency tests (ctest label "tsan"; only their
 #      binaries are built, target tsan_tests).
@@ -18,7 +18,7 @@ set -uo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$here"
 jobs="$(nproc)"
-fuzz_seconds="${FUZZ_SECONDS:-6}"
+fuzz_seconds="${FUZZ_SECONDS:-4}"
 passed=0
 failed=0
 failures=()
