@@ -9,10 +9,10 @@
 # gives a plyvel program blockbloom's filters.
 #   scripts/check_install.sh [BUILD]   install from an existing build dir
 #                                      (else a static build made here)
-#   scripts/check_install.sh --shared  shared libraries (-DBUILD_SHARED_LIBS=ON),
-#                                      built as a project that vendors
-#                                      blockbloom does (add_subdirectory: that
-#                                      project's own program is run), then
+#   scripts/check_install.sh --shared  shared libraries (-DBUILD_SHARED_LIBS=ON)
+#                                      built the way a project vendoring
+#                                      blockbloom builds them (add_subdirectory;
+#                                      that project's program is run), then
 #                                      installed from that build and checked
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
