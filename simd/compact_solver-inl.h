@@ -736,12 +736,11 @@ HWY_INLINE void SolveAllColumns(const uint64_t* HWY_RESTRICT coef,
 // alternated runs; AMD EPYC Zen 3, AVX2): one multiply fewer on the path
 // from one column to the next. Columns in order 0..m-1 make each pivot
 // row's lowest bit its column, as in the row eliminations, hence the same
-// solution. The lanes
-// are then screened by the low bytes of all rows' right-hand sides at once
-// and the solution read from tables of subset xors (TinySubsetXors), not by
-// a loop over each row's keys: the compact build on AVX2 (forced, Intel
-// Xeon; compact_bench BM_CompactTargets, 2 alternated runs) 0.89x the time
-// at 8 keys, 0.93x at 6 at 10 bits/key.
+// solution. The lanes are then screened by the low bytes of all rows'
+// right-hand sides at once and the solution read from tables of subset xors
+// (TinySubsetXors), not by a loop over each row's keys: the compact build on
+// AVX2 (forced, Intel Xeon; compact_bench BM_CompactTargets, 2 alternated
+// runs) 0.89x the time at 8 keys, 0.93x at 6 at 10 bits/key.
 
 // The low 64 bits of a * b per lane: from 32 x 32 -> 64 multiplies (u64
 // lanes have no multiply of their own before AVX-512).
