@@ -55,6 +55,14 @@
 //        filter would probe (beside policy/*)
 //   floor/policy-call|hash|hash-parse-line|hash-parse-line-count   the
 //        policy's path taken apart, one piece more per row (PiecePolicy)
+//   floor/policy-uncounted   the policy without its answer counters
+//        (bench/uncounted_policy.h): policy/blockbloom less this is what
+//        counting costs where the policy counts
+//   policy-path/absent/<bytes>   the pieces above, the uncounted policy, ours
+//        and LevelDB's timed interleaved, a short batch each per iteration:
+//        each one's median (<piece>_ns) and the ratios policy_over_floor,
+//        uncounted_over_floor, policy_over_leveldb and the difference
+//        counters_ns, medians of per-iteration figures (PolicyPath)
 //   floor/build-hash-line/<n>   the floor of a blocked build: zeroed bytes,
 //        XXH3 of each key and one 64-byte OR into its line, above 256 KiB
 //        with the build's rolling prefetch window (beside build/*)
@@ -75,6 +83,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -88,6 +97,7 @@
 #include "bench_common.h"
 #include "inline_api_loop.h"
 #include "inlined_probe_loop.h"
+#include "uncounted_policy.h"
 #include "blockbloom/blocked_bloom.h"
 #include "blockbloom/leveldb_filter_policy.h"
 #include "blocked/format.h"
@@ -425,7 +435,8 @@ enum class Policy {
   kCall,
   kHash,
   kHashParseLine,
-  kHashParseLineCount
+  kHashParseLineCount,
+  kUncounted
 };
 
 void ProbePolicy(benchmark::State& state, uint64_t bytes, bool present, Policy which,
@@ -440,10 +451,12 @@ void ProbePolicy(benchmark::State& state, uint64_t bytes, bool present, Policy w
       : which == Policy::kHash               ? ThePiecePolicy<Piece::kHash>()
       : which == Policy::kHashParseLine      ? ThePiecePolicy<Piece::kHashParseLine>()
       : which == Policy::kHashParseLineCount ? ThePiecePolicy<Piece::kHashParseLineCount>()
+      : which == Policy::kUncounted          ? UncountedPolicy()
                                              : TheFloorPolicy();
   const leveldb::Slice filter(which == Policy::kLevelDb ? fx.leveldb : fx.encoded);
   // The floors answer nothing: every key counts as found.
-  if (which != Policy::kOurs && which != Policy::kTarget && which != Policy::kLevelDb) {
+  if (which != Policy::kOurs && which != Policy::kTarget && which != Policy::kLevelDb &&
+      which != Policy::kUncounted) {
     present = false;
   }
   Run(state, ps, present, [&](size_t begin, size_t count) -> uint64_t {
@@ -453,6 +466,81 @@ void ProbePolicy(benchmark::State& state, uint64_t bytes, bool present, Policy w
     }
     return c;
   });
+}
+
+// The policy's path taken apart with its pieces timed interleaved
+// (policy-path/absent/<bytes>): each iteration probes the same kPathBatch
+// absent keys with every piece, in a shuffled order, one short batch each:
+// the floor/policy-* rows (call, hash, hash-line = the floor,
+// hash-parse-line, hash-parse-line-count), the policy without its counters
+// (bench/uncounted_policy.h), ours and LevelDB's. Counters: each piece's
+// median ns per key over the iterations (<piece>_ns), and medians of
+// per-iteration ratios and differences. A shared host's speed drifts within
+// a run; batches microseconds apart see the same speed, rows timed one after
+// the other do not.
+constexpr size_t kPathBatch = 1024;
+void PolicyPath(benchmark::State& state, uint64_t bytes) {
+  Fixture& fx = GetFixture(bytes);
+  const ProbeSet& ps = fx.absent;
+  struct PathPiece {
+    const char* name;
+    const leveldb::FilterPolicy* policy;
+    const std::string* filter;
+  };
+  const PathPiece pieces[] = {
+      {"call", &ThePiecePolicy<Piece::kCall>(), &fx.encoded},
+      {"hash", &ThePiecePolicy<Piece::kHash>(), &fx.encoded},
+      {"floor", &TheFloorPolicy(), &fx.encoded},
+      {"parse", &ThePiecePolicy<Piece::kHashParseLine>(), &fx.encoded},
+      {"count", &ThePiecePolicy<Piece::kHashParseLineCount>(), &fx.encoded},
+      {"uncounted", &UncountedPolicy(), &fx.encoded},
+      {"policy", &OurPolicy(), &fx.encoded},
+      {"leveldb", &LevelDbPolicy(), &fx.leveldb},
+  };
+  constexpr size_t kPieces = sizeof(pieces) / sizeof(pieces[0]);
+  enum { kFloorAt = 2, kUncountedAt = 5, kPolicyAt = 6, kLevelDbAt = 7 };
+  std::vector<double> ns[kPieces];
+  size_t order[kPieces];
+  for (size_t i = 0; i < kPieces; ++i) order[i] = i;
+  uint64_t rng = 0x9E3779B97F4A7C15ull;
+  size_t cursor = 0;
+  uint64_t answers = 0;
+  for (auto _ : state) {
+    for (size_t i = kPieces - 1; i > 0; --i) {  // Fisher-Yates, SplitMix64 draws
+      rng = SplitMix64Of(rng);
+      std::swap(order[i], order[rng % (i + 1)]);
+    }
+    for (size_t p : order) {
+      const leveldb::FilterPolicy& policy = *pieces[p].policy;
+      const leveldb::Slice filter(*pieces[p].filter);
+      const auto begin = std::chrono::steady_clock::now();
+      for (size_t i = cursor; i < cursor + kPathBatch; ++i) {
+        answers += policy.KeyMayMatch(leveldb::Slice(ps.views[i].data(), kKeyBytes), filter);
+      }
+      const auto end = std::chrono::steady_clock::now();
+      ns[p].push_back(std::chrono::duration<double, std::nano>(end - begin).count() / kPathBatch);
+    }
+    cursor += kPathBatch;
+    if (cursor + kPathBatch > ps.size()) cursor = 0;
+  }
+  benchmark::DoNotOptimize(answers);
+  if (ns[0].empty()) return;
+  const auto median = [](std::vector<double> v) {
+    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+    return v[v.size() / 2];
+  };
+  const auto per_iteration = [&](size_t a, size_t b, bool ratio) {
+    std::vector<double> v(ns[a].size());
+    for (size_t i = 0; i < v.size(); ++i) v[i] = ratio ? ns[a][i] / ns[b][i] : ns[a][i] - ns[b][i];
+    return median(v);
+  };
+  for (size_t p = 0; p < kPieces; ++p) {
+    state.counters[std::string(pieces[p].name) + "_ns"] = median(ns[p]);
+  }
+  state.counters["policy_over_floor"] = per_iteration(kPolicyAt, kFloorAt, true);
+  state.counters["uncounted_over_floor"] = per_iteration(kUncountedAt, kFloorAt, true);
+  state.counters["counters_ns"] = per_iteration(kPolicyAt, kUncountedAt, false);
+  state.counters["policy_over_leveldb"] = per_iteration(kPolicyAt, kLevelDbAt, true);
 }
 
 void ProbeEncoded(benchmark::State& state, uint64_t bytes, bool present) {
@@ -848,6 +936,11 @@ void RegisterAll() {
         Reg("floor/policy-hash-parse-line-count" + tail, [=](benchmark::State& s) {
           ProbePolicy(s, bytes, present, Policy::kHashParseLineCount);
         });
+        Reg("floor/policy-uncounted" + tail,
+            [=](benchmark::State& s) { ProbePolicy(s, bytes, present, Policy::kUncounted); });
+        if (!present) {
+          Reg("policy-path/absent/" + sz, [=](benchmark::State& s) { PolicyPath(s, bytes); });
+        }
       }
     }
     Reg("floor/hash/absent/" + sz, [=](benchmark::State& s) { FloorHash(s, bytes); });
