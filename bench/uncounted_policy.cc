@@ -48,8 +48,8 @@ namespace bench {
 HWY_EXPORT(NewUncountedTargetPolicy);
 
 const leveldb::FilterPolicy& UncountedPolicy() {
-  static const leveldb::FilterPolicy* p = HWY_DISPATCH_TABLE(NewUncountedTargetPolicy)
-      [simd::internal::DispatchTableIndex(
+  static const leveldb::FilterPolicy* p =
+      HWY_DISPATCH_TABLE(NewUncountedTargetPolicy)[simd::internal::DispatchTableIndex(
           simd::internal::KernelTarget(simd::KernelFamily::kSingleProbe))]();
   return *p;
 }
