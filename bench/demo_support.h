@@ -302,11 +302,13 @@ inline double ResidentFraction(const std::string& dir) {
   return pages ? static_cast<double>(resident) / static_cast<double>(pages) : std::nan("");
 }
 
-// A fresh directory under $TMPDIR, removed on destruction.
+// A fresh directory under `base` (empty: $TMPDIR), removed on destruction.
 class TempDir {
  public:
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "blockbloom-demo-XXXXXX").string();
+  explicit TempDir(const std::string& base = "") {
+    const std::filesystem::path parent =
+        base.empty() ? std::filesystem::temp_directory_path() : std::filesystem::path(base);
+    std::string tmpl = (parent / "blockbloom-demo-XXXXXX").string();
     if (mkdtemp(tmpl.data()) == nullptr) Die("mkdtemp failed");
     path_ = tmpl;
   }
