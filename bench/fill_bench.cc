@@ -45,7 +45,9 @@
 ABSL_FLAG(int64_t, keys, 200000, "keys written into each database");
 ABSL_FLAG(int32_t, value_size, 100, "bytes per value");
 ABSL_FLAG(int32_t, rounds, 5, "rounds (each writes one database per policy)");
-ABSL_FLAG(double, bits_per_key, 10.0, "filter bits per key (every policy)");
+ABSL_FLAG(
+    double, bits_per_key, 10.0,
+    "filter bits per key (every policy; LevelDB's built-in takes it truncated to an integer)");
 ABSL_FLAG(std::string, dir, "",
           "where to create the databases (default: /dev/shm if writable, else $TMPDIR)");
 
@@ -107,7 +109,9 @@ int Main() {
   const int value_size = absl::GetFlag(FLAGS_value_size);
   const int rounds = absl::GetFlag(FLAGS_rounds);
   const double bits = absl::GetFlag(FLAGS_bits_per_key);
-  if (n <= 0 || value_size < 0 || rounds <= 0) Die("--keys and --rounds must be positive");
+  if (n <= 0 || value_size < 0 || rounds <= 0) {
+    Die("--keys and --rounds must be positive and --value_size not negative");
+  }
 
   std::vector<Policy> policies;
   policies.push_back({"no filter", nullptr});

@@ -498,7 +498,11 @@ void PolicyPath(benchmark::State& state, uint64_t bytes) {
       {"leveldb", &LevelDbPolicy(), &fx.leveldb},
   };
   constexpr size_t kPieces = sizeof(pieces) / sizeof(pieces[0]);
-  enum { kFloorAt = 2, kUncountedAt = 5, kPolicyAt = 6, kLevelDbAt = 7 };
+  const auto at = [&](std::string_view name) {
+    size_t p = 0;
+    while (pieces[p].name != name) ++p;  // every name asked for is in pieces
+    return p;
+  };
   std::vector<double> ns[kPieces];
   size_t order[kPieces];
   for (size_t i = 0; i < kPieces; ++i) order[i] = i;
@@ -537,10 +541,10 @@ void PolicyPath(benchmark::State& state, uint64_t bytes) {
   for (size_t p = 0; p < kPieces; ++p) {
     state.counters[std::string(pieces[p].name) + "_ns"] = median(ns[p]);
   }
-  state.counters["policy_over_floor"] = per_iteration(kPolicyAt, kFloorAt, true);
-  state.counters["uncounted_over_floor"] = per_iteration(kUncountedAt, kFloorAt, true);
-  state.counters["counters_ns"] = per_iteration(kPolicyAt, kUncountedAt, false);
-  state.counters["policy_over_leveldb"] = per_iteration(kPolicyAt, kLevelDbAt, true);
+  state.counters["policy_over_floor"] = per_iteration(at("policy"), at("floor"), true);
+  state.counters["uncounted_over_floor"] = per_iteration(at("uncounted"), at("floor"), true);
+  state.counters["counters_ns"] = per_iteration(at("policy"), at("uncounted"), false);
+  state.counters["policy_over_leveldb"] = per_iteration(at("policy"), at("leveldb"), true);
 }
 
 void ProbeEncoded(benchmark::State& state, uint64_t bytes, bool present) {

@@ -12,7 +12,7 @@ for bin in "$build"/bench/*_bench; do
   # These run as ctest tests (label "bench") with the unit tests, with their
   # own quick flags.
   case "$(basename "$bin")" in
-    filter_bench | leveldb_e2e_bench | kernel_bench | rocksdb_e2e_bench) continue ;;
+    filter_bench | leveldb_e2e_bench | kernel_bench | rocksdb_e2e_bench | fill_bench) continue ;;
   esac
   echo "== $(basename "$bin") (quick)"
   if [[ "$(basename "$bin")" == policy_matrix_bench ]]; then  # not a Google Benchmark binary
