@@ -63,6 +63,9 @@
 //        each one's median (<piece>_ns) and the ratios policy_over_floor,
 //        uncounted_over_floor, policy_over_leveldb and the difference
 //        counters_ns, medians of per-iteration figures (PolicyPath)
+//   policy-small-path/absent/<keys per filter>   the same at LevelDB's own
+//        filter sizes (the policy-small filters): the floor, the uncounted
+//        policy, ours and LevelDB's (PolicySmallPath)
 //   floor/build-hash-line/<n>   the floor of a blocked build: zeroed bytes,
 //        XXH3 of each key and one 64-byte OR into its line, above 256 KiB
 //        with the build's rolling prefetch window (beside build/*)
@@ -468,64 +471,44 @@ void ProbePolicy(benchmark::State& state, uint64_t bytes, bool present, Policy w
   });
 }
 
-// The policy's path taken apart with its pieces timed interleaved
-// (policy-path/absent/<bytes>): each iteration probes the same kPathBatch
-// absent keys with every piece, in a shuffled order, one short batch each:
-// the floor/policy-* rows (call, hash, hash-line = the floor,
-// hash-parse-line, hash-parse-line-count), the policy without its counters
-// (bench/uncounted_policy.h), ours and LevelDB's. Counters: each piece's
-// median ns per key over the iterations (<piece>_ns), and medians of
-// per-iteration ratios and differences. A shared host's speed drifts within
-// a run; batches microseconds apart see the same speed, rows timed one after
-// the other do not.
+// Pieces of a policy's path timed interleaved: each iteration runs
+// batch(p, cursor) (kPathBatch probes of the keys from `cursor`) for every
+// piece p, in a shuffled order, so that the pieces' batches are
+// microseconds apart. A shared host's speed drifts within a run; batches
+// that close see the same speed, rows timed one after the other do not.
+// Counters: each piece's median ns per key over the iterations
+// (<name>_ns), and `ratios`: {counter, a, b, is_ratio}, the median over the
+// iterations of a's time over b's (or a's less b's).
 constexpr size_t kPathBatch = 1024;
-void PolicyPath(benchmark::State& state, uint64_t bytes) {
-  Fixture& fx = GetFixture(bytes);
-  const ProbeSet& ps = fx.absent;
-  struct PathPiece {
-    const char* name;
-    const leveldb::FilterPolicy* policy;
-    const std::string* filter;
-  };
-  const PathPiece pieces[] = {
-      {"call", &ThePiecePolicy<Piece::kCall>(), &fx.encoded},
-      {"hash", &ThePiecePolicy<Piece::kHash>(), &fx.encoded},
-      {"floor", &TheFloorPolicy(), &fx.encoded},
-      {"parse", &ThePiecePolicy<Piece::kHashParseLine>(), &fx.encoded},
-      {"count", &ThePiecePolicy<Piece::kHashParseLineCount>(), &fx.encoded},
-      {"uncounted", &UncountedPolicy(), &fx.encoded},
-      {"policy", &OurPolicy(), &fx.encoded},
-      {"leveldb", &LevelDbPolicy(), &fx.leveldb},
-  };
-  constexpr size_t kPieces = sizeof(pieces) / sizeof(pieces[0]);
-  const auto at = [&](std::string_view name) {
-    size_t p = 0;
-    while (pieces[p].name != name) ++p;  // every name asked for is in pieces
-    return p;
-  };
-  std::vector<double> ns[kPieces];
-  size_t order[kPieces];
-  for (size_t i = 0; i < kPieces; ++i) order[i] = i;
+struct PathRatio {
+  const char* counter;
+  const char* a;
+  const char* b;
+  bool ratio;
+};
+template <typename Batch>
+void TimeInterleaved(benchmark::State& state, const std::vector<const char*>& names, size_t probes,
+                     const std::vector<PathRatio>& ratios, Batch&& batch) {
+  const size_t pieces = names.size();
+  std::vector<std::vector<double>> ns(pieces);
+  std::vector<size_t> order(pieces);
+  for (size_t i = 0; i < pieces; ++i) order[i] = i;
   uint64_t rng = 0x9E3779B97F4A7C15ull;
   size_t cursor = 0;
   uint64_t answers = 0;
   for (auto _ : state) {
-    for (size_t i = kPieces - 1; i > 0; --i) {  // Fisher-Yates, SplitMix64 draws
+    for (size_t i = pieces - 1; i > 0; --i) {  // Fisher-Yates, SplitMix64 draws
       rng = SplitMix64Of(rng);
       std::swap(order[i], order[rng % (i + 1)]);
     }
     for (size_t p : order) {
-      const leveldb::FilterPolicy& policy = *pieces[p].policy;
-      const leveldb::Slice filter(*pieces[p].filter);
       const auto begin = std::chrono::steady_clock::now();
-      for (size_t i = cursor; i < cursor + kPathBatch; ++i) {
-        answers += policy.KeyMayMatch(leveldb::Slice(ps.views[i].data(), kKeyBytes), filter);
-      }
+      answers += batch(p, cursor);
       const auto end = std::chrono::steady_clock::now();
       ns[p].push_back(std::chrono::duration<double, std::nano>(end - begin).count() / kPathBatch);
     }
     cursor += kPathBatch;
-    if (cursor + kPathBatch > ps.size()) cursor = 0;
+    if (cursor + kPathBatch > probes) cursor = 0;
   }
   benchmark::DoNotOptimize(answers);
   if (ns[0].empty()) return;
@@ -533,18 +516,55 @@ void PolicyPath(benchmark::State& state, uint64_t bytes) {
     std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
     return v[v.size() / 2];
   };
-  const auto per_iteration = [&](size_t a, size_t b, bool ratio) {
-    std::vector<double> v(ns[a].size());
-    for (size_t i = 0; i < v.size(); ++i) v[i] = ratio ? ns[a][i] / ns[b][i] : ns[a][i] - ns[b][i];
-    return median(v);
+  const auto at = [&](std::string_view name) {
+    size_t p = 0;
+    while (names[p] != name) ++p;  // every name asked for is a piece's
+    return p;
   };
-  for (size_t p = 0; p < kPieces; ++p) {
-    state.counters[std::string(pieces[p].name) + "_ns"] = median(ns[p]);
+  for (size_t p = 0; p < pieces; ++p) state.counters[std::string(names[p]) + "_ns"] = median(ns[p]);
+  for (const PathRatio& r : ratios) {
+    const std::vector<double>& a = ns[at(r.a)];
+    const std::vector<double>& b = ns[at(r.b)];
+    std::vector<double> v(a.size());
+    for (size_t i = 0; i < v.size(); ++i) v[i] = r.ratio ? a[i] / b[i] : a[i] - b[i];
+    state.counters[r.counter] = median(v);
   }
-  state.counters["policy_over_floor"] = per_iteration(at("policy"), at("floor"), true);
-  state.counters["uncounted_over_floor"] = per_iteration(at("uncounted"), at("floor"), true);
-  state.counters["counters_ns"] = per_iteration(at("policy"), at("uncounted"), false);
-  state.counters["policy_over_leveldb"] = per_iteration(at("policy"), at("leveldb"), true);
+}
+
+// The policy's path taken apart (policy-path/absent/<bytes>), timed
+// interleaved (TimeInterleaved) on the same absent keys: the floor/policy-*
+// rows (call, hash, hash-line = the floor, hash-parse-line,
+// hash-parse-line-count), the policy without its counters
+// (bench/uncounted_policy.h), ours and LevelDB's.
+void PolicyPath(benchmark::State& state, uint64_t bytes) {
+  Fixture& fx = GetFixture(bytes);
+  const ProbeSet& ps = fx.absent;
+  const std::vector<const char*> names = {"call",  "hash",      "floor",  "parse",
+                                          "count", "uncounted", "policy", "leveldb"};
+  const leveldb::FilterPolicy* const policies[] = {&ThePiecePolicy<Piece::kCall>(),
+                                                   &ThePiecePolicy<Piece::kHash>(),
+                                                   &TheFloorPolicy(),
+                                                   &ThePiecePolicy<Piece::kHashParseLine>(),
+                                                   &ThePiecePolicy<Piece::kHashParseLineCount>(),
+                                                   &UncountedPolicy(),
+                                                   &OurPolicy(),
+                                                   &LevelDbPolicy()};
+  const leveldb::Slice ours(fx.encoded), theirs(fx.leveldb);
+  TimeInterleaved(state, names, ps.size(),
+                  {{"policy_over_floor", "policy", "floor", true},
+                   {"uncounted_over_floor", "uncounted", "floor", true},
+                   {"counters_ns", "policy", "uncounted", false},
+                   {"policy_over_leveldb", "policy", "leveldb", true}},
+                  [&](size_t p, size_t cursor) {
+                    const leveldb::FilterPolicy& policy = *policies[p];
+                    const leveldb::Slice filter = policies[p] == &LevelDbPolicy() ? theirs : ours;
+                    uint64_t c = 0;
+                    for (size_t i = cursor; i < cursor + kPathBatch; ++i) {
+                      c +=
+                          policy.KeyMayMatch(leveldb::Slice(ps.views[i].data(), kKeyBytes), filter);
+                    }
+                    return c;
+                  });
 }
 
 void ProbeEncoded(benchmark::State& state, uint64_t bytes, bool present) {
@@ -626,6 +646,36 @@ void ProbePolicySmall(benchmark::State& state, size_t keys_per_filter, bool pres
     }
     return c;
   });
+}
+
+// The same at LevelDB's own filter sizes (policy-small-path/absent/<keys per
+// filter>): absent keys, each against a random filter of one table's filter
+// block (GetSmallFilters), timed interleaved: the floor
+// (floor/policy-hash-line), the policy without its counters, ours and
+// LevelDB's, each on its own policy's filters.
+void PolicySmallPath(benchmark::State& state, size_t keys_per_filter) {
+  const SmallFilters& sf = GetSmallFilters(keys_per_filter, false);
+  const std::vector<const char*> names = {"floor", "uncounted", "policy", "leveldb"};
+  const leveldb::FilterPolicy* const policies[] = {&TheFloorPolicy(), &UncountedPolicy(),
+                                                   &OurPolicy(), &LevelDbPolicy()};
+  TimeInterleaved(state, names, sf.probes.size(),
+                  {{"policy_over_floor", "policy", "floor", true},
+                   {"uncounted_over_floor", "uncounted", "floor", true},
+                   {"counters_ns", "policy", "uncounted", false},
+                   {"policy_over_leveldb", "policy", "leveldb", true}},
+                  [&](size_t p, size_t cursor) {
+                    const leveldb::FilterPolicy& policy = *policies[p];
+                    const bool leveldb = policies[p] == &LevelDbPolicy();
+                    const char* block = leveldb ? sf.leveldb.data() : sf.ours.data();
+                    const uint32_t* at = leveldb ? sf.leveldb_at.data() : sf.ours_at.data();
+                    uint64_t c = 0;
+                    for (size_t i = cursor; i < cursor + kPathBatch; ++i) {
+                      const uint32_t f = sf.which[i];
+                      c += policy.KeyMayMatch(leveldb::Slice(sf.probes.key(i), kKeyBytes),
+                                              leveldb::Slice(block + at[f], at[f + 1] - at[f]));
+                    }
+                    return c;
+                  });
 }
 
 void FloorHash(benchmark::State& state, uint64_t bytes) {
@@ -998,6 +1048,8 @@ void RegisterAll() {
       Reg("policy-small/floor" + tail,
           [=](benchmark::State& s) { ProbePolicySmall(s, per, present, true, &TheFloorPolicy()); });
     }
+    Reg("policy-small-path/absent/" + std::to_string(per),
+        [=](benchmark::State& s) { PolicySmallPath(s, per); });
   }
   // 1-8: LevelDB's filters of tables with values of a few KiB (one or two
   // keys per 2 KiB of data), where a build's fixed cost shows; 20 and 100:

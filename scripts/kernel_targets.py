@@ -71,6 +71,7 @@ def main():
     for path in sys.argv[1:]:  # several runs (one per size): rows of each
         ns.update(load(path))
         path_counters.update(load_counters(path, "policy-path/"))
+        path_counters.update(load_counters(path, "policy-small-path/"))
     rows = []
 
     def row(target, detail, value, bound, lower_is_better=True):
@@ -206,8 +207,11 @@ def main():
     # 8. The same, timed interleaved (policy-path/absent/<bytes>: every piece
     #    on the same keys within microseconds, medians of per-iteration
     #    ratios), the figure to trust on a host whose speed drifts.
-    for size in (16 * KIB, MIB):
-        c = path_counters.get(f"policy-path/absent/{size}")
+    #    At LevelDB's own filter sizes too (policy-small-path/absent/<keys>).
+    paths = [(f"policy-path/absent/{size}", f"{size // KIB} KiB") for size in (16 * KIB, MIB)]
+    paths += [(f"policy-small-path/absent/{keys}", f"{keys}-key filters") for keys in (20, 100)]
+    for name, label in paths:
+        c = path_counters.get(name)
         if not c or "policy_over_floor" not in c:
             continue
         pieces = []
@@ -218,7 +222,7 @@ def main():
                 pieces.append(f"{piece} {v:.2f} ({v - last:+.2f})")
                 last = v
         row("policy KeyMayMatch / its floor <= 1.4, interleaved",
-            f"{size // KIB} KiB absent: {'; '.join(pieces)}; counters "
+            f"{label} absent: {'; '.join(pieces)}; counters "
             f"{c.get('counters_ns', 0.0):.2f} ns, without them "
             f"{c.get('uncounted_over_floor', 0.0):.3f}x the floor; LevelDB's "
             f"{c.get('leveldb_ns', 0.0):.2f} ns",
