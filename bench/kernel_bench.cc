@@ -626,6 +626,21 @@ const SmallFilters& GetSmallFilters(size_t keys_per_filter, bool present) {
   return *sf;
 }
 
+// How many of probes [begin, begin + count) `policy` answers "may match",
+// each against its filter in our filter block (ours) or LevelDB's.
+uint64_t ProbeSmall(const SmallFilters& sf, const leveldb::FilterPolicy& policy, bool ours,
+                    size_t begin, size_t count) {
+  const char* block = ours ? sf.ours.data() : sf.leveldb.data();
+  const uint32_t* at = ours ? sf.ours_at.data() : sf.leveldb_at.data();
+  uint64_t c = 0;
+  for (size_t i = begin; i < begin + count; ++i) {
+    const uint32_t f = sf.which[i];
+    c += policy.KeyMayMatch(leveldb::Slice(sf.probes.key(i), kKeyBytes),
+                            leveldb::Slice(block + at[f], at[f + 1] - at[f]));
+  }
+  return c;
+}
+
 // reader: LevelDB's policy, or the migrating one (both on LevelDB's filters).
 void ProbePolicySmall(benchmark::State& state, size_t keys_per_filter, bool present, bool ours,
                       const leveldb::FilterPolicy* reader = nullptr) {
@@ -633,18 +648,10 @@ void ProbePolicySmall(benchmark::State& state, size_t keys_per_filter, bool pres
   const leveldb::FilterPolicy& policy = reader != nullptr ? *reader
                                         : ours            ? OurPolicy()
                                                           : LevelDbPolicy();
-  const char* block = ours ? sf.ours.data() : sf.leveldb.data();
-  const uint32_t* at = ours ? sf.ours_at.data() : sf.leveldb_at.data();
   // The floor answers nothing: every key counts as found.
   if (reader == &TheFloorPolicy()) present = false;
   Run(state, sf.probes, present, [&](size_t begin, size_t count) -> uint64_t {
-    uint64_t c = 0;
-    for (size_t i = begin; i < begin + count; ++i) {
-      const uint32_t f = sf.which[i];
-      c += policy.KeyMayMatch(leveldb::Slice(sf.probes.key(i), kKeyBytes),
-                              leveldb::Slice(block + at[f], at[f + 1] - at[f]));
-    }
-    return c;
+    return ProbeSmall(sf, policy, ours, begin, count);
   });
 }
 
@@ -664,17 +671,8 @@ void PolicySmallPath(benchmark::State& state, size_t keys_per_filter) {
                    {"counters_ns", "policy", "uncounted", false},
                    {"policy_over_leveldb", "policy", "leveldb", true}},
                   [&](size_t p, size_t cursor) {
-                    const leveldb::FilterPolicy& policy = *policies[p];
-                    const bool leveldb = policies[p] == &LevelDbPolicy();
-                    const char* block = leveldb ? sf.leveldb.data() : sf.ours.data();
-                    const uint32_t* at = leveldb ? sf.leveldb_at.data() : sf.ours_at.data();
-                    uint64_t c = 0;
-                    for (size_t i = cursor; i < cursor + kPathBatch; ++i) {
-                      const uint32_t f = sf.which[i];
-                      c += policy.KeyMayMatch(leveldb::Slice(sf.probes.key(i), kKeyBytes),
-                                              leveldb::Slice(block + at[f], at[f + 1] - at[f]));
-                    }
-                    return c;
+                    return ProbeSmall(sf, *policies[p], policies[p] != &LevelDbPolicy(), cursor,
+                                      kPathBatch);
                   });
 }
 
