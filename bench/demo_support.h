@@ -130,6 +130,12 @@ class CountingPolicy final : public leveldb::FilterPolicy {
       positives_{0};
 };
 
+// Makes key i's value (every eighth byte from the key number) out of a
+// value of 'v's, so that blocks do not compress to nothing.
+inline void VaryValue(int64_t i, std::string* value) {
+  for (size_t j = 0; j < value->size(); j += 8) (*value)[j] = static_cast<char>('a' + (i + j) % 26);
+}
+
 // What the demo needs of a database: plain leveldb::DB or FilteredDB.
 struct Store {
   std::function<leveldb::Status(leveldb::WriteBatch*)> write;
@@ -146,8 +152,7 @@ inline void Load(const Store& db, int64_t n, int value_size, const std::string& 
   for (int64_t start = 0; start < n; start += kBatch) {
     leveldb::WriteBatch batch;
     for (int64_t i = start; i < std::min(n, start + kBatch); ++i) {
-      // Vary values so blocks do not compress to nothing.
-      for (size_t j = 0; j < value.size(); j += 8) value[j] = static_cast<char>('a' + (i + j) % 26);
+      VaryValue(i, &value);
       batch.Put(DemoKey(i, true), value);
     }
     leveldb::Status s = db.write(&batch);

@@ -82,8 +82,7 @@ Round Fill(const std::string& dir, const leveldb::FilterPolicy* base,
   const leveldb::WriteOptions write_options;
   const auto start = std::chrono::steady_clock::now();
   for (int64_t i : order) {
-    // Values vary, so that blocks do not compress to nothing.
-    for (size_t j = 0; j < value.size(); j += 8) value[j] = static_cast<char>('a' + (i + j) % 26);
+    VaryValue(i, &value);
     s = db->Put(write_options, DemoKey(i, true), value);
     if (!s.ok()) Die("put: " + s.ToString());
   }
@@ -164,9 +163,9 @@ int Main() {
       vs_none.push_back(x.total_ns / runs[kNone][static_cast<size_t>(r)].total_ns);
       vs_builtin.push_back(x.total_ns / runs[kBuiltin][static_cast<size_t>(r)].total_ns);
       if (x.stats.keys > 0) {
-        const double per_key = x.stats.NanosPerKey(timer_ns);
-        build.push_back(per_key * static_cast<double>(x.stats.keys) / static_cast<double>(n));
-        share.push_back(per_key * static_cast<double>(x.stats.keys) / x.total_ns);
+        const double build_ns = x.stats.NanosPerKey(timer_ns) * static_cast<double>(x.stats.keys);
+        build.push_back(build_ns / static_cast<double>(n));
+        share.push_back(build_ns / x.total_ns);
         keys_per_filter = x.stats.KeysPerFilter();
       }
     }

@@ -442,6 +442,17 @@ enum class Policy {
   kUncounted
 };
 
+// How many of keys [begin, begin + count) of `ps` `policy` answers "may
+// match" on `filter`.
+uint64_t ProbeKeys(const ProbeSet& ps, const leveldb::FilterPolicy& policy,
+                   const leveldb::Slice& filter, size_t begin, size_t count) {
+  uint64_t c = 0;
+  for (size_t i = begin; i < begin + count; ++i) {
+    c += policy.KeyMayMatch(leveldb::Slice(ps.views[i].data(), kKeyBytes), filter);
+  }
+  return c;
+}
+
 void ProbePolicy(benchmark::State& state, uint64_t bytes, bool present, Policy which,
                  int64_t target = 0) {
   Fixture& fx = GetFixture(bytes);
@@ -463,11 +474,7 @@ void ProbePolicy(benchmark::State& state, uint64_t bytes, bool present, Policy w
     present = false;
   }
   Run(state, ps, present, [&](size_t begin, size_t count) -> uint64_t {
-    uint64_t c = 0;
-    for (size_t i = begin; i < begin + count; ++i) {
-      c += policy.KeyMayMatch(leveldb::Slice(ps.views[i].data(), kKeyBytes), filter);
-    }
-    return c;
+    return ProbeKeys(ps, policy, filter, begin, count);
   });
 }
 
@@ -486,6 +493,12 @@ struct PathRatio {
   const char* b;
   bool ratio;
 };
+// What the policy-path rows report beside each piece's time.
+const std::vector<PathRatio> kPolicyPathRatios = {
+    {"policy_over_floor", "policy", "floor", true},
+    {"uncounted_over_floor", "uncounted", "floor", true},
+    {"counters_ns", "policy", "uncounted", false},
+    {"policy_over_leveldb", "policy", "leveldb", true}};
 template <typename Batch>
 void TimeInterleaved(benchmark::State& state, const std::vector<const char*>& names, size_t probes,
                      const std::vector<PathRatio>& ratios, Batch&& batch) {
@@ -550,21 +563,10 @@ void PolicyPath(benchmark::State& state, uint64_t bytes) {
                                                    &OurPolicy(),
                                                    &LevelDbPolicy()};
   const leveldb::Slice ours(fx.encoded), theirs(fx.leveldb);
-  TimeInterleaved(state, names, ps.size(),
-                  {{"policy_over_floor", "policy", "floor", true},
-                   {"uncounted_over_floor", "uncounted", "floor", true},
-                   {"counters_ns", "policy", "uncounted", false},
-                   {"policy_over_leveldb", "policy", "leveldb", true}},
-                  [&](size_t p, size_t cursor) {
-                    const leveldb::FilterPolicy& policy = *policies[p];
-                    const leveldb::Slice filter = policies[p] == &LevelDbPolicy() ? theirs : ours;
-                    uint64_t c = 0;
-                    for (size_t i = cursor; i < cursor + kPathBatch; ++i) {
-                      c +=
-                          policy.KeyMayMatch(leveldb::Slice(ps.views[i].data(), kKeyBytes), filter);
-                    }
-                    return c;
-                  });
+  TimeInterleaved(state, names, ps.size(), kPolicyPathRatios, [&](size_t p, size_t cursor) {
+    return ProbeKeys(ps, *policies[p], policies[p] == &LevelDbPolicy() ? theirs : ours, cursor,
+                     kPathBatch);
+  });
 }
 
 void ProbeEncoded(benchmark::State& state, uint64_t bytes, bool present) {
@@ -665,15 +667,9 @@ void PolicySmallPath(benchmark::State& state, size_t keys_per_filter) {
   const std::vector<const char*> names = {"floor", "uncounted", "policy", "leveldb"};
   const leveldb::FilterPolicy* const policies[] = {&TheFloorPolicy(), &UncountedPolicy(),
                                                    &OurPolicy(), &LevelDbPolicy()};
-  TimeInterleaved(state, names, sf.probes.size(),
-                  {{"policy_over_floor", "policy", "floor", true},
-                   {"uncounted_over_floor", "uncounted", "floor", true},
-                   {"counters_ns", "policy", "uncounted", false},
-                   {"policy_over_leveldb", "policy", "leveldb", true}},
-                  [&](size_t p, size_t cursor) {
-                    return ProbeSmall(sf, *policies[p], policies[p] != &LevelDbPolicy(), cursor,
-                                      kPathBatch);
-                  });
+  TimeInterleaved(state, names, sf.probes.size(), kPolicyPathRatios, [&](size_t p, size_t cursor) {
+    return ProbeSmall(sf, *policies[p], policies[p] != &LevelDbPolicy(), cursor, kPathBatch);
+  });
 }
 
 void FloorHash(benchmark::State& state, uint64_t bytes) {

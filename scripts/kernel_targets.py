@@ -19,49 +19,41 @@ import sys
 KIB, MIB, GIB = 1024, 1024 * 1024, 1024 * 1024 * 1024
 
 
-def load(path):
-    """name -> ns per key (the median aggregate if present, else the run);
-    benchmarks without a per-key counter (create/tiny) give CPU ns per call."""
+def records(path):
+    """name -> the run's JSON record: its median aggregate if the run has
+    repetitions, else the run itself."""
     with open(path) as f:
         runs = json.load(f)["benchmarks"]
     plain, median = {}, {}
     for r in runs:
-        if "ns_per_key" in r:
-            value = float(r["ns_per_key"])
-        elif r.get("time_unit") == "ns" and "cpu_time" in r:
-            value = float(r["cpu_time"])
-        else:
-            continue
         if r.get("run_type") == "aggregate":
             if r.get("aggregate_name") == "median":
-                median[r["run_name"]] = value
+                median[r["run_name"]] = r
         else:
-            plain.setdefault(r["run_name"], value)
+            plain.setdefault(r["run_name"], r)
     plain.update(median)
     return plain
 
 
-def load_counters(path, prefix):
-    """name -> {counter: value} of the benchmarks named prefix*: the median
-    aggregate's counters if present, else the run's."""
-    with open(path) as f:
-        runs = json.load(f)["benchmarks"]
-    skip = {"iterations", "real_time", "cpu_time", "repetitions", "repetition_index",
-            "threads", "family_index", "per_family_instance_index"}
-    plain, median = {}, {}
-    for r in runs:
-        name = r.get("run_name", r.get("name", ""))
-        if not name.startswith(prefix):
-            continue
-        counters = {k: float(v) for k, v in r.items()
-                    if isinstance(v, (int, float)) and k not in skip}
-        if r.get("run_type") == "aggregate":
-            if r.get("aggregate_name") == "median":
-                median[name] = counters
-        else:
-            plain.setdefault(name, counters)
-    plain.update(median)
-    return plain
+def ns_per_key(record):
+    """The record's ns per key; benchmarks without a per-key counter
+    (create/tiny) give CPU ns per call; None for neither."""
+    if "ns_per_key" in record:
+        return float(record["ns_per_key"])
+    if record.get("time_unit") == "ns" and "cpu_time" in record:
+        return float(record["cpu_time"])
+    return None
+
+
+# A record's fields that are not its counters.
+NOT_COUNTERS = {"iterations", "real_time", "cpu_time", "repetitions", "repetition_index",
+                "threads", "family_index", "per_family_instance_index"}
+
+
+def counters(record):
+    """The record's counters, by name."""
+    return {k: float(v) for k, v in record.items()
+            if isinstance(v, (int, float)) and k not in NOT_COUNTERS}
 
 
 def main():
@@ -69,9 +61,12 @@ def main():
         sys.exit(__doc__)
     ns, path_counters = {}, {}
     for path in sys.argv[1:]:  # several runs (one per size): rows of each
-        ns.update(load(path))
-        path_counters.update(load_counters(path, "policy-path/"))
-        path_counters.update(load_counters(path, "policy-small-path/"))
+        for name, record in records(path).items():
+            value = ns_per_key(record)
+            if value is not None:
+                ns[name] = value
+            if name.startswith(("policy-path/", "policy-small-path/")):
+                path_counters[name] = counters(record)
     rows = []
 
     def row(target, detail, value, bound, lower_is_better=True):

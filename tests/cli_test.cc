@@ -11,8 +11,8 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <sstream>
 #include <string>
