@@ -11,9 +11,10 @@
 #                                      (else a static build made here)
 #   scripts/check_install.sh --shared  shared libraries (-DBUILD_SHARED_LIBS=ON)
 #                                      built the way a project vendoring
-#                                      blockbloom builds them (add_subdirectory;
-#                                      that project's program is run), then
-#                                      installed from that build and checked
+#                                      blockbloom builds them (add_subdirectory,
+#                                      a unity build; that project's program
+#                                      is run), then installed from that build
+#                                      and checked
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 scratch="$(mktemp -d)"
@@ -29,11 +30,15 @@ if [[ "$shared" == ON ]]; then
   # project: no build type, so the consumer's choice (none: unoptimised)
   # stands, which is all a check of the build wiring needs. The tool and the
   # preload library are asked for (a subproject builds neither by default):
-  # the installed ones are checked below.
+  # the installed ones are checked below. A unity build (CMAKE_UNITY_BUILD),
+  # as large projects set for all they build: blockbloom's sources must
+  # compile batched together (no two of a target's sources may define the
+  # same internal name; the Highway per-target sources are left out of the
+  # batches, see bb_highway_per_target).
   lib="$scratch/sub"
   cmake -S "$here/tests/install_consumer" -B "$lib" -DUSE_SUBDIRECTORY=ON \
     -DBLOCKBLOOM_SOURCE_DIR="$here" -DBUILD_SHARED_LIBS=ON -DBLOCKBLOOM_BUILD_TOOLS=ON \
-    -DBLOCKBLOOM_BUILD_PRELOAD=ON >/dev/null
+    -DBLOCKBLOOM_BUILD_PRELOAD=ON -DCMAKE_UNITY_BUILD=ON >/dev/null
   if ! grep -q '^CMAKE_BUILD_TYPE:STRING=$' "$lib/CMakeCache.txt"; then
     echo "add_subdirectory(blockbloom) set the including project's build type" >&2; exit 1
   fi

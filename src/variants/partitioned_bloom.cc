@@ -18,8 +18,8 @@ namespace {
 
 // Trailer (variants/probes.h): [slice bits: u64 LE][k: u8][reserved: u8 = 0][version: u8][marker:
 // u8].
-constexpr uint8_t kMarker = 0xB6;
-constexpr uint8_t kVersion = 1;
+constexpr uint8_t kPartitionedMarker = 0xB6;
+constexpr uint8_t kPartitionedVersion = 1;
 
 }  // namespace
 
@@ -105,14 +105,15 @@ double PartitionedBloomFilter::PredictedFpr() const {
 }
 
 std::string PartitionedBloomFilter::Serialize() const {
-  return variants::EncodeWithTrailer(
-      data(), num_bytes(), {slice_bits(), num_probes(), /*reserved=*/0}, kVersion, kMarker);
+  return variants::EncodeWithTrailer(data(), num_bytes(),
+                                     {slice_bits(), num_probes(), /*reserved=*/0},
+                                     kPartitionedVersion, kPartitionedMarker);
 }
 
 absl::StatusOr<PartitionedBloomFilter> PartitionedBloomFilter::Deserialize(
     std::string_view encoded) {
   return variants::DecodeBitArrayFilter<PartitionedBloomFilter>(
-      encoded, "partitioned filter", kVersion, kMarker,
+      encoded, "partitioned filter", kPartitionedVersion, kPartitionedMarker,
       [](const variants::Trailer& t) -> absl::StatusOr<uint64_t> {
         if (t.byte9 != 0) return absl::DataLossError("partitioned filter: reserved byte set");
         const uint64_t k = static_cast<uint64_t>(t.num_probes);

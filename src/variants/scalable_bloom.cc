@@ -22,8 +22,8 @@ namespace {
 //   trailer: version u8 | marker u8
 constexpr size_t kHeaderSize = 40;
 constexpr size_t kStageHeaderSize = 24;
-constexpr uint8_t kMarker = 0xB7;
-constexpr uint8_t kVersion = 1;
+constexpr uint8_t kScalableMarker = 0xB7;
+constexpr uint8_t kScalableVersion = 1;
 // 2^62 keys per stage: far beyond memory; also keeps c_0 * s^i finite.
 constexpr double kMaxCapacity = 4.611686018427387904e18;
 
@@ -178,8 +178,8 @@ std::string ScalableBloomFilter::Serialize() const {
     internal::PutFixed64(&out, bits.size());
     out += bits;
   }
-  out.push_back(static_cast<char>(kVersion));
-  out.push_back(static_cast<char>(kMarker));
+  out.push_back(static_cast<char>(kScalableVersion));
+  out.push_back(static_cast<char>(kScalableMarker));
   return out;
 }
 
@@ -187,10 +187,10 @@ absl::StatusOr<ScalableBloomFilter> ScalableBloomFilter::Deserialize(std::string
   if (encoded.size() < kHeaderSize + 2) {
     return absl::DataLossError("scalable filter: shorter than its header");
   }
-  if (static_cast<uint8_t>(encoded.back()) != kMarker) {
+  if (static_cast<uint8_t>(encoded.back()) != kScalableMarker) {
     return absl::DataLossError("scalable filter: wrong marker byte");
   }
-  if (static_cast<uint8_t>(encoded[encoded.size() - 2]) != kVersion) {
+  if (static_cast<uint8_t>(encoded[encoded.size() - 2]) != kScalableVersion) {
     return absl::DataLossError("scalable filter: unknown version");
   }
   const char* p = encoded.data();

@@ -16,8 +16,8 @@ namespace blockbloom {
 namespace {
 
 // Trailer (variants/probes.h): [m: u64 LE][k: u8][scheme: u8][version: u8][marker: u8].
-constexpr uint8_t kMarker = 0xB5;
-constexpr uint8_t kVersion = 1;
+constexpr uint8_t kStandardMarker = 0xB5;
+constexpr uint8_t kStandardVersion = 1;
 
 }  // namespace
 
@@ -135,12 +135,12 @@ double StandardBloomFilter::PredictedFpr() const {
 std::string StandardBloomFilter::Serialize() const {
   return variants::EncodeWithTrailer(data(), num_bytes(),
                                      {num_bits(), num_probes(), static_cast<uint8_t>(scheme())},
-                                     kVersion, kMarker);
+                                     kStandardVersion, kStandardMarker);
 }
 
 absl::StatusOr<StandardBloomFilter> StandardBloomFilter::Deserialize(std::string_view encoded) {
   return variants::DecodeBitArrayFilter<StandardBloomFilter>(
-      encoded, "standard filter", kVersion, kMarker,
+      encoded, "standard filter", kStandardVersion, kStandardMarker,
       [](const variants::Trailer& t) -> absl::StatusOr<uint64_t> {
         if (!variants::IsKnownScheme(t.byte9)) {
           return absl::DataLossError("standard filter: unknown hash scheme");
