@@ -4,7 +4,7 @@
 #   scripts/fuzz.sh replay [BUILD]          run every corpus input once (CI)
 #   scripts/fuzz.sh run SECONDS [BUILD]     fuzz each target SECONDS, merge new
 #                                           inputs into fuzz/corpus/<target>/
-#   scripts/fuzz.sh ci SECONDS [BUILD]      fuzz each target SECONDS, keep nothing
+#   scripts/fuzz.sh ci SECONDS [BUILD]      fuzz each target SECONDS, keep nothing (CI)
 #   scripts/fuzz.sh run 600 && git add fuzz/corpus   # a long local session
 #
 # BUILD defaults to build/asan (cmake --preset asan && cmake --build build/asan).
@@ -17,6 +17,10 @@
 # FUZZ_UNIT_SECONDS (default 10 s under ASan+UBSan; the slowest corpus input
 # takes well under 1 s): libFuzzer's -timeout turns a slower one into a failure.
 # A crash: add its input to the corpus and a test.
+# `run` and `ci` replay the target's corpus too: libFuzzer executes every
+# corpus input, whole (-max_len is at least the largest), before it mutates
+# any, and that time counts in SECONDS (a corpus slower to replay than
+# SECONDS is replayed and not fuzzed further).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 mode="${1:?usage: fuzz.sh replay|run [SECONDS] [BUILD]}"
@@ -67,16 +71,25 @@ fuzz_one() {
     run|ci)
       echo "== fuzz $t for ${seconds}s"
       fresh=$(mktemp -d)
+      # New inputs up to 4 KiB; corpus inputs are never cut to it.
+      max_len=$(find "$corpus" -type f -printf '%s\n' | sort -n | tail -1)
+      max_len=$(( ${max_len:-0} > 4096 ? max_len : 4096 ))
+      log=$(mktemp)
+      local rc=0
       (cd "$artifacts" && "$bin" "${common[@]}" -max_total_time="$seconds" -print_final_stats=1 \
-          -max_len=4096 "$fresh" "$corpus" 2>&1 | grep -E "^(#[0-9]+[[:space:]]+DONE|stat::|==|SUMMARY)|ERROR" ) || true
-      if [[ "$mode" == run ]]; then
+          -max_len="$max_len" "$fresh" "$corpus") >"$log" 2>&1 || rc=$?
+      grep -E "^(INFO: seed|#[0-9]+[[:space:]]+(INITED|DONE)|stat::|==|SUMMARY)|ERROR" "$log" || true
+      if [[ "$mode" == run && "$rc" == 0 ]]; then
         (cd "$artifacts" && "$bin" -merge=1 "$corpus" "$fresh" >/dev/null 2>&1)
       fi
       rm -rf "$fresh"
-      if ! check_artifacts; then
-        echo "fuzzing $t found a failure"
+      if [[ "$rc" != 0 ]] || ! check_artifacts; then
+        [[ "$rc" != 0 ]] && tail -n 40 "$log"
+        rm -f "$log"
+        echo "fuzzing $t FAILED (exit status $rc)"
         return 1
       fi
+      rm -f "$log"
       ;;
     *) echo "unknown mode $mode" >&2; return 2 ;;
   esac

@@ -8,9 +8,10 @@
 #      the install/find_package check; then a shared build
 #      (-DBUILD_SHARED_LIBS=ON) as a project vendoring blockbloom builds it
 #      (add_subdirectory), installed and checked the same way.
-#   2. clang ASan+UBSan: every unit test again, every fuzz corpus replayed, and
-#      each fuzz target fuzzed for FUZZ_SECONDS (default 4); a fuzz artifact
-#      left anywhere, or an input slower than 10 s, fails the step.
+#   2. clang ASan+UBSan: every unit test again, then each fuzz target run on
+#      its corpus (every input replayed first) for FUZZ_SECONDS (default 4); a
+#      fuzz artifact left anywhere, or an input slower than 10 s, fails the
+#      step.
 #   3. clang TSan: the concurrency tests (ctest label "tsan"; only their
 #      binaries are built, target tsan_tests).
 # Ends with one line "N passed, N failed" counting the steps.
@@ -54,8 +55,8 @@ step "build (clang ASan+UBSan, fuzz)" bash -c "cmake --preset asan >/dev/null &&
 export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 step "unit tests (ASan+UBSan)" ctest --test-dir build/asan --output-on-failure -j"$jobs"
-step "fuzz corpus replay" env FUZZ_JOBS="$jobs" scripts/fuzz.sh replay build/asan
-step "fuzz ${fuzz_seconds}s per target" env FUZZ_JOBS="$jobs" scripts/fuzz.sh ci "$fuzz_seconds" build/asan
+step "fuzz corpus replay + ${fuzz_seconds}s per target" \
+  env FUZZ_JOBS="$jobs" scripts/fuzz.sh ci "$fuzz_seconds" build/asan
 
 step "build (clang TSan)" bash -c "cmake --preset tsan >/dev/null && cmake --build build/tsan -j$jobs --target tsan_tests"
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$here/tests/tsan.supp"
