@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # README command 2 (and all of CI, through .ci/run): install what is missing,
-# build and run every test. 13-14 minutes on 2 cores of an AMD EPYC Zen 3 guest.
+# build and run every test. 12-14 minutes on 2 cores of an AMD EPYC Zen 3 guest.
 #   0. clang-format check of every source.
 #   1. g++ RelWithDebInfo (preset ci: -O2 with line tables only), in build/ci:
 #      every unit test (ctest; with libblockbloom_preload.so under Debian's
