@@ -10,20 +10,26 @@ Every ratio divides two figures of the same run (medians when the run has
 repetitions), so a noisy machine moves both sides together. Prints one line per
 target: the figures, the ratio, the bound and whether it is met. Rows whose
 benchmarks are not in the file (1 GiB without --big, 128 MiB with --quick) are
-skipped. Each target is stated beside its computation in main(); the bench's
+skipped. Then the check of the dispatch rule (simd/targets.cc) on a CPU with
+AVX-512: each kernel family's target against AVX2, from the per-target rows
+(and the compact build's, from a compact_bench run of BM_CompactTargets given
+after the kernel_bench run; scripts/kernel_bench.sh passes both). Each target is stated beside its computation in main(); the bench's
 names are documented at the top of bench/kernel_bench.cc.
 """
 import json
 import sys
 
 KIB, MIB, GIB = 1024, 1024 * 1024, 1024 * 1024 * 1024
+# simd::kPrefetchMinBytes: the batch probe's in-cache family ends here.
+PREFETCH_MIN_BYTES = 256 * KIB
 
 
 def records(path):
-    """name -> the run's JSON record: its median aggregate if the run has
-    repetitions, else the run itself."""
+    """(name -> the run's JSON record: its median aggregate if the run has
+    repetitions, else the run itself; the run's context)."""
     with open(path) as f:
-        runs = json.load(f)["benchmarks"]
+        run = json.load(f)
+    runs = run["benchmarks"]
     plain, median = {}, {}
     for r in runs:
         if r.get("run_type") == "aggregate":
@@ -32,7 +38,30 @@ def records(path):
         else:
             plain.setdefault(r["run_name"], r)
     plain.update(median)
-    return plain
+    return plain, run.get("context", {})
+
+
+# simd::KernelFamily, as the bench's context names each one's target
+# ("kernel_targets": "single probe AVX2, batch probe in cache AVX2, out of
+# cache AVX3, build AVX3").
+FAMILIES = (("single probe", "single probe"), ("batch probe in cache", "batch probe in cache"),
+            ("out of cache", "batch probe out of cache"), ("build", "build"))
+
+
+def dispatched(context):
+    """family -> the target its kernels run on in this run: the bench's
+    kernel_targets context, or for a run made before it (when every family
+    ran on Highway's best target) that target for all; {} if neither."""
+    text = context.get("kernel_targets")
+    if text:
+        out = {}
+        for part in text.split(", "):
+            for prefix, family in FAMILIES:
+                if part.startswith(prefix + " "):
+                    out[family] = part[len(prefix) + 1:]
+        return out
+    best = context.get("highway_best_target")
+    return {family: best for _, family in FAMILIES} if best else {}
 
 
 def ns_per_key(record):
@@ -59,13 +88,15 @@ def counters(record):
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
-    ns, path_counters = {}, {}
+    ns, path_counters, targets = {}, {}, {}
     for path in sys.argv[1:]:  # several runs (one per size): rows of each
-        for name, record in records(path).items():
+        by_name, context = records(path)
+        targets = targets or dispatched(context)
+        for name, record in by_name.items():
             value = ns_per_key(record)
             if value is not None:
                 ns[name] = value
-            if name.startswith(("policy-path/", "policy-small-path/")):
+            if name.startswith(("policy-path/", "policy-small-path/", "BM_CompactTargets/")):
                 path_counters[name] = counters(record)
     rows = []
 
@@ -257,6 +288,63 @@ def main():
         for line in lines:
             print(line)
 
+    # The dispatch rule (simd/targets.cc): each family runs on a target
+    # measured at least as fast as AVX2 on this machine, or on AVX2. For each
+    # family whose target is an AVX-512 one: its time over AVX2's on each of
+    # the family's rows, and the family's verdict on the median of those
+    # ratios (single rows of one run move by several percent; a run with
+    # --benchmark_repetitions=7 is the check).
+    checks = {}
+    family_rows = (("single probe", "single probe from a hash", "hash/target-{t}/{kind}/{size}",
+                    lambda size: True),
+                   ("single probe", "policy KeyMayMatch", "policy/target-{t}/{kind}/{size}",
+                    lambda size: True),
+                   ("batch probe in cache", "batch probe", "batch/target-{t}/T2/w64/{kind}/{size}",
+                    lambda size: size <= PREFETCH_MIN_BYTES),
+                   ("batch probe out of cache", "batch probe",
+                    "batch/target-{t}/T2/w64/{kind}/{size}",
+                    lambda size: size > PREFETCH_MIN_BYTES))
+    for family, label, pattern, applies in family_rows:
+        t = targets.get(family)
+        if t not in ("AVX3", "AVX3_DL"):
+            continue
+        for size in (16 * KIB, MIB, 128 * MIB, GIB):
+            for kind in ("absent", "present"):
+                avx2 = ns.get(pattern.format(t="AVX2", kind=kind, size=size))
+                v = ns.get(pattern.format(t=t, kind=kind, size=size))
+                if applies(size) and avx2 and v:
+                    checks.setdefault(f"{family} on {t}", []).append(
+                        (f"{label}, {size // KIB} KiB {kind}: {v:.2f} / {avx2:.2f} ns", v / avx2))
+    t = targets.get("build")
+    if t in ("AVX3", "AVX3_DL"):
+        for n in (1, 2, 4, 8, 20, 100, 10_000, 1_000_000, 13_421_773):
+            avx2 = ns.get(f"build/bbpolicy-target-AVX2/{n}")
+            v = ns.get(f"build/bbpolicy-target-{t}/{n}")
+            if avx2 and v:
+                checks.setdefault(f"build on {t}", []).append(
+                    (f"policy build, {n} keys: {v:.2f} / {avx2:.2f} ns/key", v / avx2))
+        # The compact policy's build (compact_bench BM_CompactTargets, every
+        # kernel on the best target against every kernel on AVX2).
+        for name, c in sorted(path_counters.items()):
+            if name.startswith("BM_CompactTargets/") and "best_over_avx2" in c:
+                args = name.split("/")[1:3]  # bpk:B, n:N
+                checks.setdefault(f"build on {t}", []).append(
+                    (f"compact build, {' '.join(args)}: {c['best_ns']:.2f} / {c['avx2_ns']:.2f} "
+                     "ns/key", c["best_over_avx2"]))
+    if targets:
+        print("== the dispatch rule: " +
+              ", ".join(f"{family} {targets.get(family, '?')}" for _, family in FAMILIES))
+        if not checks:
+            print("nothing to check: no family runs on an AVX-512 target, or the run has no "
+                  "per-target rows (target-<name>)")
+        for family, family_checks in checks.items():
+            ratios = sorted(r for _, r in family_checks)
+            median = ratios[len(ratios) // 2] if len(ratios) % 2 else (
+                ratios[len(ratios) // 2 - 1] + ratios[len(ratios) // 2]) / 2
+            print(f"{'met   ' if median <= 1.0 else 'MISSED'}  {family} / AVX2 <= 1 (median of "
+                  f"{len(ratios)} rows)  {median:.3f}  (rows {ratios[0]:.3f}-{ratios[-1]:.3f})")
+            for detail, ratio in family_checks:
+                print(f"          {detail} = {ratio:.3f}")
 
 if __name__ == "__main__":
     main()
