@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzing driver for the libFuzzer targets in fuzz/.
 #
-#   scripts/fuzz.sh replay [BUILD]          run every corpus input once (CI)
+#   scripts/fuzz.sh replay [BUILD]          run every corpus input once
 #   scripts/fuzz.sh run SECONDS [BUILD]     fuzz each target SECONDS, merge new
 #                                           inputs into fuzz/corpus/<target>/
 #   scripts/fuzz.sh ci SECONDS [BUILD]      fuzz each target SECONDS, keep nothing (CI)

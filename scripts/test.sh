@@ -10,8 +10,8 @@
 #      (add_subdirectory), installed and checked the same way.
 #   2. clang ASan+UBSan: every unit test again, then each fuzz target run on
 #      its corpus (every input replayed first) for FUZZ_SECONDS (default 4); a
-#      fuzz artifact left anywhere, or an input slower than 10 s, fails the
-#      step.
+#      fuzz artifact left anywhere, an input slower than 10 s, or a fuzzer's
+#      non-zero exit fails the step.
 #   3. clang TSan: the concurrency tests (ctest label "tsan"; only their
 #      binaries are built, target tsan_tests).
 # Ends with one line "N passed, N failed" counting the steps.
