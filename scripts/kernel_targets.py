@@ -13,15 +13,34 @@ benchmarks are not in the file (1 GiB without --big, 128 MiB with --quick) are
 skipped. Then the check of the dispatch rule (simd/targets.cc) on a CPU with
 AVX-512: each kernel family's target against AVX2, from the per-target rows
 (and the compact build's, from a compact_bench run of BM_CompactTargets given
-after the kernel_bench run; scripts/kernel_bench.sh passes both). Each target is stated beside its computation in main(); the bench's
-names are documented at the top of bench/kernel_bench.cc.
+after the kernel_bench run; scripts/kernel_bench.sh passes both). Each target
+is stated beside its computation in main(); the bench's names are documented
+at the top of bench/kernel_bench.cc.
 """
 import json
+import statistics
 import sys
 
 KIB, MIB, GIB = 1024, 1024 * 1024, 1024 * 1024 * 1024
 # simd::kPrefetchMinBytes: the batch probe's in-cache family ends here.
 PREFETCH_MIN_BYTES = 256 * KIB
+# The per-target rows (target-<name>): the probes' (label, name pattern), the
+# sizes and kinds they run at, and the policy builds' key counts.
+PROBE_TARGET_ROWS = (("single probe from a hash", "hash/target-{t}/{kind}/{size}"),
+                     ("policy KeyMayMatch", "policy/target-{t}/{kind}/{size}"),
+                     ("batch probe", "batch/target-{t}/T2/w64/{kind}/{size}"))
+TARGET_SIZES = (16 * KIB, MIB, 128 * MIB, GIB)
+KINDS = ("absent", "present")
+BUILD_TARGET_KEYS = (1, 2, 4, 8, 20, 100, 10_000, 1_000_000, 13_421_773)
+AVX512_TARGETS = ("AVX3_DL", "AVX3")
+
+
+def over_avx2(ns, pattern, t, **where):
+    """(time on target t, time on AVX2) of the row `pattern` names, or None
+    where the run lacks either."""
+    v = ns.get(pattern.format(t=t, **where))
+    avx2 = ns.get(pattern.format(t="AVX2", **where))
+    return (v, avx2) if v and avx2 else None
 
 
 def records(path):
@@ -261,26 +280,21 @@ def main():
 
     # Each kernel family on AVX-512 against AVX2 (the rule of
     # simd/targets.h, KernelTarget): time on each target over AVX2's.
-    families = (("hash/target-{t}/{kind}/{size}", "single probe from a hash"),
-                ("policy/target-{t}/{kind}/{size}", "policy KeyMayMatch"),
-                ("batch/target-{t}/T2/w64/{kind}/{size}", "batch probe"))
     lines = []
-    for pattern, label in families:
-        for size in (16 * KIB, MIB, 128 * MIB, GIB):
-            for kind in ("absent", "present"):
-                avx2 = ns.get(pattern.format(t="AVX2", kind=kind, size=size))
-                if not avx2:
-                    continue
-                for t in ("AVX3_DL", "AVX3"):
-                    v = ns.get(pattern.format(t=t, kind=kind, size=size))
-                    if v:
+    for label, pattern in PROBE_TARGET_ROWS:
+        for size in TARGET_SIZES:
+            for kind in KINDS:
+                for t in AVX512_TARGETS:
+                    pair = over_avx2(ns, pattern, t, kind=kind, size=size)
+                    if pair:
+                        v, avx2 = pair
                         lines.append(f"{label}, {size // KIB} KiB {kind}: {t} {v:.2f} / "
                                      f"AVX2 {avx2:.2f} ns = {v / avx2:.3f}")
-    for n in (1, 2, 4, 8, 20, 100, 10_000, 1_000_000, 13_421_773):
-        avx2 = ns.get(f"build/bbpolicy-target-AVX2/{n}")
-        for t in ("AVX3_DL", "AVX3"):
-            v = ns.get(f"build/bbpolicy-target-{t}/{n}")
-            if v and avx2:
+    for n in BUILD_TARGET_KEYS:
+        for t in AVX512_TARGETS:
+            pair = over_avx2(ns, "build/bbpolicy-target-{t}/{n}", t, n=n)
+            if pair:
+                v, avx2 = pair
                 lines.append(f"policy build, {n} keys: {t} {v:.2f} / AVX2 {avx2:.2f} ns/key = "
                              f"{v / avx2:.3f}")
     if lines:
@@ -295,32 +309,28 @@ def main():
     # ratios (single rows of one run move by several percent; a run with
     # --benchmark_repetitions=7 is the check).
     checks = {}
-    family_rows = (("single probe", "single probe from a hash", "hash/target-{t}/{kind}/{size}",
-                    lambda size: True),
-                   ("single probe", "policy KeyMayMatch", "policy/target-{t}/{kind}/{size}",
-                    lambda size: True),
-                   ("batch probe in cache", "batch probe", "batch/target-{t}/T2/w64/{kind}/{size}",
-                    lambda size: size <= PREFETCH_MIN_BYTES),
-                   ("batch probe out of cache", "batch probe",
-                    "batch/target-{t}/T2/w64/{kind}/{size}",
-                    lambda size: size > PREFETCH_MIN_BYTES))
-    for family, label, pattern, applies in family_rows:
+    single, policy, batch = PROBE_TARGET_ROWS
+    family_rows = (("single probe", single, lambda size: True),
+                   ("single probe", policy, lambda size: True),
+                   ("batch probe in cache", batch, lambda size: size <= PREFETCH_MIN_BYTES),
+                   ("batch probe out of cache", batch, lambda size: size > PREFETCH_MIN_BYTES))
+    for family, (label, pattern), applies in family_rows:
         t = targets.get(family)
-        if t not in ("AVX3", "AVX3_DL"):
+        if t not in AVX512_TARGETS:
             continue
-        for size in (16 * KIB, MIB, 128 * MIB, GIB):
-            for kind in ("absent", "present"):
-                avx2 = ns.get(pattern.format(t="AVX2", kind=kind, size=size))
-                v = ns.get(pattern.format(t=t, kind=kind, size=size))
-                if applies(size) and avx2 and v:
+        for size in filter(applies, TARGET_SIZES):
+            for kind in KINDS:
+                pair = over_avx2(ns, pattern, t, kind=kind, size=size)
+                if pair:
+                    v, avx2 = pair
                     checks.setdefault(f"{family} on {t}", []).append(
                         (f"{label}, {size // KIB} KiB {kind}: {v:.2f} / {avx2:.2f} ns", v / avx2))
     t = targets.get("build")
-    if t in ("AVX3", "AVX3_DL"):
-        for n in (1, 2, 4, 8, 20, 100, 10_000, 1_000_000, 13_421_773):
-            avx2 = ns.get(f"build/bbpolicy-target-AVX2/{n}")
-            v = ns.get(f"build/bbpolicy-target-{t}/{n}")
-            if avx2 and v:
+    if t in AVX512_TARGETS:
+        for n in BUILD_TARGET_KEYS:
+            pair = over_avx2(ns, "build/bbpolicy-target-{t}/{n}", t, n=n)
+            if pair:
+                v, avx2 = pair
                 checks.setdefault(f"build on {t}", []).append(
                     (f"policy build, {n} keys: {v:.2f} / {avx2:.2f} ns/key", v / avx2))
         # The compact policy's build (compact_bench BM_CompactTargets, every
@@ -339,8 +349,7 @@ def main():
                   "per-target rows (target-<name>)")
         for family, family_checks in checks.items():
             ratios = sorted(r for _, r in family_checks)
-            median = ratios[len(ratios) // 2] if len(ratios) % 2 else (
-                ratios[len(ratios) // 2 - 1] + ratios[len(ratios) // 2]) / 2
+            median = statistics.median(ratios)
             print(f"{'met   ' if median <= 1.0 else 'MISSED'}  {family} / AVX2 <= 1 (median of "
                   f"{len(ratios)} rows)  {median:.3f}  (rows {ratios[0]:.3f}-{ratios[-1]:.3f})")
             for detail, ratio in family_checks:
