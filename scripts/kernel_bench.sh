@@ -28,6 +28,6 @@ echo "== $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), 
 COMPACT_OUT="${OUT%.json}.compact_targets.json"
 "$BUILD_DIR/bench/compact_bench" --benchmark_filter=BM_CompactTargets --benchmark_repetitions=3 \
   --benchmark_report_aggregates_only=true --benchmark_out="$COMPACT_OUT" \
-  --benchmark_out_format=json >/dev/null 2>&1
+  --benchmark_out_format=json >/dev/null
 echo "== the kernel's targets, from $OUT and $COMPACT_OUT"
 python3 "$ROOT/scripts/kernel_targets.py" "$OUT" "$COMPACT_OUT"
