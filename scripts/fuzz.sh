@@ -8,9 +8,11 @@
 #   scripts/fuzz.sh run 600 && git add fuzz/corpus   # a long local session
 #
 # BUILD defaults to build/asan (cmake --preset asan && cmake --build build/asan).
-# FUZZ_ONLY="a b" restricts any mode to those targets (e.g. to run two halves
-# of a long session on two cores); FUZZ_JOBS=N runs N targets at a time (CI
-# passes the core count: each libFuzzer process is single-threaded).
+# FUZZ_ONLY="a b" restricts any mode to those targets, named as fuzz/<name>_fuzz.cc
+# (FUZZ_ONLY="compact_bytes policy_bytes"; the _fuzz suffix may be given; an
+# unknown name stops the run), e.g. to run two halves of a long session on two
+# cores; FUZZ_JOBS=N runs N targets at a time (CI passes the core count: each
+# libFuzzer process is single-threaded).
 # Artifacts (crash-*, leak-*, timeout-*, oom-*, slow-unit-*) go to
 # fuzz/artifacts/ only, whatever the working directory. Every mode fails if a
 # run leaves one, and every input, replayed or generated, must finish within
@@ -50,7 +52,19 @@ check_artifacts() {
   fi
 }
 check_artifacts || exit 1
-targets=${FUZZ_ONLY:-$(cat "$build/fuzz_targets.txt")}
+known=$(cat "$build/fuzz_targets.txt")
+targets=$known
+if [[ -n "${FUZZ_ONLY:-}" ]]; then
+  targets=""
+  for t in $FUZZ_ONLY; do
+    t=${t%_fuzz}  # the binary's name (compact_bytes_fuzz) names its target too
+    if ! grep -qx -- "$t" <<<"$known"; then
+      echo "FUZZ_ONLY: no fuzz target '$t' (targets: $(echo $known))" >&2
+      exit 2
+    fi
+    targets+="$t "
+  done
+fi
 export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 # One target's work for the current mode; its output goes to stdout.
