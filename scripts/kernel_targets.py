@@ -25,12 +25,13 @@ KIB, MIB, GIB = 1024, 1024 * 1024, 1024 * 1024 * 1024
 # simd::kPrefetchMinBytes: the batch probe's in-cache family ends here.
 PREFETCH_MIN_BYTES = 256 * KIB
 # The per-target rows (target-<name>): the probes' (label, name pattern), the
-# sizes and kinds they run at, and the policy builds' key counts.
+# sizes and kinds they run at, and the policy build's row and key counts.
 PROBE_TARGET_ROWS = (("single probe from a hash", "hash/target-{t}/{kind}/{size}"),
                      ("policy KeyMayMatch", "policy/target-{t}/{kind}/{size}"),
                      ("batch probe", "batch/target-{t}/T2/w64/{kind}/{size}"))
 TARGET_SIZES = (16 * KIB, MIB, 128 * MIB, GIB)
 KINDS = ("absent", "present")
+BUILD_TARGET_ROW = "build/bbpolicy-target-{t}/{n}"
 BUILD_TARGET_KEYS = (1, 2, 4, 8, 20, 100, 10_000, 1_000_000, 13_421_773)
 AVX512_TARGETS = ("AVX3_DL", "AVX3")
 
@@ -296,7 +297,7 @@ def main():
                                      f"AVX2 {avx2:.2f} ns = {v / avx2:.3f}")
     for n in BUILD_TARGET_KEYS:
         for t in AVX512_TARGETS:
-            pair = over_avx2(ns, "build/bbpolicy-target-{t}/{n}", t, n=n)
+            pair = over_avx2(ns, BUILD_TARGET_ROW, t, n=n)
             if pair:
                 v, avx2 = pair
                 lines.append(f"policy build, {n} keys: {t} {v:.2f} / AVX2 {avx2:.2f} ns/key = "
@@ -332,7 +333,7 @@ def main():
     t = targets.get("build")
     if t in AVX512_TARGETS:
         for n in BUILD_TARGET_KEYS:
-            pair = over_avx2(ns, "build/bbpolicy-target-{t}/{n}", t, n=n)
+            pair = over_avx2(ns, BUILD_TARGET_ROW, t, n=n)
             if pair:
                 v, avx2 = pair
                 checks.setdefault(f"build on {t}", []).append(
@@ -358,6 +359,7 @@ def main():
                   f"{len(ratios)} rows)  {median:.3f}  (rows {ratios[0]:.3f}-{ratios[-1]:.3f})")
             for detail, ratio in family_checks:
                 print(f"          {detail} = {ratio:.3f}")
+
 
 if __name__ == "__main__":
     main()
