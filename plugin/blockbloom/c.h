@@ -80,7 +80,9 @@ extern "C" {
 #endif
 
 /* The blocked Bloom filter policy (C++: blockbloom::NewBlockedBloomFilterPolicy):
- * one 64-byte cache line per key probe. Name "blockbloom.BlockedBloom.v1". */
+ * flat Bloom filters for LevelDB's per-2-KiB filters, 512-bit blocks (one
+ * 64-byte cache line per key probe) for filters of millions of keys.
+ * Name "blockbloom.BlockedBloom.v1". */
 leveldb_filterpolicy_t* blockbloom_filterpolicy_create_blocked(double bits_per_key);
 
 /* The compact filter policy (C++: blockbloom::NewCompactFilterPolicy): each
@@ -144,12 +146,14 @@ enum {
 blockbloom_filtered_db_options_t* blockbloom_filtered_db_options_create(void);
 /* NULL is a no-op. */
 void blockbloom_filtered_db_options_destroy(blockbloom_filtered_db_options_t* options);
-/* Capacity of the first index; it grows (doubling) in the background when
- * the live keys outgrow it. */
+/* A hint for the first index's size, within the budget of 4 bytes per live
+ * key plus 256 KiB (C++: FilteredDBOptions::expected_keys); the index grows
+ * and shrinks with the live keys, in the background. */
 void blockbloom_filtered_db_options_set_expected_keys(blockbloom_filtered_db_options_t* options,
                                                       uint64_t expected_keys);
-/* Target FPR at capacity (d-left gives ~0.15% at its design load whatever
- * this asks, and less when asked for less). */
+/* Target FPR of the whole index at capacity (C++:
+ * FilteredDBOptions::target_fpr): every target from 0.168% gets 0.168%
+ * (12-bit d-left cells), a lower one 16-bit cells (8.4e-5) or more memory. */
 void blockbloom_filtered_db_options_set_target_fpr(blockbloom_filtered_db_options_t* options,
                                                    double target_fpr);
 /* blockbloom_index_dleft or blockbloom_index_counting; any other value makes

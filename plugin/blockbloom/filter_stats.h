@@ -20,9 +20,10 @@
 // that reads one table, each found key is one true positive).
 //
 // Cost: a probe adds 1 to one counter (of its answer: "no" or "may match";
-// probes are their sum) in a shard owned by the calling thread (one cache line per thread, up to 63
-// threads at a time, then a shared line with atomic adds), never to a line all threads write:
-// the project's kernel_bench (policy/blockbloom) measures the probe with them.
+// probes are their sum) in a shard owned by the calling thread (one cache
+// line per thread, up to 64 threads at a time, then a shared line with
+// atomic adds), never to a line all threads write: the project's
+// kernel_bench (policy/blockbloom) measures the probe with them.
 //
 // Thread-safety: GetFilterPolicyStats may run concurrently with any number
 // of probes on any threads, and with the creation and destruction of other

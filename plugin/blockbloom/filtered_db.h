@@ -72,8 +72,10 @@
 //
 // Sizing. The index is sized for the live keys: at most 4 bytes per live key
 // plus 256 KiB of memory, and of index file (d-left, the default). It grows
-// in steps of at most 1/8 and shrinks after mass deletes (docs/FILTERED_DB.md,
-// "Sizing"); FilteredDBOptions::expected_keys is only a hint.
+// to the largest size that budget allows (sizes are at most 1/8 apart; a
+// growth is ~1.39x at large n) and shrinks after mass deletes
+// (docs/FILTERED_DB.md, "Sizing"); FilteredDBOptions::expected_keys is only
+// a hint.
 //
 // Growth and RebuildIndex(). When the live keys outgrow the index's capacity
 // (or a d-left insert is refused), or deletes leave it more than twice its
@@ -115,8 +117,9 @@ enum class IndexKind {
 struct FilteredDBOptions {
   // A hint, not a floor. The index is sized for the live keys: at most 4
   // bytes per live key plus 256 KiB of memory and of index file (d-left),
-  // growing in steps of at most 1/8 as keys are added and shrinking after
-  // mass deletes (docs/FILTERED_DB.md, "Sizing"). Within that budget a larger
+  // growing to the largest size that budget allows as keys are added (sizes
+  // at most 1/8 apart) and shrinking after mass deletes (docs/FILTERED_DB.md,
+  // "Sizing"). Within that budget a larger
   // hint gives a young database a larger first index (fewer early growth
   // rebuilds); a program that opens many small databases may set it low
   // (e.g. 1000: an index of a few KiB per database instead of up to 256 KiB).

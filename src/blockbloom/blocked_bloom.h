@@ -1,7 +1,8 @@
 // A cache-line-blocked Bloom filter: each key's k bits live in one 512-bit
 // block, so a probe touches one cache line. The structure, its hash and its
-// serialized bytes are those of the LevelDB policy
-// (blockbloom/leveldb_filter_policy.h); docs/FORMAT.md draws the layout.
+// serialized bytes (version 1) are those of the LevelDB policy's filters of
+// millions of keys (blockbloom/leveldb_filter_policy.h; smaller ones are
+// flat, version 2); docs/FORMAT.md draws the layout.
 //
 //   auto filter = blockbloom::BlockedBloomFilter::Create(1'000'000, 10.0);
 //   filter->AddKey("apple");

@@ -3,7 +3,7 @@
 // LevelDB hands a policy the bytes of one filter; which encoding they are is
 // read from the last byte (and, for blockbloom's formats, the trailer before
 // it). This is the only place that table lives; the LevelDB policies
-// (plugin/policy/), the `inspect` tool (src/tool/sstable_inspect.cc) and the
+// (plugin/policy/), the `inspect` tool (plugin/tool/sstable_inspect.cc) and the
 // fuzzers all go through it, in the spirit of RocksDB's
 // GetBuiltinFilterBitsReader (table/block_based/filter_policy.cc).
 //
