@@ -66,6 +66,11 @@
 //   policy-small-path/absent/<keys per filter>   the same at LevelDB's own
 //        filter sizes (the policy-small filters): the floor, the uncounted
 //        policy, ours and LevelDB's (PolicySmallPath)
+//   probe-path/<absent|present>/<bytes>   hash/best, hash/fastlocal-avx2,
+//        both -inlined, and per target hash/target-<T> (single_<T>) and
+//        batch/target-<T> (batch_<T>), timed interleaved (ProbePath): each
+//        one's median and the ratios best_over_fastlocal,
+//        inlined_over_fastlocal_inlined and, above AVX2, <piece>_over_avx2
 //   floor/build-hash-line/<n>   the floor of a blocked build: zeroed bytes,
 //        XXH3 of each key and one 64-byte OR into its line, above 256 KiB
 //        with the build's rolling prefetch window (beside build/*)
@@ -374,49 +379,61 @@ enum class Single {
   kBestHuge
 };
 
+// How many of the `count` hashes at h the single probe `which` answers "may
+// match" on f (on_target: the kernel of Single::kTarget). Out of line, so
+// that every caller times the same loops: inlined into ProbePath's
+// many-piece lambda, the class's loop kept its count in memory and reloaded
+// the filter's address from the stack at each probe, and measured 1.08-1.10x
+// FastLocalBloom's call there, against 0.98-1.01x out of line (AMD EPYC Zen
+// 3, probe-path/*).
+__attribute__((noinline)) uint64_t CountSingle(Single which, const BlockedBloomFilter& f,
+                                               const uint64_t* h, size_t count,
+                                               simd::MayContainHashFn on_target) {
+  static const simd::MayContainHashFn scalar =
+      simd::MayContainHashForTarget(simd::SupportedTargets().back());
+  const uint64_t bits = f.num_bits();
+  const int k = f.num_probes();
+  const uint8_t* data = f.data();
+  uint64_t c = 0;
+  switch (which) {
+    case Single::kTarget:
+      for (size_t i = 0; i < count; ++i) c += on_target(h[i], bits, k, data);
+      break;
+    case Single::kBest:
+    case Single::kBestHuge:
+      for (size_t i = 0; i < count; ++i) c += f.MayContainHash(h[i]);
+      break;
+    case Single::kScalarTarget:
+      for (size_t i = 0; i < count; ++i) c += scalar(h[i], bits, k, data);
+      break;
+    case Single::kScalarInline:
+      for (size_t i = 0; i < count; ++i) c += blocked::MayContainHash(h[i], bits, k, data);
+      break;
+    case Single::kFastLocal:
+      for (size_t i = 0; i < count; ++i) c += FastLocalMayContain(h[i], bits, k, data);
+      break;
+    case Single::kFastLocalInlined:
+      c = FastLocalInlinedLoop(h, count, bits, k, data);
+      break;
+    case Single::kBestInlined:
+      c = CountMayContainInlined(h, count, bits, k, data);
+      break;
+    case Single::kInlineApi:
+      c = CountInlineApi(f, h, count);
+      break;
+  }
+  return c;
+}
+
 void ProbeHash(benchmark::State& state, uint64_t bytes, bool present, Single which,
                int64_t target = 0) {
   Fixture& fx = GetFixture(bytes);
   const BlockedBloomFilter& f = (which == Single::kBestHuge && fx.huge) ? *fx.huge : *fx.filter;
   const ProbeSet& ps = fx.Get(present);
-  const uint64_t bits = f.num_bits();
-  const int k = f.num_probes();
-  const uint8_t* data = f.data();
-  const simd::MayContainHashFn scalar =
-      simd::MayContainHashForTarget(simd::SupportedTargets().back());
   const simd::MayContainHashFn on_target =
       target != 0 ? simd::MayContainHashForTarget(target) : nullptr;
   Run(state, ps, present, [&](size_t begin, size_t count) -> uint64_t {
-    uint64_t c = 0;
-    const uint64_t* h = ps.hashes.data() + begin;
-    switch (which) {
-      case Single::kTarget:
-        for (size_t i = 0; i < count; ++i) c += on_target(h[i], bits, k, data);
-        break;
-      case Single::kBest:
-      case Single::kBestHuge:
-        for (size_t i = 0; i < count; ++i) c += f.MayContainHash(h[i]);
-        break;
-      case Single::kScalarTarget:
-        for (size_t i = 0; i < count; ++i) c += scalar(h[i], bits, k, data);
-        break;
-      case Single::kScalarInline:
-        for (size_t i = 0; i < count; ++i) c += blocked::MayContainHash(h[i], bits, k, data);
-        break;
-      case Single::kFastLocal:
-        for (size_t i = 0; i < count; ++i) c += FastLocalMayContain(h[i], bits, k, data);
-        break;
-      case Single::kFastLocalInlined:
-        c = FastLocalInlinedLoop(h, count, bits, k, data);
-        break;
-      case Single::kBestInlined:
-        c = CountMayContainInlined(h, count, bits, k, data);
-        break;
-      case Single::kInlineApi:
-        c = CountInlineApi(f, h, count);
-        break;
-    }
-    return c;
+    return CountSingle(which, f, ps.hashes.data() + begin, count, on_target);
   });
 }
 
@@ -443,9 +460,12 @@ enum class Policy {
 };
 
 // How many of keys [begin, begin + count) of `ps` `policy` answers "may
-// match" on `filter`.
-uint64_t ProbeKeys(const ProbeSet& ps, const leveldb::FilterPolicy& policy,
-                   const leveldb::Slice& filter, size_t begin, size_t count) {
+// match" on `filter`. Out of line, as CountSingle: every caller times the
+// same loop.
+__attribute__((noinline)) uint64_t ProbeKeys(const ProbeSet& ps,
+                                             const leveldb::FilterPolicy& policy,
+                                             const leveldb::Slice& filter, size_t begin,
+                                             size_t count) {
   uint64_t c = 0;
   for (size_t i = begin; i < begin + count; ++i) {
     c += policy.KeyMayMatch(leveldb::Slice(ps.views[i].data(), kKeyBytes), filter);
@@ -569,6 +589,80 @@ void PolicyPath(benchmark::State& state, uint64_t bytes) {
   });
 }
 
+// The single probe from a hash and the batch probe timed interleaved
+// (probe-path/<kind>/<bytes>, TimeInterleaved) on the same keys: ours
+// through the filter's pointer (best) and FastLocalBloom behind one call
+// (fastlocal), both inlined into loops (best_inlined, fastlocal_inlined),
+// and on each target of `targets` (the CPU's best down to AVX2) the single
+// probe through that target's kernel (single_<T>) and the batch probe
+// (batch_<T>: T2, window 64, simd::MayContainHashesForTarget).
+// Ratios: best_over_fastlocal, inlined_over_fastlocal_inlined and, for each
+// target above AVX2, single_<T>_over_avx2 and batch_<T>_over_avx2: the
+// figures of the rows hash/*, hash/target-<T> and batch/target-<T> with no
+// drift of the host between them.
+void ProbePath(benchmark::State& state, uint64_t bytes, bool present,
+               const std::vector<int64_t>& targets) {
+  Fixture& fx = GetFixture(bytes);
+  const ProbeSet& ps = fx.Get(present);
+  const BlockedBloomFilter& f = *fx.filter;
+  struct Piece {
+    std::string name;
+    Single single;
+    int64_t target;  // kTarget's kernel, or the batch's target
+    bool batch;
+  };
+  std::vector<Piece> pieces = {{"best", Single::kBest, 0, false},
+                               {"fastlocal", Single::kFastLocal, 0, false},
+                               {"best_inlined", Single::kBestInlined, 0, false},
+                               {"fastlocal_inlined", Single::kFastLocalInlined, 0, false}};
+  int64_t avx2 = 0;
+  for (int64_t t : targets) {
+    const std::string name = simd::TargetName(t);
+    if (name == "AVX2") avx2 = t;
+    pieces.push_back({"single_" + name, Single::kTarget, t, false});
+    pieces.push_back({"batch_" + name, Single::kTarget, t, true});
+  }
+  std::vector<std::string> ratio_names;  // the counters' names, alive for ratios
+  ratio_names.reserve(2 * targets.size());
+  std::vector<PathRatio> ratios = {
+      {"best_over_fastlocal", "best", "fastlocal", true},
+      {"inlined_over_fastlocal_inlined", "best_inlined", "fastlocal_inlined", true}};
+  std::vector<const char*> names;
+  for (const Piece& p : pieces) names.push_back(p.name.c_str());
+  if (avx2 != 0) {
+    for (const Piece& p : pieces) {
+      if (p.target == 0 || p.target == avx2) continue;
+      const Piece& base = *std::find_if(pieces.begin(), pieces.end(), [&](const Piece& q) {
+        return q.target == avx2 && q.batch == p.batch;
+      });
+      ratio_names.push_back(p.name + "_over_avx2");
+      ratios.push_back({ratio_names.back().c_str(), p.name.c_str(), base.name.c_str(), true});
+    }
+  }
+  std::vector<simd::MayContainHashFn> kernels;
+  std::vector<simd::MayContainHashesFn> batches;
+  for (const Piece& p : pieces) {
+    kernels.push_back(p.target != 0 ? simd::MayContainHashForTarget(p.target) : nullptr);
+    batches.push_back(p.target != 0 ? simd::MayContainHashesForTarget(p.target) : nullptr);
+  }
+  auto out = std::make_unique<bool[]>(kPathBatch);
+  TimeInterleaved(state, names, ps.size(), ratios, [&](size_t p, size_t cursor) {
+    const Piece& piece = pieces[p];
+    const uint64_t* h = ps.hashes.data() + cursor;
+    uint64_t c = 0;
+    if (piece.batch) {
+      batches[p](h, kPathBatch, f.num_bits(), f.num_probes(), f.data(), 64,
+                 static_cast<int>(simd::PrefetchHint::kT2), out.get());
+      for (size_t i = 0; i < kPathBatch; ++i) c += out[i];
+    } else {
+      c = CountSingle(piece.single, f, h, kPathBatch, kernels[p]);
+    }
+    if (present && c != kPathBatch) g_failed = true;  // a false negative
+    return c;
+  });
+  if (g_failed) state.SkipWithError("false negative");
+}
+
 void ProbeEncoded(benchmark::State& state, uint64_t bytes, bool present) {
   Fixture& fx = GetFixture(bytes);
   const ProbeSet& ps = fx.Get(present);
@@ -629,9 +723,11 @@ const SmallFilters& GetSmallFilters(size_t keys_per_filter, bool present) {
 }
 
 // How many of probes [begin, begin + count) `policy` answers "may match",
-// each against its filter in our filter block (ours) or LevelDB's.
-uint64_t ProbeSmall(const SmallFilters& sf, const leveldb::FilterPolicy& policy, bool ours,
-                    size_t begin, size_t count) {
+// each against its filter in our filter block (ours) or LevelDB's. Out of
+// line, as CountSingle.
+__attribute__((noinline)) uint64_t ProbeSmall(const SmallFilters& sf,
+                                              const leveldb::FilterPolicy& policy, bool ours,
+                                              size_t begin, size_t count) {
   const char* block = ours ? sf.ours.data() : sf.leveldb.data();
   const uint32_t* at = ours ? sf.ours_at.data() : sf.leveldb_at.data();
   uint64_t c = 0;
@@ -962,6 +1058,7 @@ void RegisterAll() {
         }
       }
       Reg("key/best" + tail, [=](benchmark::State& s) { ProbeKey(s, bytes, present); });
+      Reg("probe-path" + tail, [=](benchmark::State& s) { ProbePath(s, bytes, present, targets); });
       if (in_cache) {
         // The batch API in cache: the same in-register probe inlined into one
         // per-target loop (no call per key), against hash/fastlocal-avx2-inlined.

@@ -73,9 +73,6 @@ namespace {
 
 using AddHashesFn = void (*)(const uint64_t* hashes, size_t n, uint64_t total_bits, int num_probes,
                              uint8_t* data);
-using MayContainHashesFn = void (*)(const uint64_t* hashes, size_t n, uint64_t total_bits,
-                                    int num_probes, const uint8_t* data, size_t window,
-                                    int locality, bool* out);
 // The build and the batch probes (filters in cache, larger ones) on their
 // families' targets (null until first use; constant-initialised).
 std::atomic<AddHashesFn> g_add_hashes{nullptr};
@@ -120,6 +117,11 @@ MayContainHashFn ChosenMayContainHash() {
 MayContainHashFn MayContainHashForTarget(int64_t target) {
   if (!internal::IsCompiledTarget(target)) return nullptr;
   return HWY_DISPATCH_TABLE(MayContainHashKernel)[internal::DispatchTableIndex(target)];
+}
+
+MayContainHashesFn MayContainHashesForTarget(int64_t target) {
+  if (!internal::IsCompiledTarget(target)) return nullptr;
+  return HWY_DISPATCH_TABLE(MayContainHashesKernel)[internal::DispatchTableIndex(target)];
 }
 
 void AddHashes(const uint64_t* hashes, size_t n, uint64_t total_bits, int num_probes,

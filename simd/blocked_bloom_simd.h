@@ -72,6 +72,15 @@ MayContainHashFn ChosenMayContainHash();
 // and benchmarks that compare targets side by side; nullptr if not compiled.
 MayContainHashFn MayContainHashForTarget(int64_t target);
 
+// The batch probe's kernel compiled for `target` (MayContainHashes's
+// answers for n hashes, window already clamped to 1..kMaxWindow, locality a
+// PrefetchHint's value), for benchmarks that compare targets side by side
+// within one run; nullptr if not compiled.
+using MayContainHashesFn = void (*)(const uint64_t* hashes, size_t n, uint64_t total_bits,
+                                    int num_probes, const uint8_t* data, size_t window,
+                                    int locality, bool* out);
+MayContainHashesFn MayContainHashesForTarget(int64_t target);
+
 // Sets the bits of n hashes in a filter of total_bits bits at `data`
 // (ceil(total_bits / 8) bytes, any alignment). REQUIRES: 1 <= num_probes <= 16.
 // With total_bits == 0 there is nothing to set and the call does nothing.
