@@ -23,6 +23,10 @@ HWY_NOINLINE bool MayContainHashKernel(uint64_t hash, uint64_t total_bits, int n
   return MayContainHashOne(hash, total_bits, num_probes, data);
 }
 
+HWY_NOINLINE bool MayContainHashArgsKernel(const blocked::ProbeArgs* args, uint64_t hash) {
+  return MayContainHashOne(hash, args->total_bits, args->num_probes, args->data);
+}
+
 HWY_NOINLINE void MayContainHashesKernel(const uint64_t* hashes, size_t n, uint64_t total_bits,
                                          int num_probes, const uint8_t* data, size_t window,
                                          int locality, bool* out) {
@@ -66,6 +70,7 @@ namespace blockbloom {
 namespace simd {
 
 HWY_EXPORT(MayContainHashKernel);
+HWY_EXPORT(MayContainHashArgsKernel);
 HWY_EXPORT(MayContainHashesKernel);
 HWY_EXPORT(AddHashesKernel);
 
@@ -73,16 +78,21 @@ namespace {
 
 using AddHashesFn = void (*)(const uint64_t* hashes, size_t n, uint64_t total_bits, int num_probes,
                              uint8_t* data);
-// The build and the batch probes (filters in cache, larger ones) on their
-// families' targets (null until first use; constant-initialised).
+// The probe from a hash that reads blocked::ProbeArgs, the build and the
+// batch probes (filters in cache, larger ones) on their families' targets
+// (null until first use; constant-initialised).
+std::atomic<MayContainHashArgsFn> g_may_contain_hash_args{nullptr};
 std::atomic<AddHashesFn> g_add_hashes{nullptr};
 std::atomic<MayContainHashesFn> g_may_contain_hashes_in_cache{nullptr};
 std::atomic<MayContainHashesFn> g_may_contain_hashes{nullptr};
 
 void Resolve() {
-  internal::g_may_contain_hash.store(
-      MayContainHashForTarget(internal::KernelTarget(KernelFamily::kSingleProbe)),
-      std::memory_order_relaxed);
+  const size_t single =
+      internal::DispatchTableIndex(internal::KernelTarget(KernelFamily::kSingleProbe));
+  internal::g_may_contain_hash.store(HWY_DISPATCH_TABLE(MayContainHashKernel)[single],
+                                     std::memory_order_relaxed);
+  g_may_contain_hash_args.store(HWY_DISPATCH_TABLE(MayContainHashArgsKernel)[single],
+                                std::memory_order_relaxed);
   g_add_hashes.store(HWY_DISPATCH_TABLE(AddHashesKernel)[internal::DispatchTableIndex(
                          internal::KernelTarget(KernelFamily::kBuild))],
                      std::memory_order_relaxed);
@@ -109,9 +119,9 @@ namespace internal {
 std::atomic<MayContainHashFn> g_may_contain_hash{&ResolveAndProbe};
 }  // namespace internal
 
-MayContainHashFn ChosenMayContainHash() {
-  if (internal::g_may_contain_hash.load(std::memory_order_relaxed) == &ResolveAndProbe) Resolve();
-  return internal::g_may_contain_hash.load(std::memory_order_relaxed);
+MayContainHashArgsFn ChosenMayContainHashArgs() {
+  if (g_may_contain_hash_args.load(std::memory_order_relaxed) == nullptr) Resolve();
+  return g_may_contain_hash_args.load(std::memory_order_relaxed);
 }
 
 MayContainHashFn MayContainHashForTarget(int64_t target) {

@@ -20,7 +20,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "targets.h"  // SupportedTargets, ForceTargetForTesting
+#include "blocked_kernel.h"  // blocked::ProbeArgs
+#include "targets.h"         // SupportedTargets, ForceTargetForTesting
 
 namespace blockbloom {
 namespace simd {
@@ -64,9 +65,12 @@ inline bool MayContainHash(uint64_t hash, uint64_t total_bits, int num_probes,
                                                                       data);
 }
 
-// The probe MayContainHash calls now (resolved first if it was not yet), for
-// objects that keep their own pointer (BlockedBloomFilter).
-MayContainHashFn ChosenMayContainHash();
+// The same probe on the same target reading the filter from `args`
+// (blocked::ProbeArgs of a filter in 512-bit blocks, total_bits > 0), for
+// objects that keep their own pointer and their ProbeArgs
+// (BlockedBloomFilter); resolved first if it was not yet.
+using MayContainHashArgsFn = bool (*)(const blocked::ProbeArgs* args, uint64_t hash);
+MayContainHashArgsFn ChosenMayContainHashArgs();
 
 // The probe compiled for `target` (a bit of SupportedTargets()), for tests
 // and benchmarks that compare targets side by side; nullptr if not compiled.

@@ -24,6 +24,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "blockbloom/simd/blocked_kernel.h"  // blocked::ProbeArgs (not an API)
 
 namespace blockbloom {
 
@@ -92,15 +93,14 @@ class BlockedBloomFilter {
   // Single-key probes: the key's line is tested in vector registers on the
   // CPU's best Highway target, XXH3 inlined. Each is one indirect call
   // through a pointer the filter chose when it was made (the target's
-  // kernel, the flat kernel or the empty set's answer): no per-probe
-  // dispatch, no branch on the geometry. (simd::ForceTargetForTesting
-  // affects filters made after it.)
+  // kernel, the flat kernel or the empty set's answer), passed the key and
+  // the filter's probe arguments by one pointer: no per-probe dispatch, no
+  // branch on the geometry. (simd::ForceTargetForTesting affects filters
+  // made after it.)
   bool MayContain(std::string_view key) const {
-    return probe_key_(key.data(), key.size(), num_bytes_ * 8, num_probes_, bits_.get(), flat_);
+    return probe_key_(&probe_args_, key.data(), key.size());
   }
-  bool MayContainHash(uint64_t hash) const {
-    return probe_hash_(hash, num_bytes_ * 8, num_probes_, bits_.get());
-  }
+  bool MayContainHash(uint64_t hash) const { return probe_hash_(&probe_args_, hash); }
   // Batch probes: out[i] answers for keys[i] / hashes[i]. Blocks are
   // prefetched `window` keys ahead (1..1024), which is what makes probes of
   // filters larger than the caches fast. REQUIRES: out.size() == input size.
@@ -129,16 +129,15 @@ class BlockedBloomFilter {
     void operator()(uint8_t* p) const { std::free(p); }
   };
   // The signatures of the library's per-target probes.
-  using ProbeHashFn = bool (*)(uint64_t hash, uint64_t total_bits, int num_probes,
-                               const uint8_t* data);
-  using ProbeKeyFn = bool (*)(const char* key, size_t key_len, uint64_t total_bits, int num_probes,
-                              const uint8_t* data, bool flat);
+  using ProbeHashFn = bool (*)(const blocked::ProbeArgs* args, uint64_t hash);
+  using ProbeKeyFn = bool (*)(const blocked::ProbeArgs* args, const char* key, size_t key_len);
 
   BlockedBloomFilter(std::unique_ptr<uint8_t[], AlignedFree> bits, uint64_t num_bytes,
                      int num_probes, bool huge_pages);
   void MatchEverythingIfEmpty();
-  // Points the probes at the kernels for this geometry; called whenever
-  // num_bytes_ or flat_ changes.
+  // Points the probes at the kernels for this geometry and fills
+  // probe_args_; called whenever bits_, num_bytes_, num_probes_ or flat_
+  // changes.
   void ChooseProbes();
 
   std::unique_ptr<uint8_t[], AlignedFree> bits_;  // padded to whole blocks
@@ -149,6 +148,9 @@ class BlockedBloomFilter {
   bool flat_ = false;
   ProbeHashFn probe_hash_ = nullptr;
   ProbeKeyFn probe_key_ = nullptr;
+  // What the probes read: bits_.get(), num_bytes_ * 8, num_probes_, flat_.
+  // A move keeps it right: the bits move with their pointer.
+  blocked::ProbeArgs probe_args_;
 };
 
 }  // namespace blockbloom

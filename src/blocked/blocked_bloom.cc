@@ -83,18 +83,22 @@ BlockedBloomFilter::BlockedBloomFilter(std::unique_ptr<uint8_t[], AlignedFree> b
 }
 
 namespace {
-bool EmptySetProbe(uint64_t, uint64_t, int, const uint8_t*) { return false; }
-bool FlatProbe(uint64_t hash, uint64_t total_bits, int num_probes, const uint8_t* data) {
-  return blocked::flat::MayContainHash(hash, total_bits, num_probes, data);
+bool EmptySetProbe(const blocked::ProbeArgs*, uint64_t) { return false; }
+bool FlatProbe(const blocked::ProbeArgs* args, uint64_t hash) {
+  return blocked::flat::MayContainHash(hash, args->total_bits, args->num_probes, args->data);
 }
 }  // namespace
 
 void BlockedBloomFilter::ChooseProbes() {
+  probe_args_.data = bits_.get();
+  probe_args_.total_bits = num_bytes_ * 8;
+  probe_args_.num_probes = num_probes_;
+  probe_args_.flat = flat_;
   probe_hash_ = num_bytes_ == 0 ? &EmptySetProbe
                 : flat_         ? &FlatProbe
-                                : simd::ChosenMayContainHash();
+                                : simd::ChosenMayContainHashArgs();
   // Answers the empty set and the flat geometry itself.
-  probe_key_ = blocked::ChosenMayContainKey();
+  probe_key_ = blocked::ChosenMayContainKeyArgs();
 }
 
 absl::StatusOr<BlockedBloomFilter> BlockedBloomFilter::CreateWithGeometry(

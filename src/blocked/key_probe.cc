@@ -26,6 +26,11 @@ HWY_NOINLINE bool MayContainKeyKernel(const char* key, size_t key_len, uint64_t 
   return MayContainKey(key, key_len, total_bits, num_probes, data, flat);
 }
 
+HWY_NOINLINE bool MayContainKeyArgsKernel(const blocked::ProbeArgs* args, const char* key,
+                                          size_t key_len) {
+  return MayContainKey(key, key_len, args->total_bits, args->num_probes, args->data, args->flat);
+}
+
 HWY_NOINLINE void AddKeysKernel(const std::string_view* keys, size_t n, uint64_t total_bits,
                                 int num_probes, uint8_t* data, bool flat) {
   AddKeys(
@@ -46,6 +51,7 @@ namespace blocked {
 
 HWY_EXPORT(EncodedKeyMayMatchKernel);
 HWY_EXPORT(MayContainKeyKernel);
+HWY_EXPORT(MayContainKeyArgsKernel);
 HWY_EXPORT(AddKeysKernel);
 
 EncodedKeyMayMatchFn EncodedKeyMayMatchForTarget(int64_t target) {
@@ -65,12 +71,18 @@ AddKeysFn AddKeysForTarget(int64_t target) {
 
 namespace {
 
+// ChosenMayContainKeyArgs's probe (null until first use; constant-initialised).
+std::atomic<MayContainKeyArgsFn> g_may_contain_key_args{nullptr};
+
 void Resolve() {
   const int64_t probe = simd::internal::KernelTarget(simd::KernelFamily::kSingleProbe);
   const int64_t build = simd::internal::KernelTarget(simd::KernelFamily::kBuild);
   internal::g_encoded_key_may_match.store(EncodedKeyMayMatchForTarget(probe),
                                           std::memory_order_relaxed);
   internal::g_may_contain_key.store(MayContainKeyForTarget(probe), std::memory_order_relaxed);
+  g_may_contain_key_args.store(
+      HWY_DISPATCH_TABLE(MayContainKeyArgsKernel)[simd::internal::DispatchTableIndex(probe)],
+      std::memory_order_relaxed);
   internal::g_add_keys.store(AddKeysForTarget(build), std::memory_order_relaxed);
 }
 
@@ -96,11 +108,9 @@ void ResolveAndAddKeys(const std::string_view* keys, size_t n, uint64_t total_bi
 
 }  // namespace
 
-MayContainKeyFn ChosenMayContainKey() {
-  if (internal::g_may_contain_key.load(std::memory_order_relaxed) == &ResolveAndMayContainKey) {
-    Resolve();
-  }
-  return internal::g_may_contain_key.load(std::memory_order_relaxed);
+MayContainKeyArgsFn ChosenMayContainKeyArgs() {
+  if (g_may_contain_key_args.load(std::memory_order_relaxed) == nullptr) Resolve();
+  return g_may_contain_key_args.load(std::memory_order_relaxed);
 }
 
 }  // namespace blocked

@@ -3,8 +3,8 @@
 // hash, trailer parse and in-register probe in one function per target
 // (src/blocked/key_probe-inl.h), reached through one pointer fetched once per
 // process and re-fetched by simd::ForceTargetForTesting (a BlockedBloomFilter
-// keeps the MayContainKey pointer it took when it was made, from
-// ChosenMayContainKey). These are the hot paths of
+// keeps the key probe it took when it was made, from
+// ChosenMayContainKeyArgs). These are the hot paths of
 // BlockedBloomFilter::MayContain and AddKeys and of the compact policies'
 // KeyMayMatch (PolicyBase); the blocked policies inline
 // key_probe-inl.h into a KeyMayMatch and a CreateFilter compiled per target
@@ -20,6 +20,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+
+#include "blocked/kernel.h"  // ProbeArgs
 
 namespace blockbloom {
 namespace blocked {
@@ -69,9 +71,11 @@ inline void AddKeys(const std::string_view* keys, size_t n, uint64_t total_bits,
   internal::g_add_keys.load(std::memory_order_relaxed)(keys, n, total_bits, num_probes, data, flat);
 }
 
-// The key probe MayContainKey calls now (resolved first if it was not yet),
-// for objects that keep their own pointer (BlockedBloomFilter).
-MayContainKeyFn ChosenMayContainKey();
+// The same probe on the same target reading the filter from `args`
+// (blocked::ProbeArgs), for objects that keep their own pointer and their
+// ProbeArgs (BlockedBloomFilter); resolved first if it was not yet.
+using MayContainKeyArgsFn = bool (*)(const ProbeArgs* args, const char* key, size_t key_len);
+MayContainKeyArgsFn ChosenMayContainKeyArgs();
 
 // The entry points compiled for `target` (a bit of simd::SupportedTargets()),
 // for tests and benchmarks; nullptr if that target is not compiled.
