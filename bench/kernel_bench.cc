@@ -66,8 +66,9 @@
 //   policy-small-path/absent/<keys per filter>   the same at LevelDB's own
 //        filter sizes (the policy-small filters): the floor, the uncounted
 //        policy, ours and LevelDB's (PolicySmallPath)
-//   probe-path/<absent|present>/<bytes>   hash/best, hash/fastlocal-avx2,
-//        both -inlined, and per target hash/target-<T> (single_<T>) and
+//   probe-path/<absent|present>/<bytes>   key/best (key), hash/best,
+//        hash/fastlocal-avx2, both -inlined, and per target
+//        hash/target-<T> (single_<T>) and
 //        batch/target-<T> (batch_<T>), timed interleaved (ProbePath): each
 //        one's median and the ratios best_over_fastlocal,
 //        inlined_over_fastlocal_inlined and, above AVX2, <piece>_over_avx2
