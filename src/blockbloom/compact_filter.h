@@ -94,7 +94,8 @@ class CompactFilter {
   // Golomb-Rice coded fingerprint set). docs/FORMAT.md has both.
   int format_version() const { return version_; }
   // Version 1: distinct fingerprints stored (E) and their range (U =
-  // buckets * width). Version 2: slots (m) and m * 2^R. Either way a random
+  // buckets * width). Version 2: slots (m) and m * 2^R (saturating at
+  // UINT64_MAX). Either way a random
   // absent key is a false positive with probability exactly E/U
   // (= 2^-R for version 2).
   uint64_t num_entries() const { return num_entries_; }

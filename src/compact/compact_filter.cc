@@ -2,6 +2,7 @@
 
 #include <cassert>
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -119,7 +120,12 @@ bool CompactFilter::MayContainHash(uint64_t hash) const {
 }
 
 uint64_t CompactFilter::fingerprint_range() const {
-  if (version_ == 2) return num_entries_ << fingerprint_bits_;
+  if (version_ == 2) {
+    // m * 2^R, saturated: a version-2 filter of 16 GiB or more at R = 32
+    // would wrap.
+    return num_entries_ > (UINT64_MAX >> fingerprint_bits_) ? UINT64_MAX
+                                                            : num_entries_ << fingerprint_bits_;
+  }
   return num_buckets_ * bucket_width_;
 }
 
