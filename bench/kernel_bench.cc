@@ -72,6 +72,9 @@
 //        batch/target-<T> (batch_<T>), timed interleaved (ProbePath): each
 //        one's median and the ratios best_over_fastlocal,
 //        inlined_over_fastlocal_inlined and, above AVX2, <piece>_over_avx2
+//   build-path/<n>           build/bbpolicy-target-<T> for each target, timed
+//        interleaved (BuildPath): <T>_ns and, above AVX2, <T>_over_avx2;
+//        n up to 1,000,000
 //   floor/build-hash-line/<n>   the floor of a blocked build: zeroed bytes,
 //        XXH3 of each key and one 64-byte OR into its line, above 256 KiB
 //        with the build's rolling prefetch window (beside build/*)
@@ -509,7 +512,8 @@ void ProbePolicy(benchmark::State& state, uint64_t bytes, bool present, Policy w
 }
 
 // Pieces of a policy's path timed interleaved: each iteration runs
-// batch(p, cursor) (kPathBatch probes of the keys from `cursor`) for every
+// batch(p, cursor) (kPathBatch probes of the keys from `cursor`, or
+// keys_per_batch keys of some other work) for every
 // piece p, in a shuffled order, so that the pieces' batches are
 // microseconds apart. A shared host's speed drifts within a run; batches
 // that close see the same speed, rows timed one after the other do not.
@@ -531,7 +535,8 @@ const std::vector<PathRatio> kPolicyPathRatios = {
     {"policy_over_leveldb", "policy", "leveldb", true}};
 template <typename Batch>
 void TimeInterleaved(benchmark::State& state, const std::vector<const char*>& names, size_t probes,
-                     const std::vector<PathRatio>& ratios, Batch&& batch) {
+                     const std::vector<PathRatio>& ratios, Batch&& batch,
+                     size_t keys_per_batch = kPathBatch) {
   const size_t pieces = names.size();
   std::vector<std::vector<double>> ns(pieces);
   std::vector<size_t> order(pieces);
@@ -548,7 +553,8 @@ void TimeInterleaved(benchmark::State& state, const std::vector<const char*>& na
       const auto begin = std::chrono::steady_clock::now();
       answers += batch(p, cursor);
       const auto end = std::chrono::steady_clock::now();
-      ns[p].push_back(std::chrono::duration<double, std::nano>(end - begin).count() / kPathBatch);
+      ns[p].push_back(std::chrono::duration<double, std::nano>(end - begin).count() /
+                      static_cast<double>(keys_per_batch));
     }
     cursor += kPathBatch;
     if (cursor + kPathBatch > probes) cursor = 0;
@@ -1007,6 +1013,47 @@ void Build(benchmark::State& state, uint64_t n, Builder b, int64_t target = 0) {
   SetNsPerKey(state, keys);
 }
 
+// The blocked policy's CreateFilter of n keys compiled for each target of
+// `targets` (the CPU's best down to AVX2), timed interleaved
+// (build-path/<n>, TimeInterleaved): each batch builds the same keys
+// max(1, 1024 / n) times. Counters: each target's median ns per key
+// (<T>_ns) and, above AVX2, the median of per-iteration ratios
+// <T>_over_avx2: build/bbpolicy-target-<T> with no drift of the host
+// between the targets.
+void BuildPath(benchmark::State& state, uint64_t n, const std::vector<int64_t>& targets) {
+  const BuildKeys& bk = GetBuildKeys(n);
+  std::vector<std::string> name_of;
+  int64_t avx2 = 0;
+  for (int64_t t : targets) {
+    name_of.push_back(simd::TargetName(t));
+    if (name_of.back() == "AVX2") avx2 = t;
+  }
+  std::vector<std::string> counter_names;  // alive for the ratios
+  counter_names.reserve(targets.size());
+  std::vector<PathRatio> ratios;
+  std::vector<const char*> names;
+  for (size_t i = 0; i < targets.size(); ++i) names.push_back(name_of[i].c_str());
+  for (size_t i = 0; i < targets.size(); ++i) {
+    if (avx2 == 0 || targets[i] == avx2) continue;
+    counter_names.push_back(name_of[i] + "_over_avx2");
+    ratios.push_back({counter_names.back().c_str(), names[i], "AVX2", true});
+  }
+  const size_t reps = static_cast<size_t>(std::max<uint64_t>(1, 1024 / n));
+  std::string dst;
+  TimeInterleaved(
+      state, names, SIZE_MAX, ratios,
+      [&](size_t p, size_t) -> uint64_t {
+        const leveldb::FilterPolicy& policy = TargetPolicy(targets[p]);
+        for (size_t r = 0; r < reps; ++r) {
+          dst.clear();
+          policy.CreateFilter(bk.slices.data(), static_cast<int>(n), &dst);
+          benchmark::DoNotOptimize(dst.data());
+        }
+        return dst.size();
+      },
+      reps* n);
+}
+
 // Per-call cost of the class API on a tiny filter: Create (k from the cache),
 // AddKeys of 10 keys, one probe. Reported per call, not per key.
 void CreateTiny(benchmark::State& state) {
@@ -1170,6 +1217,9 @@ void RegisterAll() {
     for (int64_t t : targets) {
       Reg("build/bbpolicy-target-" + simd::TargetName(t) + ns,
           [=](benchmark::State& s) { Build(s, n, Builder::kOurPolicyTarget, t); });
+    }
+    if (n <= 1'000'000) {
+      Reg("build-path" + ns, [=](benchmark::State& s) { BuildPath(s, n, targets); });
     }
     Reg("build/class-best" + ns, [=](benchmark::State& s) { Build(s, n, Builder::kClass); });
     Reg("floor/build-hash-line" + ns, [=](benchmark::State& s) { Build(s, n, Builder::kFloor); });

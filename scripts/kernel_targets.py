@@ -14,9 +14,9 @@ skipped. Then the check of the dispatch rule (simd/targets.cc) on a CPU with
 AVX-512: each kernel family's target against AVX2, from the per-target rows
 (and the compact build's, from a compact_bench run of BM_CompactTargets given
 after the kernel_bench run; scripts/kernel_bench.sh passes both); where the
-run has the probes' interleaved rows (probe-path/*), they alone decide. Each target
-is stated beside its computation in main(); the bench's names are documented
-at the top of bench/kernel_bench.cc.
+run has a family's interleaved rows (probe-path/*, build-path/*, the compact
+build's), they alone decide. Each target is stated beside its computation in
+main(); the bench's names are documented at the top of bench/kernel_bench.cc.
 """
 import json
 import statistics
@@ -120,7 +120,7 @@ def main():
             if value is not None:
                 ns[name] = value
             if name.startswith(("policy-path/", "policy-small-path/", "probe-path/",
-                                "BM_CompactTargets/")):
+                                "build-path/", "BM_CompactTargets/")):
                 path_counters[name] = counters(record)
     rows = []
 
@@ -379,14 +379,22 @@ def main():
                 v, avx2 = pair
                 checks.setdefault(f"build on {t}", []).append(
                     (f"policy build, {n} keys: {v:.2f} / {avx2:.2f} ns/key", v / avx2))
+        # The same builds timed interleaved (build-path/<n>, up to 10^6 keys).
+        for n in BUILD_TARGET_KEYS:
+            c = path_counters.get(f"build-path/{n}", {})
+            ratio = c.get(f"{t}_over_avx2")
+            if ratio is not None:
+                checks.setdefault(f"build on {t}", []).append(
+                    (f"policy build {INTERLEAVED}, {n} keys: {c[f'{t}_ns']:.2f} / "
+                     f"{c['AVX2_ns']:.2f} ns/key", ratio))
         # The compact policy's build (compact_bench BM_CompactTargets, every
-        # kernel on the best target against every kernel on AVX2).
+        # kernel on the best target against every kernel on AVX2, interleaved).
         for name, c in sorted(path_counters.items()):
             if name.startswith("BM_CompactTargets/") and "best_over_avx2" in c:
                 args = name.split("/")[1:3]  # bpk:B, n:N
                 checks.setdefault(f"build on {t}", []).append(
-                    (f"compact build, {' '.join(args)}: {c['best_ns']:.2f} / {c['avx2_ns']:.2f} "
-                     "ns/key", c["best_over_avx2"]))
+                    (f"compact build {INTERLEAVED}, {' '.join(args)}: {c['best_ns']:.2f} / "
+                     f"{c['avx2_ns']:.2f} ns/key", c["best_over_avx2"]))
     if targets:
         print("== the dispatch rule: " +
               ", ".join(f"{family} {targets.get(family, '?')}" for _, family in FAMILIES))
