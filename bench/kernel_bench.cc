@@ -68,8 +68,8 @@
 //        policy, ours and LevelDB's (PolicySmallPath)
 //   probe-path/<absent|present>/<bytes>   key/best (key), hash/best,
 //        hash/fastlocal-avx2, both -inlined, and per target
-//        hash/target-<T> (single_<T>) and
-//        batch/target-<T> (batch_<T>), timed interleaved (ProbePath): each
+//        hash/target-<T> (single_<T>), batch/target-<T> (batch_<T>) and, in
+//        cache, policy/target-<T> (policy_<T>), timed interleaved (ProbePath): each
 //        one's median and the ratios best_over_fastlocal,
 //        inlined_over_fastlocal_inlined and, above AVX2, <piece>_over_avx2
 //   build-path/<n>           build/bbpolicy-target-<T> for each target, timed
@@ -606,41 +606,47 @@ void PolicyPath(benchmark::State& state, uint64_t bytes) {
 }
 
 // The single probe from a hash and the batch probe timed interleaved
-// (probe-path/<kind>/<bytes>, TimeInterleaved) on the same keys: ours
-// through the filter's pointer (best) and FastLocalBloom behind one call
-// (fastlocal), both inlined into loops (best_inlined, fastlocal_inlined),
-// and on each target of `targets` (the CPU's best down to AVX2) the single
-// probe through that target's kernel (single_<T>) and the batch probe
-// (batch_<T>: T2, window 64, simd::MayContainHashesForTarget).
+// (probe-path/<kind>/<bytes>, TimeInterleaved) on the same keys: the class's
+// MayContain(key) (key) and MayContainHash (best), FastLocalBloom behind one
+// call (fastlocal), both kernels inlined into loops (best_inlined,
+// fastlocal_inlined), and on each target of `targets` (the CPU's best down to
+// AVX2) the single probe through that target's kernel (single_<T>), the
+// batch probe (batch_<T>: T2, window 64, simd::MayContainHashesForTarget)
+// and, in cache, the blocked policy's KeyMayMatch compiled for it
+// (policy_<T>).
 // Ratios: best_over_fastlocal, inlined_over_fastlocal_inlined and, for each
-// target above AVX2, single_<T>_over_avx2 and batch_<T>_over_avx2: the
-// figures of the rows hash/*, hash/target-<T> and batch/target-<T> with no
-// drift of the host between them.
+// target above AVX2, single_<T>_over_avx2, batch_<T>_over_avx2 and
+// policy_<T>_over_avx2: the figures of the rows key/best, hash/*,
+// hash/target-<T>, batch/target-<T> and policy/target-<T> with no drift of
+// the host between them.
 void ProbePath(benchmark::State& state, uint64_t bytes, bool present,
                const std::vector<int64_t>& targets) {
   Fixture& fx = GetFixture(bytes);
   const ProbeSet& ps = fx.Get(present);
   const BlockedBloomFilter& f = *fx.filter;
+  enum class Kind { kKey, kSingle, kBatch, kPolicy };
   struct Piece {
     std::string name;
-    Single single;
-    int64_t target;  // kTarget's kernel, or the batch's target
-    bool batch;
+    Kind kind;
+    Single single;   // kSingle
+    int64_t target;  // the target of a per-target piece, else 0
   };
-  std::vector<Piece> pieces = {{"key", Single::kBest, 0, false},
-                               {"best", Single::kBest, 0, false},
-                               {"fastlocal", Single::kFastLocal, 0, false},
-                               {"best_inlined", Single::kBestInlined, 0, false},
-                               {"fastlocal_inlined", Single::kFastLocalInlined, 0, false}};
+  std::vector<Piece> pieces = {{"key", Kind::kKey, Single::kBest, 0},
+                               {"best", Kind::kSingle, Single::kBest, 0},
+                               {"fastlocal", Kind::kSingle, Single::kFastLocal, 0},
+                               {"best_inlined", Kind::kSingle, Single::kBestInlined, 0},
+                               {"fastlocal_inlined", Kind::kSingle, Single::kFastLocalInlined, 0}};
+  const bool encoded = !fx.encoded.empty();  // in-cache sizes: the policy's filter
   int64_t avx2 = 0;
   for (int64_t t : targets) {
     const std::string name = simd::TargetName(t);
     if (name == "AVX2") avx2 = t;
-    pieces.push_back({"single_" + name, Single::kTarget, t, false});
-    pieces.push_back({"batch_" + name, Single::kTarget, t, true});
+    pieces.push_back({"single_" + name, Kind::kSingle, Single::kTarget, t});
+    pieces.push_back({"batch_" + name, Kind::kBatch, Single::kTarget, t});
+    if (encoded) pieces.push_back({"policy_" + name, Kind::kPolicy, Single::kTarget, t});
   }
   std::vector<std::string> ratio_names;  // the counters' names, alive for ratios
-  ratio_names.reserve(2 * targets.size());
+  ratio_names.reserve(pieces.size());
   std::vector<PathRatio> ratios = {
       {"best_over_fastlocal", "best", "fastlocal", true},
       {"inlined_over_fastlocal_inlined", "best_inlined", "fastlocal_inlined", true}};
@@ -650,7 +656,7 @@ void ProbePath(benchmark::State& state, uint64_t bytes, bool present,
     for (const Piece& p : pieces) {
       if (p.target == 0 || p.target == avx2) continue;
       const Piece& base = *std::find_if(pieces.begin(), pieces.end(), [&](const Piece& q) {
-        return q.target == avx2 && q.batch == p.batch;
+        return q.target == avx2 && q.kind == p.kind;
       });
       ratio_names.push_back(p.name + "_over_avx2");
       ratios.push_back({ratio_names.back().c_str(), p.name.c_str(), base.name.c_str(), true});
@@ -662,24 +668,36 @@ void ProbePath(benchmark::State& state, uint64_t bytes, bool present,
     kernels.push_back(p.target != 0 ? simd::MayContainHashForTarget(p.target) : nullptr);
     batches.push_back(p.target != 0 ? simd::MayContainHashesForTarget(p.target) : nullptr);
   }
+  const leveldb::Slice filter(fx.encoded);
   auto out = std::make_unique<bool[]>(kPathBatch);
+  bool false_negative = false;
   TimeInterleaved(state, names, ps.size(), ratios, [&](size_t p, size_t cursor) {
     const Piece& piece = pieces[p];
     const uint64_t* h = ps.hashes.data() + cursor;
     uint64_t c = 0;
-    if (piece.batch) {
-      batches[p](h, kPathBatch, f.num_bits(), f.num_probes(), f.data(), 64,
-                 static_cast<int>(simd::PrefetchHint::kT2), out.get());
-      for (size_t i = 0; i < kPathBatch; ++i) c += out[i];
-    } else if (p == 0) {
-      c = CountKeys(f, ps, cursor, kPathBatch);
-    } else {
-      c = CountSingle(piece.single, f, h, kPathBatch, kernels[p]);
+    switch (piece.kind) {
+      case Kind::kKey:
+        c = CountKeys(f, ps, cursor, kPathBatch);
+        break;
+      case Kind::kSingle:
+        c = CountSingle(piece.single, f, h, kPathBatch, kernels[p]);
+        break;
+      case Kind::kBatch:
+        batches[p](h, kPathBatch, f.num_bits(), f.num_probes(), f.data(), 64,
+                   static_cast<int>(simd::PrefetchHint::kT2), out.get());
+        for (size_t i = 0; i < kPathBatch; ++i) c += out[i];
+        break;
+      case Kind::kPolicy:
+        c = ProbeKeys(ps, TargetPolicy(piece.target), filter, cursor, kPathBatch);
+        break;
     }
-    if (present && c != kPathBatch) g_failed = true;  // a false negative
+    if (present && c != kPathBatch) false_negative = true;
     return c;
   });
-  if (g_failed) state.SkipWithError("false negative");
+  if (false_negative) {
+    g_failed = true;
+    state.SkipWithError("false negative");
+  }
 }
 
 void ProbeEncoded(benchmark::State& state, uint64_t bytes, bool present) {

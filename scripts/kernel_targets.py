@@ -357,6 +357,7 @@ def main():
     # (probe-path/<kind>/<bytes>): the ratios to trust on a host whose speed
     # drifts between rows.
     interleaved = (("single probe", "single", lambda size: True),
+                   ("single probe", "policy", lambda size: True),
                    ("batch probe in cache", "batch", lambda size: size <= PREFETCH_MIN_BYTES),
                    ("batch probe out of cache", "batch", lambda size: size > PREFETCH_MIN_BYTES))
     for family, piece, applies in interleaved:
