@@ -231,7 +231,8 @@ inline bool MayContainHash(uint64_t hash, uint64_t total_bits, int num_probes,
 // 512-bit blocks would cost FPR against LevelDB's built-in filter, and at
 // high bits per key the best k exceeds the blocked geometry's 16
 // (docs/FORMAT.md, "How the LevelDB policies size a filter").
-// BlockedBloomFilter writes it for filters of at most kFlatMaxBytes.
+// BlockedBloomFilter never creates one; it keeps the geometry of one it
+// deserialized.
 inline constexpr uint64_t kFlatMaxBytes = 512;  // 8 lines: see docs/FORMAT.md
 inline constexpr int kMaxFlatProbes = 30;
 inline constexpr uint64_t kFlatMultiplier = 0x9E3779B97F4A7C15ull;

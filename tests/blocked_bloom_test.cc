@@ -295,6 +295,50 @@ TEST(BlockedBloomTest, MovedFiltersProbeTheirOwnGeometry) {
   }
 }
 
+// A moved-from filter has no bits: it answers the empty set's "no" from
+// its own state, never through the bits it gave away (under ASan, a read of
+// them after their new owner is gone fails this test).
+TEST(BlockedBloomTest, MovedFromFilterIsTheEmptySet) {
+  const std::vector<std::string> keys = RandomLengthKeys(200, 7);
+  for (bool assign : {false, true}) {
+    auto built = BlockedBloomFilter::BuildFromKeys(Views(keys), 10.0);
+    ASSERT_TRUE(built.ok());
+    BlockedBloomFilter source = std::move(*built);
+    {
+      auto other = BlockedBloomFilter::Create(10, 10.0);
+      ASSERT_TRUE(other.ok());
+      BlockedBloomFilter taker = std::move(*other);
+      if (assign) {
+        taker = std::move(source);
+      } else {
+        BlockedBloomFilter constructed(std::move(source));
+        taker = std::move(constructed);
+      }
+      for (const std::string& key : keys) ASSERT_TRUE(taker.MayContain(key));
+    }  // the bits are freed here
+    EXPECT_EQ(source.num_bytes(), 0u);
+    for (const std::string& key : keys) {
+      ASSERT_FALSE(source.MayContain(key));
+      ASSERT_FALSE(source.MayContainHash(HashKey(key)));
+    }
+    std::vector<uint64_t> hashes;
+    for (const std::string& key : keys) hashes.push_back(HashKey(key));
+    auto out = std::make_unique<bool[]>(hashes.size());
+    source.MayContainHashes(hashes, absl::MakeSpan(out.get(), hashes.size()));
+    for (size_t i = 0; i < hashes.size(); ++i) ASSERT_FALSE(out[i]);
+    auto reloaded = BlockedBloomFilter::Deserialize(source.Serialize());
+    ASSERT_TRUE(reloaded.ok());
+    EXPECT_EQ(reloaded->num_bytes(), 0u);
+    // Assigning a filter makes it whole again.
+    auto fresh = BlockedBloomFilter::BuildFromKeys(Views(keys), 10.0);
+    ASSERT_TRUE(fresh.ok());
+    source = std::move(*fresh);
+    source.AddKey("late");
+    EXPECT_TRUE(source.MayContain("late"));
+    for (const std::string& key : keys) ASSERT_TRUE(source.MayContain(key));
+  }
+}
+
 TEST(BlockedBloomTest, DeserializeRejectsGarbage) {
   EXPECT_FALSE(BlockedBloomFilter::Deserialize("").ok());
   EXPECT_FALSE(BlockedBloomFilter::Deserialize("abcd").ok());

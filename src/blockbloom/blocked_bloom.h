@@ -80,8 +80,11 @@ class BlockedBloomFilter {
   // Serialize() follow it. Filters this class creates are version 1.
   static absl::StatusOr<BlockedBloomFilter> Deserialize(std::string_view encoded);
 
-  BlockedBloomFilter(BlockedBloomFilter&&) noexcept = default;
-  BlockedBloomFilter& operator=(BlockedBloomFilter&&) noexcept = default;
+  // A moved-from filter has no bits: its probes answer "no" (the empty set)
+  // and read nothing, Serialize() writes the empty set; it may be assigned
+  // to or destroyed, and takes no Add* until a filter is assigned to it.
+  BlockedBloomFilter(BlockedBloomFilter&& other) noexcept;
+  BlockedBloomFilter& operator=(BlockedBloomFilter&& other) noexcept;
 
   // Adding to a filter sized for 0 keys (0 bytes, the empty set) turns it into
   // a 1-byte filter that may match every key: never a false negative.
@@ -135,6 +138,8 @@ class BlockedBloomFilter {
   BlockedBloomFilter(std::unique_ptr<uint8_t[], AlignedFree> bits, uint64_t num_bytes,
                      int num_probes, bool huge_pages);
   void MatchEverythingIfEmpty();
+  // What a move leaves behind: the empty set, no bits.
+  void BecomeEmpty();
   // Points the probes at the kernels for this geometry and fills
   // probe_args_; called whenever bits_, num_bytes_, num_probes_ or flat_
   // changes.

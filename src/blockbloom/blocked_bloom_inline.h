@@ -26,7 +26,8 @@
 //
 // The API is what this header declares. The headers it includes from
 // <blockbloom/simd/...> are installed only so that the probe can be compiled
-// here: their names (namespaces blockbloom::blocked and
+// here (and blockbloom/blocked_bloom.h includes blocked_kernel.h for the
+// arguments its probes take): their names (namespaces blockbloom::blocked and
 // blockbloom::HWY_NAMESPACE) are the implementation and may change in any
 // release; their formulas are the blocked format itself (docs/FORMAT.md),
 // which does not change.

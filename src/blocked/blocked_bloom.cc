@@ -82,6 +82,40 @@ BlockedBloomFilter::BlockedBloomFilter(std::unique_ptr<uint8_t[], AlignedFree> b
   ChooseProbes();
 }
 
+BlockedBloomFilter::BlockedBloomFilter(BlockedBloomFilter&& other) noexcept
+    : bits_(std::move(other.bits_)),
+      num_bytes_(other.num_bytes_),
+      num_probes_(other.num_probes_),
+      num_added_(other.num_added_),
+      huge_pages_(other.huge_pages_),
+      flat_(other.flat_) {
+  ChooseProbes();
+  other.BecomeEmpty();
+}
+
+BlockedBloomFilter& BlockedBloomFilter::operator=(BlockedBloomFilter&& other) noexcept {
+  if (this != &other) {
+    bits_ = std::move(other.bits_);
+    num_bytes_ = other.num_bytes_;
+    num_probes_ = other.num_probes_;
+    num_added_ = other.num_added_;
+    huge_pages_ = other.huge_pages_;
+    flat_ = other.flat_;
+    ChooseProbes();
+    other.BecomeEmpty();
+  }
+  return *this;
+}
+
+void BlockedBloomFilter::BecomeEmpty() {
+  // No bits: the probes answer the empty set's "no" and read nothing (the
+  // moved bits are another filter's now).
+  num_bytes_ = 0;
+  num_added_ = 0;
+  flat_ = false;
+  ChooseProbes();
+}
+
 namespace {
 bool EmptySetProbe(const blocked::ProbeArgs*, uint64_t) { return false; }
 bool FlatProbe(const blocked::ProbeArgs* args, uint64_t hash) {
@@ -227,7 +261,7 @@ void BlockedBloomFilter::MayContainHashes(absl::Span<const uint64_t> hashes, abs
     std::fill(out.begin(), out.begin() + n, false);  // the empty set
     return;
   }
-  if (flat_) {  // at most kFlatMaxBytes: in cache, nothing to prefetch
+  if (flat_) {  // a deserialized flat filter: probed in place, no prefetch
     for (size_t i = 0; i < n; ++i) {
       out[i] = blocked::flat::MayContainHash(hashes[i], num_bits(), num_probes_, bits_.get());
     }
