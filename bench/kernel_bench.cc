@@ -99,6 +99,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -533,6 +534,24 @@ const std::vector<PathRatio> kPolicyPathRatios = {
     {"uncounted_over_floor", "uncounted", "floor", true},
     {"counters_ns", "policy", "uncounted", false},
     {"policy_over_leveldb", "policy", "leveldb", true}};
+// Appends to *ratios <name>_over_avx2 for every piece i on a target other
+// than AVX2: its time over that of the AVX2 piece of the same kind
+// (target[i] 0: no target; kind[i]: pieces of one kind compare). The
+// counters' names live in *names_kept, which must outlive the ratios.
+void AppendOverAvx2(const std::vector<const char*>& names, const std::vector<int64_t>& target,
+                    const std::vector<int>& kind, std::deque<std::string>* names_kept,
+                    std::vector<PathRatio>* ratios) {
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (target[i] == 0 || simd::TargetName(target[i]) == "AVX2") continue;
+    for (size_t j = 0; j < names.size(); ++j) {
+      if (kind[j] == kind[i] && target[j] != 0 && simd::TargetName(target[j]) == "AVX2") {
+        names_kept->push_back(std::string(names[i]) + "_over_avx2");
+        ratios->push_back({names_kept->back().c_str(), names[i], names[j], true});
+      }
+    }
+  }
+}
+
 template <typename Batch>
 void TimeInterleaved(benchmark::State& state, const std::vector<const char*>& names, size_t probes,
                      const std::vector<PathRatio>& ratios, Batch&& batch,
@@ -637,31 +656,25 @@ void ProbePath(benchmark::State& state, uint64_t bytes, bool present,
                                {"best_inlined", Kind::kSingle, Single::kBestInlined, 0},
                                {"fastlocal_inlined", Kind::kSingle, Single::kFastLocalInlined, 0}};
   const bool encoded = !fx.encoded.empty();  // in-cache sizes: the policy's filter
-  int64_t avx2 = 0;
   for (int64_t t : targets) {
     const std::string name = simd::TargetName(t);
-    if (name == "AVX2") avx2 = t;
     pieces.push_back({"single_" + name, Kind::kSingle, Single::kTarget, t});
     pieces.push_back({"batch_" + name, Kind::kBatch, Single::kTarget, t});
     if (encoded) pieces.push_back({"policy_" + name, Kind::kPolicy, Single::kTarget, t});
   }
-  std::vector<std::string> ratio_names;  // the counters' names, alive for ratios
-  ratio_names.reserve(pieces.size());
+  std::vector<const char*> names;
+  std::vector<int64_t> target;
+  std::vector<int> kind;
+  for (const Piece& p : pieces) {
+    names.push_back(p.name.c_str());
+    target.push_back(p.target);
+    kind.push_back(static_cast<int>(p.kind));
+  }
   std::vector<PathRatio> ratios = {
       {"best_over_fastlocal", "best", "fastlocal", true},
       {"inlined_over_fastlocal_inlined", "best_inlined", "fastlocal_inlined", true}};
-  std::vector<const char*> names;
-  for (const Piece& p : pieces) names.push_back(p.name.c_str());
-  if (avx2 != 0) {
-    for (const Piece& p : pieces) {
-      if (p.target == 0 || p.target == avx2) continue;
-      const Piece& base = *std::find_if(pieces.begin(), pieces.end(), [&](const Piece& q) {
-        return q.target == avx2 && q.kind == p.kind;
-      });
-      ratio_names.push_back(p.name + "_over_avx2");
-      ratios.push_back({ratio_names.back().c_str(), p.name.c_str(), base.name.c_str(), true});
-    }
-  }
+  std::deque<std::string> ratio_names;
+  AppendOverAvx2(names, target, kind, &ratio_names, &ratios);
   std::vector<simd::MayContainHashFn> kernels;
   std::vector<simd::MayContainHashesFn> batches;
   for (const Piece& p : pieces) {
@@ -1041,21 +1054,12 @@ void Build(benchmark::State& state, uint64_t n, Builder b, int64_t target = 0) {
 void BuildPath(benchmark::State& state, uint64_t n, const std::vector<int64_t>& targets) {
   const BuildKeys& bk = GetBuildKeys(n);
   std::vector<std::string> name_of;
-  int64_t avx2 = 0;
-  for (int64_t t : targets) {
-    name_of.push_back(simd::TargetName(t));
-    if (name_of.back() == "AVX2") avx2 = t;
-  }
-  std::vector<std::string> counter_names;  // alive for the ratios
-  counter_names.reserve(targets.size());
-  std::vector<PathRatio> ratios;
+  for (int64_t t : targets) name_of.push_back(simd::TargetName(t));
   std::vector<const char*> names;
-  for (size_t i = 0; i < targets.size(); ++i) names.push_back(name_of[i].c_str());
-  for (size_t i = 0; i < targets.size(); ++i) {
-    if (avx2 == 0 || targets[i] == avx2) continue;
-    counter_names.push_back(name_of[i] + "_over_avx2");
-    ratios.push_back({counter_names.back().c_str(), names[i], "AVX2", true});
-  }
+  for (const std::string& name : name_of) names.push_back(name.c_str());
+  std::vector<PathRatio> ratios;
+  std::deque<std::string> ratio_names;
+  AppendOverAvx2(names, targets, std::vector<int>(targets.size(), 0), &ratio_names, &ratios);
   const size_t reps = static_cast<size_t>(std::max<uint64_t>(1, 1024 / n));
   std::string dst;
   TimeInterleaved(

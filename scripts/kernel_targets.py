@@ -36,8 +36,6 @@ KINDS = ("absent", "present")
 BUILD_TARGET_ROW = "build/bbpolicy-target-{t}/{n}"
 BUILD_TARGET_KEYS = (1, 2, 4, 8, 20, 100, 10_000, 1_000_000, 13_421_773)
 AVX512_TARGETS = ("AVX3_DL", "AVX3")
-# How the dispatch-rule check labels the probe-path rows' ratios.
-INTERLEAVED = "interleaved"
 
 
 def over_avx2(ns, pattern, t, **where):
@@ -370,7 +368,7 @@ def main():
                 ratio = c.get(f"{piece}_{t}_over_avx2")
                 if ratio is not None:
                     check(f"{family} on {t}",
-                          f"{piece} probe {INTERLEAVED}, {size // KIB} KiB {kind}: "
+                          f"{piece} probe interleaved, {size // KIB} KiB {kind}: "
                           f"{c[f'{piece}_{t}_ns']:.2f} / {c[f'{piece}_AVX2_ns']:.2f} ns", ratio,
                           (piece, size, kind), True)
     t = targets.get("build")
@@ -385,7 +383,7 @@ def main():
             ratio = c.get(f"{t}_over_avx2")
             if ratio is not None:
                 check(f"build on {t}",
-                      f"policy build {INTERLEAVED}, {n} keys: {c[f'{t}_ns']:.2f} / "
+                      f"policy build interleaved, {n} keys: {c[f'{t}_ns']:.2f} / "
                       f"{c['AVX2_ns']:.2f} ns/key", ratio, ("build", n), True)
         # The compact policy's build (compact_bench BM_CompactTargets, every
         # kernel on the best target against every kernel on AVX2).

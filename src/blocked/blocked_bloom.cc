@@ -82,15 +82,8 @@ BlockedBloomFilter::BlockedBloomFilter(std::unique_ptr<uint8_t[], AlignedFree> b
   ChooseProbes();
 }
 
-BlockedBloomFilter::BlockedBloomFilter(BlockedBloomFilter&& other) noexcept
-    : bits_(std::move(other.bits_)),
-      num_bytes_(other.num_bytes_),
-      num_probes_(other.num_probes_),
-      num_added_(other.num_added_),
-      huge_pages_(other.huge_pages_),
-      flat_(other.flat_) {
-  ChooseProbes();
-  other.BecomeEmpty();
+BlockedBloomFilter::BlockedBloomFilter(BlockedBloomFilter&& other) noexcept {
+  *this = std::move(other);
 }
 
 BlockedBloomFilter& BlockedBloomFilter::operator=(BlockedBloomFilter&& other) noexcept {
