@@ -115,16 +115,16 @@ class BlockedBloomFilter {
   // Filter bytes followed by the 3-byte trailer (docs/FORMAT.md).
   std::string Serialize() const;
 
-  uint64_t num_bytes() const { return num_bytes_; }
-  uint64_t num_bits() const { return num_bytes_ * 8; }
-  int num_probes() const { return num_probes_; }
+  uint64_t num_bytes() const { return probe_args_.total_bits / 8; }
+  uint64_t num_bits() const { return probe_args_.total_bits; }
+  int num_probes() const { return probe_args_.num_probes; }
   // Keys added through this object (not persisted; Deserialize gives 0).
   uint64_t num_added() const { return num_added_; }
   // Whether the bits were madvise'd for huge pages (BlockedBloomOptions).
   bool huge_pages() const { return huge_pages_; }
   // Whether the bits use the flat geometry of format version 2 (only filters
   // from Deserialize of a version-2 filter do).
-  bool flat() const { return flat_; }
+  bool flat() const { return probe_args_.flat; }
   const uint8_t* data() const { return bits_.get(); }
 
  private:
@@ -140,22 +140,19 @@ class BlockedBloomFilter {
   void MatchEverythingIfEmpty();
   // What a move leaves behind: the empty set, no bits.
   void BecomeEmpty();
-  // Points the probes at the kernels for this geometry and fills
-  // probe_args_; called whenever bits_, num_bytes_, num_probes_ or flat_
-  // changes.
-  void ChooseProbes();
+  // The geometry of bits_ (num_bytes unpadded): fills probe_args_ and
+  // points the probes at its kernels. Called whenever bits_ or the geometry
+  // changes, after bits_ is set.
+  void SetGeometry(uint64_t num_bytes, int num_probes, bool flat);
 
   std::unique_ptr<uint8_t[], AlignedFree> bits_;  // padded to whole blocks
-  uint64_t num_bytes_ = 0;                        // unpadded
-  int num_probes_ = 1;
-  uint64_t num_added_ = 0;
-  bool huge_pages_ = false;
-  bool flat_ = false;
+  // The filter's geometry, as the probes read it: data is bits_.get(),
+  // total_bits 8 * the unpadded bytes. Only SetGeometry writes it.
+  blocked::ProbeArgs probe_args_;
   ProbeHashFn probe_hash_ = nullptr;
   ProbeKeyFn probe_key_ = nullptr;
-  // What the probes read: bits_.get(), num_bytes_ * 8, num_probes_, flat_.
-  // A move keeps it right: the bits move with their pointer.
-  blocked::ProbeArgs probe_args_;
+  uint64_t num_added_ = 0;
+  bool huge_pages_ = false;
 };
 
 }  // namespace blockbloom

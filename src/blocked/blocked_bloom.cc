@@ -75,11 +75,8 @@ double BlockedBloomPredictedFpr(uint64_t num_keys, uint64_t num_bytes, int num_p
 
 BlockedBloomFilter::BlockedBloomFilter(std::unique_ptr<uint8_t[], AlignedFree> bits,
                                        uint64_t num_bytes, int num_probes, bool huge_pages)
-    : bits_(std::move(bits)),
-      num_bytes_(num_bytes),
-      num_probes_(num_probes),
-      huge_pages_(huge_pages) {
-  ChooseProbes();
+    : bits_(std::move(bits)), huge_pages_(huge_pages) {
+  SetGeometry(num_bytes, num_probes, /*flat=*/false);
 }
 
 BlockedBloomFilter::BlockedBloomFilter(BlockedBloomFilter&& other) noexcept {
@@ -89,12 +86,9 @@ BlockedBloomFilter::BlockedBloomFilter(BlockedBloomFilter&& other) noexcept {
 BlockedBloomFilter& BlockedBloomFilter::operator=(BlockedBloomFilter&& other) noexcept {
   if (this != &other) {
     bits_ = std::move(other.bits_);
-    num_bytes_ = other.num_bytes_;
-    num_probes_ = other.num_probes_;
     num_added_ = other.num_added_;
     huge_pages_ = other.huge_pages_;
-    flat_ = other.flat_;
-    ChooseProbes();
+    SetGeometry(other.num_bytes(), other.num_probes(), other.flat());
     other.BecomeEmpty();
   }
   return *this;
@@ -103,10 +97,8 @@ BlockedBloomFilter& BlockedBloomFilter::operator=(BlockedBloomFilter&& other) no
 void BlockedBloomFilter::BecomeEmpty() {
   // No bits: the probes answer the empty set's "no" and read nothing (the
   // moved bits are another filter's now).
-  num_bytes_ = 0;
   num_added_ = 0;
-  flat_ = false;
-  ChooseProbes();
+  SetGeometry(0, probe_args_.num_probes, /*flat=*/false);
 }
 
 namespace {
@@ -116,14 +108,14 @@ bool FlatProbe(const blocked::ProbeArgs* args, uint64_t hash) {
 }
 }  // namespace
 
-void BlockedBloomFilter::ChooseProbes() {
+void BlockedBloomFilter::SetGeometry(uint64_t num_bytes, int num_probes, bool flat) {
   probe_args_.data = bits_.get();
-  probe_args_.total_bits = num_bytes_ * 8;
-  probe_args_.num_probes = num_probes_;
-  probe_args_.flat = flat_;
-  probe_hash_ = num_bytes_ == 0 ? &EmptySetProbe
-                : flat_         ? &FlatProbe
-                                : simd::ChosenMayContainHashArgs();
+  probe_args_.total_bits = num_bytes * 8;
+  probe_args_.num_probes = num_probes;
+  probe_args_.flat = flat;
+  probe_hash_ = num_bytes == 0 ? &EmptySetProbe
+                : flat         ? &FlatProbe
+                               : simd::ChosenMayContainHashArgs();
   // Answers the empty set and the flat geometry itself.
   probe_key_ = blocked::ChosenMayContainKeyArgs();
 }
@@ -201,30 +193,27 @@ absl::StatusOr<BlockedBloomFilter> BlockedBloomFilter::Deserialize(std::string_v
     std::memcpy(filter->bits_.get(), view.bits, static_cast<size_t>(view.num_bytes));
   }
   if (filter.ok()) {
-    filter->num_probes_ = view.num_probes;
-    filter->flat_ = view.geometry == blocked::Geometry::kFlat;
-    filter->ChooseProbes();
+    filter->SetGeometry(view.num_bytes, view.num_probes, view.geometry == blocked::Geometry::kFlat);
   }
   return filter;
 }
 
 void BlockedBloomFilter::MatchEverythingIfEmpty() {
-  if (num_bytes_ != 0) return;
+  if (num_bytes() != 0) return;
   // A zero-byte filter is the empty set and has no bits to set. It becomes a
   // one-byte filter with every bit set: it answers "may match" for every key,
   // and serializes as exactly that. (The allocation is padded to 64 bytes.)
-  num_bytes_ = 1;
   bits_[0] = 0xFF;
-  ChooseProbes();
+  SetGeometry(1, probe_args_.num_probes, probe_args_.flat);
 }
 
 void BlockedBloomFilter::AddHash(uint64_t hash) {
   ++num_added_;
   MatchEverythingIfEmpty();
-  if (flat_) {
-    blocked::flat::AddHash(hash, num_bits(), num_probes_, bits_.get());
+  if (flat()) {
+    blocked::flat::AddHash(hash, num_bits(), num_probes(), bits_.get());
   } else {
-    blocked::AddHash(hash, num_bits(), num_probes_, bits_.get());
+    blocked::AddHash(hash, num_bits(), num_probes(), bits_.get());
   }
 }
 
@@ -234,8 +223,8 @@ void BlockedBloomFilter::AddHashes(absl::Span<const uint64_t> hashes) {
   if (hashes.empty()) return;
   num_added_ += hashes.size();
   MatchEverythingIfEmpty();
-  blocked::AddHashes(hashes.data(), hashes.size(), num_bytes_, num_probes_,
-                     flat_ ? blocked::Geometry::kFlat : blocked::Geometry::kBlocked512,
+  blocked::AddHashes(hashes.data(), hashes.size(), num_bytes(), num_probes(),
+                     flat() ? blocked::Geometry::kFlat : blocked::Geometry::kBlocked512,
                      bits_.get());
 }
 
@@ -244,24 +233,24 @@ void BlockedBloomFilter::AddKeys(absl::Span<const std::string_view> keys) {
   num_added_ += keys.size();
   MatchEverythingIfEmpty();
   // Hash and set in one loop on the chosen target (blocked/key_probe.h).
-  blocked::AddKeys(keys.data(), keys.size(), num_bits(), num_probes_, bits_.get(), flat_);
+  blocked::AddKeys(keys.data(), keys.size(), num_bits(), num_probes(), bits_.get(), flat());
 }
 
 void BlockedBloomFilter::MayContainHashes(absl::Span<const uint64_t> hashes, absl::Span<bool> out,
                                           size_t window) const {
   const size_t n = std::min(hashes.size(), out.size());
-  if (num_bytes_ == 0) {
+  if (num_bytes() == 0) {
     std::fill(out.begin(), out.begin() + n, false);  // the empty set
     return;
   }
-  if (flat_) {  // a deserialized flat filter: probed in place, no prefetch
+  if (flat()) {  // a deserialized flat filter: probed in place, no prefetch
     for (size_t i = 0; i < n; ++i) {
-      out[i] = blocked::flat::MayContainHash(hashes[i], num_bits(), num_probes_, bits_.get());
+      out[i] = blocked::flat::MayContainHash(hashes[i], num_bits(), num_probes(), bits_.get());
     }
     return;
   }
-  const uint64_t padded = std::max<uint64_t>(blocked::kBlockBytes, (num_bytes_ + 63) / 64 * 64);
-  simd::MayContainHashes(hashes.data(), n, num_bits(), num_probes_, bits_.get(),
+  const uint64_t padded = std::max<uint64_t>(blocked::kBlockBytes, (num_bytes() + 63) / 64 * 64);
+  simd::MayContainHashes(hashes.data(), n, num_bits(), num_probes(), bits_.get(),
                          static_cast<size_t>(padded), out.data(), window);
 }
 
@@ -273,9 +262,9 @@ void BlockedBloomFilter::MayContainKeys(absl::Span<const std::string_view> keys,
 }
 
 std::string BlockedBloomFilter::Serialize() const {
-  std::string out(reinterpret_cast<const char*>(bits_.get()), static_cast<size_t>(num_bytes_));
-  blocked::AppendTrailer(num_probes_, &out,
-                         flat_ ? blocked::Geometry::kFlat : blocked::Geometry::kBlocked512);
+  std::string out(reinterpret_cast<const char*>(bits_.get()), static_cast<size_t>(num_bytes()));
+  blocked::AppendTrailer(num_probes(), &out,
+                         flat() ? blocked::Geometry::kFlat : blocked::Geometry::kBlocked512);
   return out;
 }
 
