@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
@@ -257,6 +258,36 @@ TEST(FilteredDBKeyIndexSizingTest, EveryIndexHoldsItsKeysWithinTheBudget) {
         }
         if (hint == 16) EXPECT_LE((*index)->capacity(), std::max<uint64_t>(4 * n, 1024) + 30);
       }
+    }
+  }
+}
+
+// Any target_fpr keeps the budget: a target below the lowest the budget
+// allows (KeyIndex::kMinTargetFpr, 16-bit cells at their design load) is
+// clamped to it, so 0, a negative value, 1e-12 or -inf size the d-left
+// index exactly as kMinTargetFpr does, within 4 bytes per live key plus 256
+// KiB, and a counting index is bounded too (it asks for kMinTargetFpr's
+// counters per key, 9.4 bytes per key with the front filter).
+TEST(FilteredDBKeyIndexSizingTest, ATargetBelowTheBudgetsReachIsClampedToIt) {
+  EXPECT_NEAR(KeyIndex::kMinTargetFpr, 8.42e-5, 0.01e-5);
+  for (uint64_t n : {uint64_t{0}, uint64_t{2}, uint64_t{1000}, uint64_t{100000}}) {
+    for (double fpr : {0.0, -1.0, 1e-12, 1e-6, -HUGE_VAL, KeyIndex::kMinTargetFpr}) {
+      SCOPED_TRACE(testing::Message() << "n " << n << " target " << fpr);
+      const uint64_t dleft = KeyIndex::CapacityFor(IndexKind::kDleft, n, 1000000, fpr);
+      EXPECT_EQ(dleft,
+                KeyIndex::CapacityFor(IndexKind::kDleft, n, 1000000, KeyIndex::kMinTargetFpr));
+      auto index = KeyIndex::Create(IndexKind::kDleft, dleft, fpr);
+      ASSERT_TRUE(index.ok()) << index.status();
+      EXPECT_GT((*index)->capacity(), n);
+      EXPECT_LE((*index)->memory_bytes(), KeyIndex::BudgetBytes(n));
+      const uint64_t counting = KeyIndex::CapacityFor(IndexKind::kCounting, n, 1000000, fpr);
+      auto counted = KeyIndex::Create(IndexKind::kCounting, counting, fpr);
+      ASSERT_TRUE(counted.ok()) << counted.status();
+      EXPECT_GT((*counted)->capacity(), n);
+      // Within the budget, or 4-bit counters for kMinTargetFpr / 5.75%
+      // (under 10 bytes per key) where the budget cannot hold them.
+      EXPECT_LE((*counted)->memory_bytes(),
+                std::max(KeyIndex::BudgetBytes(n), 10 * (*counted)->capacity() + 4096));
     }
   }
 }

@@ -375,6 +375,23 @@ TEST(FilteredDBOptionsTest, AFailedIndexBuildFailsOpenAndLeavesNothingOpen) {
   DestroyFilteredDB(path, leveldb::Options());
 }
 
+// An IndexKind that is neither kind (an integer cast to it) is refused
+// before anything opens, as the C API refuses it: the database opens at
+// once with a valid kind.
+TEST(FilteredDBOptionsTest, AnUnknownKindIsAnInvalidArgument) {
+  const std::string path = DbPath("unknown_kind");
+  FilteredDBOptions fdb_options;
+  fdb_options.kind = static_cast<IndexKind>(7);
+  std::unique_ptr<FilteredDB> db;
+  const leveldb::Status s = FilteredDB::Open(fdb_options, SmallBufferOptions(), path, &db);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_EQ(db, nullptr);
+  fdb_options.kind = IndexKind::kCounting;
+  ASSERT_TRUE(FilteredDB::Open(fdb_options, SmallBufferOptions(), path, &db).ok());
+  db.reset();
+  DestroyFilteredDB(path, leveldb::Options());
+}
+
 // A rebuild that cannot finish because of an exception (out of memory, or
 // the progress callback throwing) is a failed rebuild, never an exception out
 // of FilteredDB or a terminated process: a growth keeps the current index,

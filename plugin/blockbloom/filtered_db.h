@@ -128,10 +128,14 @@ struct FilteredDBOptions {
   // together) at capacity; it chooses the d-left cells (docs/FILTERED_DB.md,
   // "Sizing"): 12-bit cells (0.168% with the front filter, 2.88 bytes per
   // key of capacity) for every target from 0.168%, the default included;
-  // 16-bit cells (8.4e-5, 3.42 bytes per key) below it, at a lower load
-  // (more memory per key) below 8.4e-5. Any value is accepted: it is clamped
-  // (NaN means the default).
+  // 16-bit cells (8.4e-5, 3.42 bytes per key) below it. 8.4e-5 is the
+  // lowest target the memory budget allows: any value is accepted, lower
+  // ones (0 and negative ones too) are clamped to it, higher ones to 1, and
+  // NaN means the default.
   double target_fpr = 0.002;
+  // kDleft or kCounting; any other value (an integer cast to IndexKind)
+  // fails Open with InvalidArgument and opens nothing, as blockbloom/c.h
+  // does.
   IndexKind kind = IndexKind::kDleft;
   // Save the index at close / SaveIndex() and load it at Open when valid.
   bool persist_index = true;

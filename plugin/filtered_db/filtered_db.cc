@@ -47,6 +47,10 @@ leveldb::Status FilteredDB::Open(const FilteredDBOptions& fdb_options,
                                  const leveldb::Options& options, const std::string& name,
                                  std::unique_ptr<FilteredDB>* db) {
   db->reset();
+  if (fdb_options.kind != IndexKind::kDleft && fdb_options.kind != IndexKind::kCounting) {
+    return leveldb::Status::InvalidArgument("FilteredDB::Open",
+                                            "kind must be IndexKind::kDleft or kCounting");
+  }
   auto impl = std::make_unique<Impl>(fdb_options, name);
   impl->filter_policy = options.filter_policy;
   impl->persist = fdb_options.persist_index && UsesDefaultEnv(options);

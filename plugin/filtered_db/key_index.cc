@@ -128,7 +128,8 @@ class DleftIndex final : public KeyIndex::Counting {
 // probability 2^-r), so T buckets hold min(row, T * 2^r * that FPR) keys,
 // row = d * (design keys per bucket).
 double CountingTarget(double target_fpr) {
-  const double p = std::isnan(target_fpr) ? kDefaultTargetFpr : std::clamp(target_fpr, 1e-9, 1.0);
+  const double p = std::isnan(target_fpr) ? kDefaultTargetFpr
+                                          : std::clamp(target_fpr, KeyIndex::kMinTargetFpr, 1.0);
   return std::min(1.0, p / KeyIndex::kFrontFilterFpr);
 }
 
@@ -146,8 +147,10 @@ struct DleftLayout {
 //     front filter's 5.75%; 2.13 + 0.75 = 2.88 bytes per key. Meets every
 //     target from 0.168%, the default 0.2% included.
 //   16-bit cells (r = 14, row 24): 24 / 2^14 = 0.146%, pair 8.4e-5; 2.67 +
-//     0.75 = 3.42 bytes per key; below 8.4e-5 the load is lowered (row =
-//     2^14 * counting target: more memory per key).
+//     0.75 = 3.42 bytes per key, for every target below 0.168%. Lower
+//     targets are clamped to 8.4e-5 (KeyIndex::kMinTargetFpr): below it the
+//     load would have to drop, and the bytes per key rise past the budget
+//     (about 224 KB per key at 1e-9).
 // Measured (build/release/bench/dleft_width_bench 16, 4M absent hashes):
 // 2.89% at 12 bits and 0.145% at 16 bits at the design load, no full bucket
 // up to 90% load for either. 14-bit cells (9 per bucket, r = 12: 0.66%,

@@ -25,6 +25,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "blockbloom/dleft_counting_bloom.h"
 #include "blockbloom/filtered_db.h"
 #include "common/large_allocator.h"
 #include "range_reduction.h"
@@ -150,6 +151,14 @@ class KeyIndex {
   static uint64_t BudgetBytes(uint64_t live_keys);
   // Model FPR of the front filter at capacity: BlockedBloomFpr(6, 4).
   static constexpr double kFrontFilterFpr = 0.0575;
+  // The lowest target_fpr the budget allows (lower targets are clamped to
+  // it): the pair's FPR with 16-bit d-left cells at their design load, 24
+  // keys per bucket row over 2^14 remainders, times the front filter's;
+  // 8.42e-5 at 3.42 bytes per key of capacity.
+  static constexpr double kMinTargetFpr =
+      DleftCountingBloomFilter::DesignKeysPerBucketRow(DleftCountingBloomFilter::kCellBits) /
+      static_cast<double>(uint64_t{1} << DleftCountingBloomFilter::kRemainderBits) *
+      kFrontFilterFpr;
 
   // The capacity to build for `live_keys`: the largest available size that
   // keeps the index within BudgetBytes(live_keys) and below max(4 *
