@@ -295,11 +295,15 @@ TEST(BlockedBloomTest, MovedFiltersProbeTheirOwnGeometry) {
   }
 }
 
-// A moved-from filter has no bits: it answers the empty set's "no" from
-// its own state, never through the bits it gave away (under ASan, a read of
-// them after their new owner is gone fails this test).
-TEST(BlockedBloomTest, MovedFromFilterIsTheEmptySet) {
+// A moved-from filter keeps no bits and may match every key, whatever it
+// held: its probes read a shared all-ones block, never the bits it gave away
+// (freed here before the probes, so ASan would report a read of them), and
+// every operation stays valid: Add* change nothing, Serialize() writes the
+// 1-byte all-ones filter, and a filter assigned to it is whole again.
+TEST(BlockedBloomTest, MovedFromFilterMatchesEverything) {
   const std::vector<std::string> keys = RandomLengthKeys(200, 7);
+  std::vector<std::string> absent;
+  for (int i = 0; i < 200; ++i) absent.push_back("absent-" + std::to_string(i));
   for (bool assign : {false, true}) {
     auto built = BlockedBloomFilter::BuildFromKeys(Views(keys), 10.0);
     ASSERT_TRUE(built.ok());
@@ -316,19 +320,34 @@ TEST(BlockedBloomTest, MovedFromFilterIsTheEmptySet) {
       }
       for (const std::string& key : keys) ASSERT_TRUE(taker.MayContain(key));
     }  // the bits are freed here
-    EXPECT_EQ(source.num_bytes(), 0u);
-    for (const std::string& key : keys) {
-      ASSERT_FALSE(source.MayContain(key));
-      ASSERT_FALSE(source.MayContainHash(HashKey(key)));
+    EXPECT_EQ(source.num_bytes(), 1u);
+    EXPECT_EQ(source.num_added(), 0u);
+    for (const std::vector<std::string>* set :
+         {&keys, static_cast<const std::vector<std::string>*>(&absent)}) {
+      std::vector<uint64_t> hashes;
+      for (const std::string& key : *set) {
+        ASSERT_TRUE(source.MayContain(key));
+        ASSERT_TRUE(source.MayContainHash(HashKey(key)));
+        hashes.push_back(HashKey(key));
+      }
+      auto out = std::make_unique<bool[]>(hashes.size());
+      source.MayContainHashes(hashes, absl::MakeSpan(out.get(), hashes.size()));
+      for (size_t i = 0; i < hashes.size(); ++i) ASSERT_TRUE(out[i]);
     }
-    std::vector<uint64_t> hashes;
-    for (const std::string& key : keys) hashes.push_back(HashKey(key));
-    auto out = std::make_unique<bool[]>(hashes.size());
-    source.MayContainHashes(hashes, absl::MakeSpan(out.get(), hashes.size()));
-    for (size_t i = 0; i < hashes.size(); ++i) ASSERT_FALSE(out[i]);
-    auto reloaded = BlockedBloomFilter::Deserialize(source.Serialize());
+    const std::string bytes = source.Serialize();
+    EXPECT_EQ(bytes.substr(0, 1), "\xFF");
+    auto reloaded = BlockedBloomFilter::Deserialize(bytes);
     ASSERT_TRUE(reloaded.ok());
-    EXPECT_EQ(reloaded->num_bytes(), 0u);
+    EXPECT_EQ(reloaded->num_bytes(), 1u);
+    for (const std::string& key : absent) ASSERT_TRUE(reloaded->MayContain(key));
+    // Adds are counted and change nothing (no bits to write).
+    source.AddKey("late");
+    source.AddHash(HashKey("later"));
+    source.AddKeys(Views(keys));
+    source.AddHashes(std::vector<uint64_t>{1, 2, 3});
+    EXPECT_EQ(source.num_added(), 2 + keys.size() + 3);
+    EXPECT_EQ(source.Serialize(), bytes);
+    for (const std::string& key : absent) ASSERT_TRUE(source.MayContain(key));
     // Assigning a filter makes it whole again.
     auto fresh = BlockedBloomFilter::BuildFromKeys(Views(keys), 10.0);
     ASSERT_TRUE(fresh.ok());
@@ -336,6 +355,9 @@ TEST(BlockedBloomTest, MovedFromFilterIsTheEmptySet) {
     source.AddKey("late");
     EXPECT_TRUE(source.MayContain("late"));
     for (const std::string& key : keys) ASSERT_TRUE(source.MayContain(key));
+    int absent_matches = 0;
+    for (const std::string& key : absent) absent_matches += source.MayContain(key) ? 1 : 0;
+    EXPECT_LT(absent_matches, 20);  // ~1% expected: its own bits again
   }
 }
 

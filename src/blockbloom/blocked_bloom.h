@@ -80,9 +80,11 @@ class BlockedBloomFilter {
   // Serialize() follow it. Filters this class creates are version 1.
   static absl::StatusOr<BlockedBloomFilter> Deserialize(std::string_view encoded);
 
-  // A moved-from filter has no bits: its probes answer "no" (the empty set)
-  // and read nothing, Serialize() writes the empty set; it may be assigned
-  // to or destroyed, and takes no Add* until a filter is assigned to it.
+  // A moved-from filter keeps no bits and may match every key: its probes
+  // answer "may match" (never a false negative, whatever it held before),
+  // Serialize() writes the 1-byte filter with every bit set, and Add*
+  // count their keys and change nothing. It may be assigned to, used or
+  // destroyed.
   BlockedBloomFilter(BlockedBloomFilter&& other) noexcept;
   BlockedBloomFilter& operator=(BlockedBloomFilter&& other) noexcept;
 
@@ -125,7 +127,8 @@ class BlockedBloomFilter {
   // Whether the bits use the flat geometry of format version 2 (only filters
   // from Deserialize of a version-2 filter do).
   bool flat() const { return probe_args_.flat; }
-  const uint8_t* data() const { return bits_.get(); }
+  // The num_bytes() filter bytes (padded with zeros to whole 64-byte blocks).
+  const uint8_t* data() const { return probe_args_.data; }
 
  private:
   struct AlignedFree {
@@ -137,17 +140,22 @@ class BlockedBloomFilter {
 
   BlockedBloomFilter(std::unique_ptr<uint8_t[], AlignedFree> bits, uint64_t num_bytes,
                      int num_probes, bool huge_pages);
-  void MatchEverythingIfEmpty();
-  // What a move leaves behind: the empty set, no bits.
-  void BecomeEmpty();
+  // Before Add*: false if there is nothing to write (no bits of its own: a
+  // moved-from filter, which matches everything already); a filter of 0
+  // bytes (the empty set) becomes a 1-byte filter that matches everything.
+  bool PrepareToAdd();
+  // What a move leaves behind: no bits, the 1-byte filter that matches
+  // everything (read from a shared constant block).
+  void BecomeMatchEverything();
   // The geometry of bits_ (num_bytes unpadded): fills probe_args_ and
   // points the probes at its kernels. Called whenever bits_ or the geometry
-  // changes, after bits_ is set.
+  // changes, after bits_ is set (null: the shared all-ones block).
   void SetGeometry(uint64_t num_bytes, int num_probes, bool flat);
 
   std::unique_ptr<uint8_t[], AlignedFree> bits_;  // padded to whole blocks
-  // The filter's geometry, as the probes read it: data is bits_.get(),
-  // total_bits 8 * the unpadded bytes. Only SetGeometry writes it.
+  // The filter's geometry, as the probes read it: data is bits_.get() (or,
+  // without bits, the shared all-ones block), total_bits 8 * the unpadded
+  // bytes. Only SetGeometry writes it.
   blocked::ProbeArgs probe_args_;
   ProbeHashFn probe_hash_ = nullptr;
   ProbeKeyFn probe_key_ = nullptr;

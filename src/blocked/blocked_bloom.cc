@@ -89,16 +89,24 @@ BlockedBloomFilter& BlockedBloomFilter::operator=(BlockedBloomFilter&& other) no
     num_added_ = other.num_added_;
     huge_pages_ = other.huge_pages_;
     SetGeometry(other.num_bytes(), other.num_probes(), other.flat());
-    other.BecomeEmpty();
+    other.BecomeMatchEverything();
   }
   return *this;
 }
 
-void BlockedBloomFilter::BecomeEmpty() {
-  // No bits: the probes answer the empty set's "no" and read nothing (the
-  // moved bits are another filter's now).
+namespace {
+// What a filter without bits of its own reads: a 1-byte filter with every
+// bit set, padded to a whole block (the batch probe may read the block).
+alignas(blocked::kBlockBytes) constexpr uint8_t kMatchEverythingBlock[blocked::kBlockBytes] = {
+    0xFF};
+}  // namespace
+
+void BlockedBloomFilter::BecomeMatchEverything() {
+  // The moved bits are another filter's now: the probes read the shared
+  // all-ones block instead, and answer "may match" for every key.
   num_added_ = 0;
-  SetGeometry(0, probe_args_.num_probes, /*flat=*/false);
+  huge_pages_ = false;
+  SetGeometry(1, probe_args_.num_probes, /*flat=*/false);
 }
 
 namespace {
@@ -109,7 +117,7 @@ bool FlatProbe(const blocked::ProbeArgs* args, uint64_t hash) {
 }  // namespace
 
 void BlockedBloomFilter::SetGeometry(uint64_t num_bytes, int num_probes, bool flat) {
-  probe_args_.data = bits_.get();
+  probe_args_.data = bits_ != nullptr ? bits_.get() : kMatchEverythingBlock;
   probe_args_.total_bits = num_bytes * 8;
   probe_args_.num_probes = num_probes;
   probe_args_.flat = flat;
@@ -198,18 +206,21 @@ absl::StatusOr<BlockedBloomFilter> BlockedBloomFilter::Deserialize(std::string_v
   return filter;
 }
 
-void BlockedBloomFilter::MatchEverythingIfEmpty() {
-  if (num_bytes() != 0) return;
+bool BlockedBloomFilter::PrepareToAdd() {
+  // A moved-from filter already matches every key: nothing to write.
+  if (bits_ == nullptr) return false;
+  if (num_bytes() != 0) return true;
   // A zero-byte filter is the empty set and has no bits to set. It becomes a
   // one-byte filter with every bit set: it answers "may match" for every key,
   // and serializes as exactly that. (The allocation is padded to 64 bytes.)
   bits_[0] = 0xFF;
   SetGeometry(1, probe_args_.num_probes, probe_args_.flat);
+  return true;
 }
 
 void BlockedBloomFilter::AddHash(uint64_t hash) {
   ++num_added_;
-  MatchEverythingIfEmpty();
+  if (!PrepareToAdd()) return;
   if (flat()) {
     blocked::flat::AddHash(hash, num_bits(), num_probes(), bits_.get());
   } else {
@@ -222,7 +233,7 @@ void BlockedBloomFilter::AddKey(std::string_view key) { AddHash(internal::Inline
 void BlockedBloomFilter::AddHashes(absl::Span<const uint64_t> hashes) {
   if (hashes.empty()) return;
   num_added_ += hashes.size();
-  MatchEverythingIfEmpty();
+  if (!PrepareToAdd()) return;
   blocked::AddHashes(hashes.data(), hashes.size(), num_bytes(), num_probes(),
                      flat() ? blocked::Geometry::kFlat : blocked::Geometry::kBlocked512,
                      bits_.get());
@@ -231,7 +242,7 @@ void BlockedBloomFilter::AddHashes(absl::Span<const uint64_t> hashes) {
 void BlockedBloomFilter::AddKeys(absl::Span<const std::string_view> keys) {
   if (keys.empty()) return;
   num_added_ += keys.size();
-  MatchEverythingIfEmpty();
+  if (!PrepareToAdd()) return;
   // Hash and set in one loop on the chosen target (blocked/key_probe.h).
   blocked::AddKeys(keys.data(), keys.size(), num_bits(), num_probes(), bits_.get(), flat());
 }
@@ -245,12 +256,12 @@ void BlockedBloomFilter::MayContainHashes(absl::Span<const uint64_t> hashes, abs
   }
   if (flat()) {  // a deserialized flat filter: probed in place, no prefetch
     for (size_t i = 0; i < n; ++i) {
-      out[i] = blocked::flat::MayContainHash(hashes[i], num_bits(), num_probes(), bits_.get());
+      out[i] = blocked::flat::MayContainHash(hashes[i], num_bits(), num_probes(), data());
     }
     return;
   }
   const uint64_t padded = std::max<uint64_t>(blocked::kBlockBytes, (num_bytes() + 63) / 64 * 64);
-  simd::MayContainHashes(hashes.data(), n, num_bits(), num_probes(), bits_.get(),
+  simd::MayContainHashes(hashes.data(), n, num_bits(), num_probes(), data(),
                          static_cast<size_t>(padded), out.data(), window);
 }
 
@@ -262,7 +273,7 @@ void BlockedBloomFilter::MayContainKeys(absl::Span<const std::string_view> keys,
 }
 
 std::string BlockedBloomFilter::Serialize() const {
-  std::string out(reinterpret_cast<const char*>(bits_.get()), static_cast<size_t>(num_bytes()));
+  std::string out(reinterpret_cast<const char*>(data()), static_cast<size_t>(num_bytes()));
   blocked::AppendTrailer(num_probes(), &out,
                          flat() ? blocked::Geometry::kFlat : blocked::Geometry::kBlocked512);
   return out;
