@@ -74,8 +74,12 @@ class BlockedBloomFilter {
   static absl::StatusOr<BlockedBloomFilter> BuildFromHashes(absl::Span<const uint64_t> hashes,
                                                             double bits_per_key);
   // Parses the output of Serialize() (or a LevelDB policy's filter, version 1
-  // or 2) into an owned copy. DataLoss on anything malformed (it is then not
+  // or 2) into an owned copy. DataLoss on a malformed trailer (it is then not
   // a filter this library wrote); ResourceExhausted if it cannot be copied.
+  // The trailer holds no length or checksum: bits flipped, or bytes lost
+  // from the front, under a well-formed trailer read as a valid filter that
+  // can miss keys. Bytes kept outside LevelDB (whose blocks are checksummed)
+  // belong in a filter file (blockbloom/filter_file.h), which checks them.
   // A version-2 (flat, small) filter keeps its geometry: its probes, adds and
   // Serialize() follow it. Filters this class creates are version 1.
   static absl::StatusOr<BlockedBloomFilter> Deserialize(std::string_view encoded);
