@@ -17,8 +17,10 @@ namespace internal {
 // (Lemire, "Fast Random Integer Generation in an Interval", ACM TOMACS 2019),
 // with no modulo bias and no division. Uses the high bits of h. Part of every
 // serialized format that uses it: changing it changes the formats.
+// (__extension__: an installed header, compiled by users with -Wpedantic.)
 inline uint64_t FastRange64(uint64_t h, uint64_t n) {
-  return static_cast<uint64_t>((static_cast<unsigned __int128>(h) * n) >> 64);
+  __extension__ typedef unsigned __int128 Uint128;
+  return static_cast<uint64_t>((static_cast<Uint128>(h) * n) >> 64);
 }
 
 }  // namespace internal

@@ -164,10 +164,12 @@ struct FilteredDBStats {
   double estimated_fpr = 0.0;
   // Per-Get counters (summed over the per-thread slots; each is exact once
   // the counted Gets have returned).
-  uint64_t gets_checked = 0;      // Gets that consulted the index
-  uint64_t gets_ruled_out = 0;    // answered NotFound by the index alone
-  uint64_t filter_passes = 0;     // index said "may be present"
-  uint64_t passes_not_found = 0;  // ... and LevelDB said NotFound (live false positives)
+  uint64_t gets_checked = 0;    // Gets that consulted the index
+  uint64_t gets_ruled_out = 0;  // answered NotFound by the index alone
+  uint64_t filter_passes = 0;   // index said "may be present"
+  // ... and LevelDB said NotFound: the index's false positives, and absent
+  // keys sent on without the counting filter's probe (see below).
+  uint64_t passes_not_found = 0;
   // Passes of the front filter sent to LevelDB without the counting filter's
   // probe (included in filter_passes): that reader thread had seen fewer than
   // 1 in 8 of its recent passes turn out absent (docs/FILTERED_DB.md).
@@ -216,7 +218,15 @@ class FilteredDB final : public leveldb::DB {
   //   "blockbloom.index-gets-ruled-out"
   //   "blockbloom.index-filter-passes"
   //   "blockbloom.index-passes-not-found"
-  //   "blockbloom.index-measured-fpr"  passes_not_found / (ruled out + passes_not_found)
+  //   "blockbloom.index-measured-fpr"  passes_not_found / (ruled out + passes_not_found):
+  //                                    the share of absent keys' Gets that reached
+  //                                    LevelDB. While no counting probe is skipped
+  //                                    it is the index's live FPR; skipped probes
+  //                                    (counting_probes_skipped) send on absent
+  //                                    keys the counting filter would rule out,
+  //                                    deleted ones among them (at most about 1 in
+  //                                    8 passes), and it is then higher than
+  //                                    index-estimated-fpr.
   //   "blockbloom.filter-policy-stats" the table filter policy's probes,
   //                                    negatives and positives, one per line
   //                                    (blockbloom/filter_stats.h); absent
