@@ -140,6 +140,12 @@ fi
 # none); the installed tool and preload library find them by their RUNPATH.
 libdir="$(dirname "$(find "$scratch/prefix" -name blockbloom.pc)")/.."
 LD_LIBRARY_PATH="$libdir" "$scratch/pc_consumer"
+# Installed shared, libblockbloom_leveldb finds libblockbloom_core beside it
+# (RUNPATH $ORIGIN), whatever the prefix.
+if [[ "$shared" == ON ]] &&
+  ! readelf -d "$libdir/libblockbloom_leveldb.so" | grep -q 'R.*PATH.*\$ORIGIN'; then
+  echo "libblockbloom_leveldb.so has no RUNPATH \$ORIGIN" >&2; exit 1
+fi
 # A C program with the .pc alone (the archives are C++: the .pc must bring
 # the C++ runtime a C link lacks).
 # shellcheck disable=SC2046
