@@ -67,6 +67,21 @@ struct Oracle {
 
 static void Key(int i, char* buf, size_t len) { snprintf(buf, len, "fkey%06d", i); }
 
+/* Bytewise order reversed: a comparator of its own that calls keys equal
+ * only when their bytes are. */
+static int ReverseCompare(void* state, const char* a, size_t alen, const char* b, size_t blen) {
+  const size_t n = alen < blen ? alen : blen;
+  const int r = memcmp(a, b, n);
+  (void)state;
+  if (r != 0) return -r;
+  return alen < blen ? 1 : (alen > blen ? -1 : 0);
+}
+static const char* ReverseName(void* state) {
+  (void)state;
+  return "test.ReverseBytewise";
+}
+static void NoDestructor(void* state) { (void)state; }
+
 static size_t Value(int i, int version, char* buf, size_t len) {
   return (size_t)snprintf(buf, len, "value-%d-v%d-%0*d", i, version, 8 + i % 16, i * 31);
 }
@@ -548,6 +563,50 @@ static int ErrorCases(const char* path, leveldb_options_t* options,
   leveldb_free(err);
   err = NULL;
   CHECK(!PathExists(bad));
+
+  /* A comparator of its own: refused unless the caller promises that it
+   * never calls keys of different bytes equal; then the database opens and
+   * answers from the index. */
+  {
+    leveldb_comparator_t* reverse =
+        leveldb_comparator_create(NULL, NoDestructor, ReverseCompare, ReverseName);
+    leveldb_options_t* with_comparator = leveldb_options_create();
+    size_t len = 0;
+    char* value;
+    CHECK(reverse != NULL && with_comparator != NULL);
+    leveldb_options_set_create_if_missing(with_comparator, 1);
+    leveldb_options_set_comparator(with_comparator, reverse);
+    blockbloom_filtered_db_options_set_kind(fdb, blockbloom_index_dleft);
+    g_db = blockbloom_filtered_db_open(with_comparator, fdb, bad, &err);
+    CHECK(g_db == NULL && err != NULL && strstr(err, "Invalid argument") != NULL);
+    leveldb_free(err);
+    err = NULL;
+    blockbloom_filtered_db_options_set_comparator_equality_is_bytewise(fdb, 1);
+    g_db = blockbloom_filtered_db_open(with_comparator, fdb, bad, &err);
+    CHECK_NO_ERROR(err);
+    CHECK(g_db != NULL);
+    if (g_db != NULL) {
+      leveldb_writeoptions_t* wo = leveldb_writeoptions_create();
+      leveldb_readoptions_t* ro = leveldb_readoptions_create();
+      leveldb_put(g_db, wo, "apple", 5, "red", 3, &err);
+      CHECK_NO_ERROR(err);
+      value = leveldb_get(g_db, ro, "apple", 5, &len, &err);
+      CHECK_NO_ERROR(err);
+      CHECK(value != NULL && len == 3 && memcmp(value, "red", 3) == 0);
+      leveldb_free(value);
+      value = leveldb_get(g_db, ro, "pear", 4, &len, &err);
+      CHECK_NO_ERROR(err);
+      CHECK(value == NULL);
+      leveldb_writeoptions_destroy(wo);
+      leveldb_readoptions_destroy(ro);
+    }
+    CloseDb();
+    blockbloom_filtered_db_options_set_comparator_equality_is_bytewise(fdb, 0);
+    blockbloom_filtered_db_destroy_db(with_comparator, bad, &err);
+    CHECK_NO_ERROR(err);
+    leveldb_options_destroy(with_comparator);
+    leveldb_comparator_destroy(reverse);
+  }
 
   /* Odd sizes are accepted (clamped by the index): no keys expected, a NaN
    * or impossible FPR, for both kinds. */

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -26,6 +27,7 @@
 #include "blockbloom/leveldb_filter_policy.h"
 #include "filtered_db/key_index.h"
 #include "filtered_db/testing_hooks.h"
+#include "leveldb/comparator.h"
 #include "leveldb/env.h"
 #include "leveldb/filter_policy.h"
 #include "leveldb/write_batch.h"
@@ -390,6 +392,86 @@ TEST(FilteredDBOptionsTest, AnUnknownKindIsAnInvalidArgument) {
   ASSERT_TRUE(FilteredDB::Open(fdb_options, SmallBufferOptions(), path, &db).ok());
   db.reset();
   DestroyFilteredDB(path, leveldb::Options());
+}
+
+// Comparators of their own. The index knows keys by their bytes: under a
+// case-insensitive comparator LevelDB finds "apple" after a Put of "Apple"
+// and the index would rule it out, so Open refuses any comparator but
+// LevelDB's bytewise one unless the caller promises bytewise equality; a
+// reversed order keeps that promise, and its database then answers exactly
+// as LevelDB does (iteration in its order, absent keys ruled out).
+class CaseInsensitiveComparator : public leveldb::Comparator {
+ public:
+  int Compare(const leveldb::Slice& a, const leveldb::Slice& b) const override {
+    return Lower(a).compare(Lower(b));
+  }
+  const char* Name() const override { return "test.CaseInsensitive"; }
+  void FindShortestSeparator(std::string*, const leveldb::Slice&) const override {}
+  void FindShortSuccessor(std::string*) const override {}
+
+ private:
+  static std::string Lower(const leveldb::Slice& s) {
+    std::string out = s.ToString();
+    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+  }
+};
+class ReverseBytewiseComparator : public leveldb::Comparator {
+ public:
+  int Compare(const leveldb::Slice& a, const leveldb::Slice& b) const override {
+    return -a.compare(b);
+  }
+  const char* Name() const override { return "test.ReverseBytewise"; }
+  void FindShortestSeparator(std::string*, const leveldb::Slice&) const override {}
+  void FindShortSuccessor(std::string*) const override {}
+};
+
+TEST(FilteredDBOptionsTest, AComparatorOfItsOwnNeedsBytewiseEquality) {
+  const std::string path = DbPath("comparator");
+  CaseInsensitiveComparator case_insensitive;
+  ReverseBytewiseComparator reverse;
+  leveldb::Options options = SmallBufferOptions();
+  FilteredDBOptions fdb_options;
+  std::unique_ptr<FilteredDB> db;
+  for (const leveldb::Comparator* comparator :
+       std::initializer_list<const leveldb::Comparator*>{&case_insensitive, &reverse}) {
+    options.comparator = comparator;
+    const leveldb::Status s = FilteredDB::Open(fdb_options, options, path, &db);
+    EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+    EXPECT_EQ(db, nullptr);
+  }
+  // What the refusal prevents: LevelDB alone finds the key under another
+  // case.
+  {
+    options.comparator = &case_insensitive;
+    leveldb::DB* plain = nullptr;
+    ASSERT_TRUE(leveldb::DB::Open(options, path + "-plain", &plain).ok());
+    ASSERT_TRUE(plain->Put(leveldb::WriteOptions(), "Apple", "red").ok());
+    std::string value;
+    EXPECT_TRUE(plain->Get(leveldb::ReadOptions(), "apple", &value).ok());
+    delete plain;
+    leveldb::DestroyDB(path + "-plain", options);
+  }
+  options.comparator = &reverse;
+  fdb_options.comparator_equality_is_bytewise = true;
+  ASSERT_TRUE(FilteredDB::Open(fdb_options, options, path, &db).ok());
+  for (uint64_t i = 0; i < 100; ++i) {
+    ASSERT_TRUE(db->Put(leveldb::WriteOptions(), Key(2 * i), "v").ok());
+  }
+  std::string value;
+  for (uint64_t i = 0; i < 200; ++i) {
+    EXPECT_EQ(db->Get(leveldb::ReadOptions(), Key(i), &value).ok(), i % 2 == 0) << i;
+  }
+  EXPECT_GT(db->index_stats().gets_ruled_out, 50u);
+  std::unique_ptr<leveldb::Iterator> it(db->NewIterator(leveldb::ReadOptions()));
+  it->SeekToFirst();
+  ASSERT_TRUE(it->Valid());
+  std::string largest;  // bytewise, so the reversed order's first
+  for (uint64_t i = 0; i < 100; ++i) largest = std::max(largest, Key(2 * i));
+  EXPECT_EQ(it->key().ToString(), largest);
+  it.reset();
+  db.reset();
+  DestroyFilteredDB(path, options);
 }
 
 // A rebuild that cannot finish because of an exception (out of memory, or

@@ -167,6 +167,13 @@ void blockbloom_filtered_db_options_set_kind(blockbloom_filtered_db_options_t* o
  * LevelDB's default env; docs/FILTERED_DB.md, "Persisted index"). */
 void blockbloom_filtered_db_options_set_persist_index(blockbloom_filtered_db_options_t* options,
                                                       unsigned char persist_index);
+/* Zero (the default): blockbloom_filtered_db_open fails with "Invalid
+ * argument" when the LevelDB options carry a comparator of their own
+ * (leveldb_options_set_comparator). Non-zero promises that the comparator
+ * never calls keys of different bytes equal (C++:
+ * FilteredDBOptions::comparator_equality_is_bytewise, which says why). */
+void blockbloom_filtered_db_options_set_comparator_equality_is_bytewise(
+    blockbloom_filtered_db_options_t* options, unsigned char bytewise);
 /* progress(state, keys_scanned) is called during every scan that builds the
  * index (at open when no saved index is used, at growth, at
  * blockbloom_filtered_db_rebuild_index) every `interval_keys` keys (0 means

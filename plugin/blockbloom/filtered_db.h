@@ -139,6 +139,16 @@ struct FilteredDBOptions {
   IndexKind kind = IndexKind::kDleft;
   // Save the index at close / SaveIndex() and load it at Open when valid.
   bool persist_index = true;
+  // The index knows a key by its bytes, so it may rule out a key only where
+  // LevelDB's comparator calls two keys equal exactly when their bytes are.
+  // leveldb::BytewiseComparator() (LevelDB's default) does; with any other
+  // options.comparator, Open fails with InvalidArgument unless this is set,
+  // the caller's promise that the comparator orders keys differently but
+  // never calls keys of different bytes equal (a reversed or length-first
+  // order keeps the promise; a case-insensitive one breaks it: the index
+  // would answer NotFound for "apple" after a Put of "Apple"). The same rule
+  // as LevelDB's own filter policies, which hash the bytes too.
+  bool comparator_equality_is_bytewise = false;
   // Called during every rebuild scan (Open, growth, RebuildIndex) each
   // `progress_interval` keys and once at the end, with the keys scanned so
   // far. Runs on the scanning thread (a background thread during growth);

@@ -526,6 +526,11 @@ void blockbloom_filtered_db_options_set_persist_index(blockbloom_filtered_db_opt
   options->rep.persist_index = persist_index != 0;
 }
 
+void blockbloom_filtered_db_options_set_comparator_equality_is_bytewise(
+    blockbloom_filtered_db_options_t* options, unsigned char bytewise) {
+  options->rep.comparator_equality_is_bytewise = bytewise != 0;
+}
+
 void blockbloom_filtered_db_options_set_progress(
     blockbloom_filtered_db_options_t* options, void* state,
     void (*progress)(void* state, uint64_t keys_scanned), uint64_t interval_keys) {

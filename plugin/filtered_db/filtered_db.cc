@@ -12,6 +12,7 @@
 
 #include "filtered_db/filtered_db_impl.h"
 #include "filtered_db/testing_hooks.h"
+#include "leveldb/comparator.h"
 #include "leveldb/env.h"
 
 namespace blockbloom {
@@ -50,6 +51,13 @@ leveldb::Status FilteredDB::Open(const FilteredDBOptions& fdb_options,
   if (fdb_options.kind != IndexKind::kDleft && fdb_options.kind != IndexKind::kCounting) {
     return leveldb::Status::InvalidArgument("FilteredDB::Open",
                                             "kind must be IndexKind::kDleft or kCounting");
+  }
+  if (options.comparator != leveldb::BytewiseComparator() &&
+      !fdb_options.comparator_equality_is_bytewise) {
+    return leveldb::Status::InvalidArgument(
+        "FilteredDB::Open",
+        "a comparator other than leveldb::BytewiseComparator() needs "
+        "FilteredDBOptions::comparator_equality_is_bytewise (the index knows keys by their bytes)");
   }
   auto impl = std::make_unique<Impl>(fdb_options, name);
   impl->filter_policy = options.filter_policy;
