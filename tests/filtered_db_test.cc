@@ -577,6 +577,50 @@ TEST(FilteredDBOptionsTest, AFailedGrowthIsRetriedOnlyAfterTheIndexDoubles) {
   DestroyFilteredDB(path, leveldb::Options());
 }
 
+// The same back-off where no index is left: a d-left insert refused past
+// the index's capacity unpublishes it (pass-through) and starts a growth;
+// when that growth fails, writers start the next one once as many keys again
+// became live, so the index comes back by itself (it used to stay
+// pass-through until RebuildIndex()), and no key is lost.
+TEST(FilteredDBOptionsTest, AFailedGrowthWithNoIndexLeftIsRetriedToo) {
+  const std::string path = DbPath("growth-saturated");
+  static std::atomic<bool> throw_now{false};
+  throw_now = false;
+  FilteredDBOptions fdb_options;
+  fdb_options.kind = IndexKind::kDleft;
+  fdb_options.expected_keys = 100;
+  fdb_options.persist_index = false;
+  fdb_options.progress_interval = 1;
+  fdb_options.progress = [](uint64_t scanned) {
+    if (throw_now.load() && scanned > 0) throw std::bad_alloc();
+  };
+  std::unique_ptr<FilteredDB> db;
+  ASSERT_TRUE(FilteredDB::Open(fdb_options, SmallBufferOptions(), path, &db).ok());
+  throw_now = true;
+  uint64_t n = 0;
+  while (db->index_stats().index_active && n < 100000) {
+    ASSERT_TRUE(db->Put(leveldb::WriteOptions(), Key(n++), "v").ok());
+    db->WaitForGrowth();
+  }
+  ASSERT_FALSE(db->index_stats().index_active) << n << " keys";
+  EXPECT_GE(db->index_stats().insert_refusals, 1u);
+  throw_now = false;
+  const uint64_t saturated_at = n;
+  while (!db->index_stats().index_active && n < 4 * saturated_at + 100) {
+    ASSERT_TRUE(db->Put(leveldb::WriteOptions(), Key(n++), "v").ok());
+    db->WaitForGrowth();
+  }
+  ASSERT_TRUE(db->index_stats().index_active) << saturated_at << " -> " << n;
+  EXPECT_GE(db->index_stats().keys, n);
+  std::string value;
+  for (uint64_t i = 0; i < n + 500; ++i) {
+    ASSERT_EQ(db->Get(leveldb::ReadOptions(), Key(i), &value).ok(), i < n) << i;
+  }
+  EXPECT_GT(db->index_stats().gets_ruled_out, 400u);
+  db.reset();
+  DestroyFilteredDB(path, leveldb::Options());
+}
+
 // "blockbloom.filter-policy-stats": the table filter policy's own counters
 // (blockbloom/filter_stats.h) when LevelDB was opened with one of
 // blockbloom's policies; no such property otherwise.

@@ -84,8 +84,11 @@
 // snapshot are logged and replayed into the new index, which is then
 // published atomically. Meanwhile the old index keeps serving (a key it can no
 // longer hold switches it to pass-through until the new one is published).
-// If a rebuild fails, every Get passes through to LevelDB ("saturated") until
-// RebuildIndex() or the next Open.
+// A growth that fails (out of memory) leaves the index in use serving, or
+// the pass-through a refusal left, and writers start the next one once as
+// many keys again were added (attempts double apart). If a scan fails, or
+// refusals outlast every attempt, every Get passes through to LevelDB
+// ("saturated") until RebuildIndex() or the next Open.
 //
 // Thread-safety: as leveldb::DB -- any method may be called from any number
 // of threads, except that the destructor must not race with any other call,

@@ -83,10 +83,14 @@ struct FilteredDB::Impl {
   void StartGrowthLocked(uint64_t min_capacity);
   // A growth failed (or could not start): the next may start once the
   // current index has taken as many inserts again (a failure right after a
-  // publish: after 2), so attempts double apart. No-op without an index.
+  // publish: after 2), so attempts double apart. With no index (a refusal
+  // unpublished it before the growth failed), the same count of keys made
+  // live since then (saturated_inserts).
   void DeferGrowthRetryLocked() {
     if (current != nullptr) {
       growth_retry_inserts = 2 * std::max<uint64_t>(current->inserted_since_build(), 1);
+    } else {
+      saturated_retry_inserts = 2 * std::max<uint64_t>(saturated_inserts, 1);
     }
   }
   // Builds a new index from a consistent scan plus the write log and publishes
@@ -153,6 +157,11 @@ struct FilteredDB::Impl {
   // failure would start another full scan. 0 when no growth has failed since
   // the index was published.
   uint64_t growth_retry_inserts = 0;
+  // Pass-through (no index) since the last publish: keys made live since,
+  // and, after a failed growth, the count from which writes start the next
+  // (DeferGrowthRetryLocked); 0 when none is pending.
+  uint64_t saturated_inserts = 0;
+  uint64_t saturated_retry_inserts = 0;
   // A growth asked for (its min_capacity) while the growth thread was
   // running, after that thread's last publish: the thread runs another
   // rebuild before it stops. 0 when none. A request before the publish is

@@ -65,6 +65,8 @@ void FilteredDB::Impl::PublishLocked(std::unique_ptr<KeyIndex> next,
   current = std::move(next);
   index.store(current.get(), std::memory_order_seq_cst);
   growth_retry_inserts = 0;  // a new index: its own growths start afresh
+  saturated_inserts = 0;
+  saturated_retry_inserts = 0;
   FreeRetiredLocked(garbage);
 }
 

@@ -114,6 +114,16 @@ leveldb::Status FilteredDB::Impl::ApplyLocked(const leveldb::WriteOptions& write
         StartGrowthLocked(1);
       }
     }
+  } else if (current == nullptr && num_added != 0) {
+    // Pass-through after a refusal whose growth failed: the next growth
+    // waits for as many new keys again (saturated_retry_inserts), then
+    // builds an index sized for the keys.
+    saturated_inserts += num_added;
+    if (saturated_retry_inserts != 0 && saturated_inserts >= saturated_retry_inserts &&
+        !growth_running) {
+      saturated_retry_inserts = 0;
+      StartGrowthLocked(1);
+    }
   }
   if (logging) {
     for (size_t i = 0; i < num_added; ++i) log.push_back({added[i], true});
