@@ -474,6 +474,52 @@ TEST(FilteredDBOptionsTest, AComparatorOfItsOwnNeedsBytewiseEquality) {
   DestroyFilteredDB(path, options);
 }
 
+// A saved index is reused only for the target it was built for: a reopen
+// that asks for another d-left cell width (0.2% and 0.5%: 12-bit cells;
+// 1e-4: 16-bit) or other counters per key scans and builds for the new
+// target; the same target, or one with the same geometry, loads the file.
+TEST(FilteredDBOptionsTest, ASavedIndexIsReusedOnlyForItsTarget) {
+  const std::string path = DbPath("target-reopen");
+  struct Step {
+    IndexKind kind;
+    double target;
+    IndexSource expected;
+  };
+  const Step steps[] = {
+      {IndexKind::kDleft, 0.002, IndexSource::kScan},     // the first open
+      {IndexKind::kDleft, 0.002, IndexSource::kFile},     // the same target
+      {IndexKind::kDleft, 1e-4, IndexSource::kScan},      // 16-bit cells
+      {IndexKind::kDleft, 5e-5, IndexSource::kFile},      // clamped to 8.4e-5: 16-bit
+      {IndexKind::kDleft, 0.005, IndexSource::kScan},     // 12-bit cells again
+      {IndexKind::kDleft, 0.002, IndexSource::kFile},     // 12-bit cells
+      {IndexKind::kCounting, 0.002, IndexSource::kScan},  // another kind
+      {IndexKind::kCounting, 0.05, IndexSource::kScan},   // fewer counters per key
+      {IndexKind::kCounting, 0.05, IndexSource::kFile},
+  };
+  constexpr uint64_t kKeys = 3000;
+  FilteredDBOptions fdb_options;
+  fdb_options.expected_keys = kKeys;
+  std::unique_ptr<FilteredDB> db;
+  for (const Step& step : steps) {
+    SCOPED_TRACE(testing::Message() << static_cast<int>(step.kind) << " " << step.target);
+    fdb_options.kind = step.kind;
+    fdb_options.target_fpr = step.target;
+    ASSERT_TRUE(FilteredDB::Open(fdb_options, SmallBufferOptions(), path, &db).ok());
+    EXPECT_EQ(db->index_stats().opened_from, step.expected);
+    if (db->index_stats().keys == 0) {
+      for (uint64_t i = 0; i < kKeys; ++i) {
+        ASSERT_TRUE(db->Put(leveldb::WriteOptions(), Key(i), "v").ok());
+      }
+    }
+    std::string value;
+    for (uint64_t i = 0; i < 2 * kKeys; i += 7) {
+      ASSERT_EQ(db->Get(leveldb::ReadOptions(), Key(i), &value).ok(), i < kKeys) << i;
+    }
+    db.reset();  // saves the index
+  }
+  DestroyFilteredDB(path, leveldb::Options());
+}
+
 // A rebuild that cannot finish because of an exception (out of memory, or
 // the progress callback throwing) is a failed rebuild, never an exception out
 // of FilteredDB or a terminated process: a growth keeps the current index,

@@ -140,7 +140,8 @@ struct FilteredDBOptions {
   // fails Open with InvalidArgument and opens nothing, as blockbloom/c.h
   // does.
   IndexKind kind = IndexKind::kDleft;
-  // Save the index at close / SaveIndex() and load it at Open when valid.
+  // Save the index at close / SaveIndex() and load it at Open when valid
+  // (for the same kind and target_fpr's geometry, the directory unchanged).
   bool persist_index = true;
   // The index knows a key by its bytes, so it may rule out a key only where
   // LevelDB's comparator calls two keys equal exactly when their bytes are.

@@ -76,6 +76,7 @@ class CountingIndex final : public KeyIndex::Counting {
   uint64_t capacity() const override { return capacity_; }
   uint64_t memory_bytes() const override { return filter_->memory_bytes(); }
   double estimated_fpr() const override { return filter_->stats().estimated_fpr; }
+  bool BuiltFor(double target_fpr) const override;
   void Serialize(std::string* out) const override {
     out->push_back(0);
     PutFixed64(out, capacity_);
@@ -103,6 +104,7 @@ class DleftIndex final : public KeyIndex::Counting {
   uint64_t capacity() const override { return capacity_; }
   uint64_t memory_bytes() const override { return filter_->memory_bytes(); }
   double estimated_fpr() const override { return filter_->stats().estimated_fpr; }
+  bool BuiltFor(double target_fpr) const override;
   void Serialize(std::string* out) const override {
     out->push_back(1);
     PutFixed64(out, capacity());
@@ -195,6 +197,17 @@ uint64_t DleftCapacity(uint64_t t, double keys_per_row) {
   return std::max<uint64_t>(1, static_cast<uint64_t>(static_cast<double>(t) * keys_per_row));
 }
 uint64_t FrontBytes(uint64_t capacity) { return FrontFilter::BlocksFor(capacity) * 64; }
+bool CountingIndex::BuiltFor(double target_fpr) const {
+  const CountingBloomFilter::Geometry g = CountingBloomFilter::GeometryFor(
+      capacity_, CountingBloomFilter::CountersPerKeyForFpr(CountingTarget(target_fpr)));
+  return g.num_blocks == filter_->num_blocks() && g.num_probes == filter_->num_probes();
+}
+// Each cell width has one design load (DleftLayoutFor), so the cells decide
+// the geometry for a capacity.
+bool DleftIndex::BuiltFor(double target_fpr) const {
+  return filter_->cell_bits() == DleftLayoutFor(target_fpr).cell_bits;
+}
+
 uint64_t DleftBytes(uint64_t t, double keys_per_row) {
   return t * DleftCountingBloomFilter::kSubtables * DleftCountingBloomFilter::kBucketBytes +
          FrontBytes(DleftCapacity(t, keys_per_row));

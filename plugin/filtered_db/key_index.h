@@ -138,6 +138,8 @@ class KeyIndex {
     virtual uint64_t memory_bytes() const = 0;
     virtual double estimated_fpr() const = 0;
     virtual void Serialize(std::string* out) const = 0;
+    // Whether Create(kind(), capacity(), target_fpr) builds this geometry.
+    virtual bool BuiltFor(double target_fpr) const = 0;
   };
 
   // Memory budget (docs/FILTERED_DB.md, "Sizing"): a d-left index sized by
@@ -214,6 +216,10 @@ class KeyIndex {
   }
 
   IndexKind kind() const { return counting_->kind(); }
+  // Whether Create(kind(), capacity(), target_fpr) builds an index of this
+  // geometry: a saved index is reused only for the target it was built for
+  // (the same d-left cells, or the same counters and k).
+  bool BuiltFor(double target_fpr) const { return counting_->BuiltFor(target_fpr); }
   // Live keys (the counting filter's).
   uint64_t keys() const { return counting_->keys(); }
   // Keys it holds at its target FPR / design load; growth starts beyond it.

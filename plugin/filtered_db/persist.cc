@@ -52,7 +52,11 @@ std::unique_ptr<KeyIndex> FilteredDB::Impl::TakeIndexFile() {
     auto listing = filtered_db::ListDbDir(name);
     if (listing.ok() && *listing == file->listing) {
       auto index = KeyIndex::Deserialize(file->payload);
-      if (index.ok() && (*index)->kind() == options.kind) loaded = std::move(index).value();
+      // Built for these options (another target_fpr may need other cells).
+      if (index.ok() && (*index)->kind() == options.kind &&
+          (*index)->BuiltFor(options.target_fpr)) {
+        loaded = std::move(index).value();
+      }
     }
   }
   // Used at most once: LevelDB's Open below changes the directory, and a

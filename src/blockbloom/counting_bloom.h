@@ -95,6 +95,13 @@ class CountingBloomFilter {
 
   // Counters per key needed for target_fpr, as CreateForFpr chooses it.
   static double CountersPerKeyForFpr(double target_fpr);
+  // What Create(expected_keys, counters_per_key) allocates, computed without
+  // allocating: num_blocks 0 where Create returns ResourceExhausted.
+  struct Geometry {
+    uint64_t num_blocks = 0;
+    int num_probes = 0;
+  };
+  static Geometry GeometryFor(uint64_t expected_keys, double counters_per_key);
   // Model FPR for c counters per key with the k the filter would choose.
   static double ModelFpr(double counters_per_key);
 

@@ -143,15 +143,22 @@ absl::StatusOr<std::unique_ptr<CountingBloomFilter>> CountingBloomFilter::Create
   return filter;
 }
 
-absl::StatusOr<std::unique_ptr<CountingBloomFilter>> CountingBloomFilter::Create(
-    uint64_t expected_keys, double counters_per_key) {
+CountingBloomFilter::Geometry CountingBloomFilter::GeometryFor(uint64_t expected_keys,
+                                                               double counters_per_key) {
   const double c = ClampCountersPerKey(counters_per_key);
   const double counters = std::ceil(static_cast<double>(expected_keys) * c);
   const double blocks = std::max(1.0, std::ceil(counters / kCountersPerBlock));
-  if (!(blocks <= static_cast<double>(kMaxBlocks))) {
-    return absl::ResourceExhaustedError("counting bloom: too many keys");
-  }
-  return CreateWithGeometry(static_cast<uint64_t>(blocks), Grid().Probes(c));
+  Geometry g;
+  g.num_probes = Grid().Probes(c);
+  if (blocks <= static_cast<double>(kMaxBlocks)) g.num_blocks = static_cast<uint64_t>(blocks);
+  return g;
+}
+
+absl::StatusOr<std::unique_ptr<CountingBloomFilter>> CountingBloomFilter::Create(
+    uint64_t expected_keys, double counters_per_key) {
+  const Geometry g = GeometryFor(expected_keys, counters_per_key);
+  if (g.num_blocks == 0) return absl::ResourceExhaustedError("counting bloom: too many keys");
+  return CreateWithGeometry(g.num_blocks, g.num_probes);
 }
 
 double CountingBloomFilter::ModelFpr(double counters_per_key) {
