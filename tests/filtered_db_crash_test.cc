@@ -691,22 +691,30 @@ void ExpectHolderWorksAndUnlocksAtClose(const std::string& path,
   EXPECT_EQ(LockSeenFromAnotherProcess(path), kUnlocked);
 }
 
+// A FilteredDB holder is found under any name of its directory ("db/",
+// "db/."): FilteredDB knows the directories it holds by device and inode.
+// (A plain LevelDB holder is found only under its own name: LevelDB's table
+// of locked files goes by the name.)
 TEST(FilteredDBPersistTest, AnOpenOfADatabaseHeldInThisProcessFailsAndLeavesItLocked) {
   const std::string path = TestPath("db");
   for (const bool holder_filtered : {false, true}) {
     for (const bool persist : {true, false}) {
-      SCOPED_TRACE(std::string(holder_filtered ? "FilteredDB" : "plain LevelDB") +
-                   " holds it; persist_index " + (persist ? "true" : "false"));
-      DestroyFilteredDB(path, leveldb::Options());
-      std::unique_ptr<leveldb::DB> holder;
-      ASSERT_NO_FATAL_FAILURE(OpenHolder(path, holder_filtered, &holder));
-      FilteredDBOptions second_options;
-      second_options.persist_index = persist;
-      std::unique_ptr<FilteredDB> second;
-      const leveldb::Status s = FilteredDB::Open(second_options, CreateOptions(), path, &second);
-      EXPECT_TRUE(s.IsIOError()) << s.ToString();
-      EXPECT_EQ(LockSeenFromAnotherProcess(path), kLocked) << "the holder lost its lock";
-      ASSERT_NO_FATAL_FAILURE(ExpectHolderWorksAndUnlocksAtClose(path, &holder));
+      for (const std::string& name : {path, path + "/", path + "/."}) {
+        if (!holder_filtered && name != path) continue;
+        SCOPED_TRACE(std::string(holder_filtered ? "FilteredDB" : "plain LevelDB") +
+                     " holds it; persist_index " + (persist ? "true" : "false") + "; " + name);
+        DestroyFilteredDB(path, leveldb::Options());
+        std::unique_ptr<leveldb::DB> holder;
+        ASSERT_NO_FATAL_FAILURE(OpenHolder(path, holder_filtered, &holder));
+        FilteredDBOptions second_options;
+        second_options.persist_index = persist;
+        std::unique_ptr<FilteredDB> second;
+        const leveldb::Status s = FilteredDB::Open(second_options, CreateOptions(), name, &second);
+        EXPECT_TRUE(s.IsIOError()) << s.ToString();
+        EXPECT_EQ(second, nullptr);
+        EXPECT_EQ(LockSeenFromAnotherProcess(path), kLocked) << "the holder lost its lock";
+        ASSERT_NO_FATAL_FAILURE(ExpectHolderWorksAndUnlocksAtClose(path, &holder));
+      }
     }
   }
   DestroyFilteredDB(path, leveldb::Options());

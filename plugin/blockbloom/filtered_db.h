@@ -60,8 +60,9 @@
 // nobody wrote since LevelDB's close (CURRENT and the logs unchanged), in
 // case someone else's failed open in this process dropped the lock
 // (docs/FILTERED_DB.md, point 4). Opening a database this process already
-// holds fails and leaves the holder locked. Only with leveldb::Env::Default()
-// (another Env always scans, and nothing is saved).
+// holds fails and leaves the holder locked (a FilteredDB holder is found
+// under any name of the directory, a plain LevelDB one under its own). Only with
+// leveldb::Env::Default() (another Env always scans, and nothing is saved).
 //
 // Front filter. The counting filter sits behind an insert-only blocked Bloom
 // filter of the keys inserted since the last rebuild (a superset of the live

@@ -2,6 +2,7 @@
 #include "filtered_db/db_lock.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cassert>
@@ -33,7 +34,7 @@ namespace {
 // LevelDB of the process does (RestoreLockAfterInProcessRefusal).
 
 // The database directories a FilteredDB of this process holds (DbLock), by
-// the name LevelDB's table has them under.
+// identity (DirKey): "db" and "db/" or "./db" are one directory.
 std::mutex& LockedDirsMu() {
   static std::mutex mu;
   return mu;
@@ -41,6 +42,14 @@ std::mutex& LockedDirsMu() {
 std::set<std::string>& LockedDirs() {
   static auto* dirs = new std::set<std::string>();  // never destroyed: used at exit
   return *dirs;
+}
+
+// A directory's identity, device and inode, whatever name reaches it; the
+// name itself where it cannot be read (LevelDB's open then fails anyway).
+std::string DirKey(const std::string& dir) {
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0) return "name:" + dir;
+  return "inode:" + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
 }
 
 // How LevelDB 1.23's PosixEnv words the in-process refusal of a lock.
@@ -86,10 +95,12 @@ void RestoreLockAfterInProcessRefusal(const std::string& dir, const leveldb::Sta
 
 leveldb::Status DbLock::Acquire(const std::string& dir) {
   const std::string lock_name = dir + "/LOCK";
+  const std::string key = DirKey(dir);
   std::lock_guard<std::mutex> lock(LockedDirsMu());
-  // Another FilteredDB of this process holds it: refused here, without
-  // asking LevelDB (whose refusal would drop the holder's lock).
-  if (LockedDirs().count(dir) != 0) {
+  // Another FilteredDB of this process holds it, under any name: refused
+  // here, without asking LevelDB (whose refusal would drop the holder's
+  // lock, and whose table, by name, would let an alias in).
+  if (LockedDirs().count(key) != 0) {
     return leveldb::Status::IOError("lock " + lock_name, "already held by process");
   }
   leveldb::Status s = leveldb::Env::Default()->LockFile(lock_name, &env_.held);
@@ -99,20 +110,38 @@ leveldb::Status DbLock::Acquire(const std::string& dir) {
     return s;
   }
   env_.lock_name = lock_name;
-  dir_ = dir;
-  LockedDirs().insert(dir);
+  dir_key_ = key;
+  LockedDirs().insert(key);
   return s;
 }
 
+leveldb::Status DbLock::Reserve(const std::string& dir) {
+  const std::string key = DirKey(dir);
+  std::lock_guard<std::mutex> lock(LockedDirsMu());
+  if (LockedDirs().count(key) != 0) {
+    return leveldb::Status::IOError("lock " + dir + "/LOCK", "already held by process");
+  }
+  dir_key_ = key;
+  LockedDirs().insert(key);
+  return leveldb::Status::OK();
+}
+
 void DbLock::Release() {
-  if (env_.held == nullptr) return;
+  if (env_.held == nullptr) {
+    if (dir_key_.empty()) return;
+    std::lock_guard<std::mutex> lock(LockedDirsMu());  // Reserve's
+    LockedDirs().erase(dir_key_);
+    dir_key_.clear();
+    return;
+  }
   assert(!env_.lent);
   // Under the mutex: an Acquire of this directory by another FilteredDB
   // waits, rather than finding it in LockedDirs a moment after it is free.
   std::lock_guard<std::mutex> lock(LockedDirsMu());
   (void)leveldb::Env::Default()->UnlockFile(env_.held);
   env_.held = nullptr;
-  LockedDirs().erase(dir_);
+  LockedDirs().erase(dir_key_);
+  dir_key_.clear();
 }
 
 }  // namespace filtered_db

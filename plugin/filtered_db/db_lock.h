@@ -55,6 +55,11 @@ class DbLock {
 
   // OK: held. Otherwise what LevelDB's Open would report, and nothing held.
   leveldb::Status Acquire(const std::string& dir);
+  // For a FilteredDB that leaves <dir>/LOCK to LevelDB (no persisted index):
+  // records the directory as one a FilteredDB of this process holds, without
+  // locking the file, so that another FilteredDB's open of it under any name
+  // is refused as Acquire refuses it. OK, or the IOError Acquire would give.
+  leveldb::Status Reserve(const std::string& dir);
   // REQUIRES: LevelDB is closed (or never opened) on this directory.
   void Release();
   // Env::Default(), lending the held lock. REQUIRES: held.
@@ -88,7 +93,7 @@ class DbLock {
   };
 
   LendingEnv env_;
-  std::string dir_;
+  std::string dir_key_;  // DirKey of the held directory
 };
 
 }  // namespace filtered_db

@@ -73,6 +73,13 @@ leveldb::Status FilteredDB::Open(const FilteredDBOptions& fdb_options,
     loaded = impl->TakeIndexFile();
     if (auto* hook = g_open_window_hook.load(std::memory_order_relaxed)) hook(name);
     db_options.env = impl->db_lock.env();
+  } else if (UsesDefaultEnv(options)) {
+    // LevelDB takes <name>/LOCK itself; this process's FilteredDBs still
+    // know the directory as held, so an open of it under another name is
+    // refused (LevelDB's own table goes by the name).
+    (void)leveldb::Env::Default()->CreateDir(name);
+    const leveldb::Status reserved = impl->db_lock.Reserve(name);
+    if (!reserved.ok()) return reserved;
   }
   leveldb::DB* raw = nullptr;
   leveldb::Status s = leveldb::DB::Open(db_options, name, &raw);
