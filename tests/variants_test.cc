@@ -10,10 +10,12 @@
 #include <utility>
 #include <vector>
 
+#include "blockbloom/filter_file.h"
 #include "blockbloom/hash.h"
 #include "blockbloom/math.h"
 #include "blockbloom/partitioned_bloom.h"
 #include "blockbloom/scalable_bloom.h"
+#include "blockbloom/set_ops.h"
 #include "blockbloom/standard_bloom.h"
 #include "test_keys.h"
 #include "variant_adapters.h"
@@ -139,6 +141,82 @@ INSTANTIATE_TEST_SUITE_P(AllVariants, VariantTest, ::testing::ValuesIn(AllVarian
                          [](const ::testing::TestParamInfo<Variant>& info) {
                            return info.param.name;
                          });
+
+// ---- Every variant after a move ----
+
+// A moved-from filter keeps no bits and may match every key, whatever it
+// held: its probes answer "may match" (under ASan, without reading the bits
+// it gave away, freed here first), Add* change nothing, PredictedFpr() is 1,
+// Serialize() and a filter file of it load as a filter that matches every
+// key, and a filter assigned to it is whole again.
+template <class F, class Make>
+void ExpectMovedFromMatchesEverything(Make make) {
+  const std::vector<std::string> keys = RandomLengthKeys(300, 11);
+  for (bool assign : {false, true}) {
+    SCOPED_TRACE(assign ? "move assignment" : "move construction");
+    F source = make();
+    for (const std::string& key : keys) source.AddKey(key);
+    {
+      F taker = make();
+      if (assign) {
+        taker = std::move(source);
+      } else {
+        F constructed(std::move(source));
+        taker = std::move(constructed);
+      }
+      for (const std::string& key : keys) ASSERT_TRUE(taker.MayContain(key));
+    }  // the bits are freed here
+    for (int i = 0; i < 200; ++i) ASSERT_TRUE(source.MayContain("absent-" + std::to_string(i)));
+    source.AddKey("late");
+    source.AddHash(12345);
+    EXPECT_TRUE(source.MayContain("late"));
+    EXPECT_EQ(source.PredictedFpr(), 1.0);
+    absl::StatusOr<F> reloaded = F::Deserialize(source.Serialize());
+    ASSERT_TRUE(reloaded.ok()) << reloaded.status();
+    absl::StatusOr<LoadedFilter> file = DecodeFilterFile(EncodeFilterFile(source, 0));
+    ASSERT_TRUE(file.ok()) << file.status();
+    for (int i = 0; i < 200; ++i) {
+      ASSERT_TRUE(reloaded->MayContain("absent-" + std::to_string(i)));
+      ASSERT_TRUE(file->MayContain("absent-" + std::to_string(i)));
+    }
+    source = make();
+    source.AddKey("fresh");
+    EXPECT_TRUE(source.MayContain("fresh"));
+    int absent_matches = 0;
+    for (int i = 0; i < 200; ++i)
+      absent_matches += source.MayContain("absent-" + std::to_string(i));
+    EXPECT_LT(absent_matches, 40);  // its own bits again
+  }
+}
+
+TEST(MovedFromTest, StandardFilterMatchesEverything) {
+  ExpectMovedFromMatchesEverything<StandardBloomFilter>(
+      [] { return *StandardBloomFilter::Create(1000, 10.0); });
+}
+TEST(MovedFromTest, PartitionedFilterMatchesEverything) {
+  ExpectMovedFromMatchesEverything<PartitionedBloomFilter>(
+      [] { return *PartitionedBloomFilter::CreateForFpr(1000, 0.01); });
+}
+TEST(MovedFromTest, ScalableFilterMatchesEverything) {
+  ExpectMovedFromMatchesEverything<ScalableBloomFilter>(
+      [] { return *ScalableBloomFilter::Create(100, 0.01); });
+}
+
+// Set operations refuse a moved-from operand (its shape is no bits), never
+// a result that misses the other operand's keys.
+TEST(MovedFromTest, SetOperationsRefuseAMovedFromOperand) {
+  StandardBloomFilter a = *StandardBloomFilter::Create(1000, 10.0);
+  StandardBloomFilter b = *StandardBloomFilter::Create(1000, 10.0);
+  b.AddKey("a");
+  StandardBloomFilter taken = std::move(a);
+  EXPECT_FALSE(Union(a, b).ok());
+  EXPECT_FALSE(Intersection(a, b).ok());
+  PartitionedBloomFilter p = *PartitionedBloomFilter::CreateForFpr(1000, 0.01);
+  PartitionedBloomFilter q = *PartitionedBloomFilter::CreateForFpr(1000, 0.01);
+  PartitionedBloomFilter p_taken = std::move(p);
+  EXPECT_FALSE(Union(p, q).ok());
+  EXPECT_FALSE(Intersection(q, p).ok());
+}
 
 // ---- Standard filter: the two schemes, exactly as specified ----
 

@@ -76,6 +76,10 @@ class ScalableBloomFilter {
 
   // docs/FORMAT.md "Scalable Bloom filter".
   std::string Serialize() const;
+  // A moved-from filter has no stages (num_stages() 0) and may match every
+  // key: its probes answer "may match", Add* change nothing, PredictedFpr()
+  // is 1, and Serialize() writes one stage of the options' first capacity
+  // with every bit set. It may be assigned to, used or destroyed.
 
   const ScalableBloomOptions& options() const { return options_; }
   size_t num_stages() const { return stages_.size(); }

@@ -62,6 +62,16 @@ namespace internal {
 // exclusive).
 class BitArrayFilter {
  public:
+  BitArrayFilter(const BitArrayFilter&) = default;
+  BitArrayFilter& operator=(const BitArrayFilter&) = default;
+  // A moved-from filter keeps no bits (num_bytes() and num_bits() are 0) and
+  // may match every key: its probes answer "may match", Add* count their keys
+  // and change nothing, and Serialize() writes the smallest filter of its
+  // kind that matches every key (one bit, or one bit per slice, set). It may
+  // be assigned to, used or destroyed.
+  BitArrayFilter(BitArrayFilter&& other) noexcept { *this = std::move(other); }
+  BitArrayFilter& operator=(BitArrayFilter&& other) noexcept;
+
   void AddKey(std::string_view key) { AddHash(HashKey(key)); }
   void AddHash(uint64_t hash);
   bool MayContain(std::string_view key) const { return MayContainHash(HashKey(key)); }
@@ -81,6 +91,8 @@ class BitArrayFilter {
   // REQUIRES: num_bits = range if stride == 0, else num_probes * stride.
   BitArrayFilter(uint64_t num_bits, int num_probes, HashScheme scheme, uint64_t range,
                  uint64_t stride);
+  // No bits of its own (moved from): matches every key.
+  bool moved_from() const { return bytes_.empty(); }
 
   HashScheme scheme_;
   uint64_t range_;

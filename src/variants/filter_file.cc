@@ -56,14 +56,31 @@ Params ParamsOf(const ScalableBloomFilter& f) {
   return {FilterKind::kScalable, variants::SaturatingAdd(0, f.num_bytes()) * 8, 0, 0};
 }
 
+// A moved-from filter keeps no bits and serializes as the smallest filter
+// of its kind that matches every key: the header describes that filter.
+template <class F>
+Params ParamsOfPayload(const F& filter, const std::string& payload) {
+  bool moved_from = false;
+  if constexpr (std::is_same_v<F, ScalableBloomFilter>) {
+    moved_from = filter.num_stages() == 0;
+  } else if constexpr (!std::is_same_v<F, BlockedBloomFilter>) {
+    moved_from = filter.num_bytes() == 0;  // a standard or partitioned filter has bytes
+  }
+  if (moved_from) {
+    absl::StatusOr<F> parsed = F::Deserialize(payload);
+    if (parsed.ok()) return ParamsOf(*parsed);
+  }
+  return ParamsOf(filter);
+}
+
 template <class F>
 std::string Encode(const F& filter, uint64_t num_keys, double target_fpr) {
-  const Params params = ParamsOf(filter);
   // A scalable filter carries its own count, and DecodePayload requires the
   // header to agree with it: any other count would make a file that cannot
   // be loaded.
   if constexpr (std::is_same_v<F, ScalableBloomFilter>) num_keys = filter.num_added();
   const std::string payload = filter.Serialize();
+  const Params params = ParamsOfPayload(filter, payload);
   if (!(target_fpr >= 0 && target_fpr < 1)) target_fpr = 0;  // not recorded
   uint64_t fpr_bits;
   std::memcpy(&fpr_bits, &target_fpr, sizeof(fpr_bits));

@@ -100,11 +100,20 @@ absl::StatusOr<PartitionedBloomFilter> PartitionedBloomFilter::CreateForFpr(uint
 }
 
 double PartitionedBloomFilter::PredictedFpr() const {
+  if (moved_from()) return 1.0;
   return *PartitionedFprFor(num_probes(), static_cast<double>(num_bits()),
                             static_cast<double>(num_added()));
 }
 
 std::string PartitionedBloomFilter::Serialize() const {
+  if (moved_from()) {  // slices of one bit, each set: every probe reads one
+    const int k = num_probes();
+    std::string bits(static_cast<size_t>((k + 7) / 8), '\0');
+    for (int i = 0; i < k; ++i) bits[i / 8] = static_cast<char>(bits[i / 8] | (1 << (i % 8)));
+    return variants::EncodeWithTrailer(reinterpret_cast<const uint8_t*>(bits.data()), bits.size(),
+                                       {1, k, /*reserved=*/0}, kPartitionedVersion,
+                                       kPartitionedMarker);
+  }
   return variants::EncodeWithTrailer(data(), num_bytes(),
                                      {slice_bits(), num_probes(), /*reserved=*/0},
                                      kPartitionedVersion, kPartitionedMarker);

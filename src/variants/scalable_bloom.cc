@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "blockbloom/hash.h"
 #include "blockbloom/math.h"
+#include "blocked/format.h"
 #include "common/coding.h"
 #include "variants/probes.h"
 
@@ -116,6 +117,7 @@ absl::StatusOr<ScalableBloomFilter> ScalableBloomFilter::Create(uint64_t expecte
 }
 
 void ScalableBloomFilter::AddHash(uint64_t hash) {
+  if (stages_.empty()) return;  // moved from: it matches every key already
   if (added_.back() >= capacities_.back() && stages_.size() < kMaxStages) {
     // On failure the key goes into the full stage: never lost. So it does
     // at kMaxStages, which Deserialize would reject as damage beyond.
@@ -128,6 +130,7 @@ void ScalableBloomFilter::AddHash(uint64_t hash) {
 void ScalableBloomFilter::AddKey(std::string_view key) { AddHash(HashKey(key)); }
 
 bool ScalableBloomFilter::MayContainHash(uint64_t hash) const {
+  if (stages_.empty()) return true;  // moved from
   // Newest first: the largest stage holds most keys.
   for (size_t i = stages_.size(); i-- > 0;) {
     if (stages_[i].MayContainHash(hash)) return true;
@@ -152,6 +155,7 @@ uint64_t ScalableBloomFilter::num_bytes() const {
 }
 
 double ScalableBloomFilter::PredictedFpr() const {
+  if (stages_.empty()) return 1.0;  // moved from: it matches every key
   double all_clear = 1.0;
   for (size_t i = 0; i < stages_.size(); ++i) {
     all_clear *=
@@ -170,7 +174,20 @@ std::string ScalableBloomFilter::Serialize() const {
   PutDouble(&out, options_.growth);
   PutDouble(&out, options_.tightening);
   internal::PutFixed64(&out, options_.initial_capacity);
-  internal::PutFixed64(&out, static_cast<uint64_t>(stages_.size()));  // u32 + reserved u32
+  if (stages_.empty()) {
+    // Moved from: one stage of its first capacity at 1 bit per key (the
+    // fewest bytes Deserialize accepts for it), every bit set, k = 1.
+    const uint64_t capacity = StageCapacity(options_, 0);
+    std::string bits(static_cast<size_t>(BlockedBloomBytes(capacity, kMinBitsPerKey)), '\xFF');
+    blocked::AppendTrailer(1, &bits);
+    internal::PutFixed64(&out, 1);
+    internal::PutFixed64(&out, capacity);
+    internal::PutFixed64(&out, 0);
+    internal::PutFixed64(&out, bits.size());
+    out += bits;
+  } else {
+    internal::PutFixed64(&out, static_cast<uint64_t>(stages_.size()));  // u32 + reserved u32
+  }
   for (size_t i = 0; i < stages_.size(); ++i) {
     const std::string bits = stages_[i].Serialize();
     internal::PutFixed64(&out, capacities_[i]);

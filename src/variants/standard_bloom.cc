@@ -41,12 +41,31 @@ BitArrayFilter::BitArrayFilter(uint64_t num_bits, int num_probes, HashScheme sch
       bytes_(static_cast<size_t>((num_bits + 7) / 8), 0),
       num_probes_(num_probes) {}
 
+BitArrayFilter& BitArrayFilter::operator=(BitArrayFilter&& other) noexcept {
+  if (this != &other) {
+    scheme_ = other.scheme_;
+    range_ = other.range_;
+    stride_ = other.stride_;
+    bytes_ = std::move(other.bytes_);
+    num_probes_ = other.num_probes_;
+    num_added_ = other.num_added_;
+    // No bits: the probes answer "may match" (moved_from()).
+    other.bytes_.clear();
+    other.range_ = 0;
+    other.stride_ = 0;
+    other.num_added_ = 0;
+  }
+  return *this;
+}
+
 void BitArrayFilter::AddHash(uint64_t hash) {
   num_added_ = variants::SaturatingAdd(num_added_, 1);
+  if (moved_from()) return;  // it matches every key already
   variants::ProbeWalk{scheme_, num_probes_, range_, stride_}.Set(bytes_.data(), hash);
 }
 
 bool BitArrayFilter::MayContainHash(uint64_t hash) const {
+  if (moved_from()) return true;
   return variants::ProbeWalk{scheme_, num_probes_, range_, stride_}.AllSet(bytes_.data(), hash);
 }
 
@@ -128,11 +147,17 @@ absl::StatusOr<StandardBloomFilter> StandardBloomFilter::CreateForFpr(uint64_t e
 }
 
 double StandardBloomFilter::PredictedFpr() const {
+  if (moved_from()) return 1.0;
   return *StandardFprFor(num_probes(), static_cast<double>(num_bits()),
                          static_cast<double>(num_added()), scheme());
 }
 
 std::string StandardBloomFilter::Serialize() const {
+  if (moved_from()) {  // one bit, set: every probe reads it
+    const uint8_t one = 1;
+    return variants::EncodeWithTrailer(&one, 1, {1, num_probes(), static_cast<uint8_t>(scheme())},
+                                       kStandardVersion, kStandardMarker);
+  }
   return variants::EncodeWithTrailer(data(), num_bytes(),
                                      {num_bits(), num_probes(), static_cast<uint8_t>(scheme())},
                                      kStandardVersion, kStandardMarker);
