@@ -103,6 +103,43 @@ TEST(ModelBoundsTest, OptimalProbesIsBoundedForAnyMaxProbes) {
   EXPECT_LE(OptimalBlockedProbes(1e9, kHuge, 512), 355);
 }
 
+// The search stops once the model has risen four times in a row: the same
+// answer as the search to ceil(B ln 2) over a grid of bits-per-key and block
+// sizes, and a few evaluations past the answer where that search took up to
+// B ln 2 (726,817 at B = 2^20: minutes).
+TEST(ModelBoundsTest, OptimalProbesStopsOnceTheModelRises) {
+  const auto full_search = [](double c, int max_probes, int block_bits) {
+    const int last = std::min<double>(max_probes, std::ceil(block_bits * std::log(2.0)));
+    int best_k = 1;
+    double best = BlockedBloomFpr(c, 1, block_bits);
+    for (int k = 2; k <= last; ++k) {
+      const double fpr = BlockedBloomFpr(c, k, block_bits);
+      if (fpr < best) {
+        best = fpr;
+        best_k = k;
+      }
+    }
+    return best_k;
+  };
+  for (int block_bits : {8, 16, 32, 64, 128, 256, 512, 1024, 2048}) {
+    for (double c : {1.0, 1.5, 2.0, 3.0, 4.0, 5.5, 7.0, 8.0, 10.0, 12.0, 16.0, 20.0, 24.0, 30.0,
+                     40.0, 48.0, 64.0}) {
+      for (int max_probes : {16, 30, 1 << 20}) {
+        ASSERT_EQ(OptimalBlockedProbes(c, max_probes, block_bits),
+                  full_search(c, max_probes, block_bits))
+            << c << " bits/key, " << block_bits << "-bit blocks, max " << max_probes;
+      }
+    }
+  }
+  for (int block_bits : {1 << 17, 1 << 20, std::numeric_limits<int>::max()}) {
+    int k = 0;
+    const uint64_t terms = ModelTerms(
+        [&] { k = OptimalBlockedProbes(10.0, std::numeric_limits<int>::max(), block_bits); });
+    EXPECT_EQ(k, 7) << block_bits;  // 10 bits/key: the standard filter's k
+    EXPECT_LE(terms, uint64_t{16} * kMaxModelTerms) << block_bits;
+  }
+}
+
 TEST(ModelBoundsTest, DomainGuardsAnswerAsDocumented) {
   EXPECT_EQ(BlockedBloomFpr(kNaN, 7), 1.0);
   EXPECT_EQ(BlockedBloomFpr(0.0, 7), 1.0);
