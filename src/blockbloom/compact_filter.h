@@ -28,7 +28,9 @@
 //
 // Size: at most ceil(n * bits_per_key / 8) + 8 bytes for n keys, trailer
 // included; the builder spends all of it on fingerprint range. Duplicate
-// keys are allowed. bits_per_key is clamped like ClampBitsPerKey
+// keys are allowed, and count in n: the size, and the format version below,
+// follow the number of keys passed (1,000 copies of one key make the
+// filter of 1,000 keys, version 2). bits_per_key is clamped like ClampBitsPerKey
 // (blockbloom/blocked_bloom.h): into [1, 64], NaN means 10.
 //
 // Thread-safety: a CompactFilter is immutable after construction; its const
