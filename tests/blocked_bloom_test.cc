@@ -14,6 +14,7 @@
 
 #include "blockbloom/hash.h"
 #include "blockbloom/math.h"
+#include "blocked/format.h"
 #include "blocked_kernel.h"
 #include "sanitizers.h"
 #include "targets.h"
@@ -293,6 +294,25 @@ TEST(BlockedBloomTest, MovedFiltersProbeTheirOwnGeometry) {
     ASSERT_TRUE(a.MayContain(key));
     ASSERT_TRUE(a.MayContainHash(HashKey(key)));
   }
+}
+
+// The same for a deserialized flat filter, whose k (here 21) is above the
+// blocked geometry's 16: the moved-from filter stays flat, 1 byte.
+TEST(BlockedBloomTest, MovedFromFlatFilterStaysFlat) {
+  std::string encoded(100, '\x5A');
+  blocked::AppendTrailer(21, &encoded, blocked::Geometry::kFlat);
+  auto parsed = BlockedBloomFilter::Deserialize(encoded);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_TRUE(parsed->flat());
+  BlockedBloomFilter source = std::move(*parsed);
+  BlockedBloomFilter taker = std::move(source);
+  EXPECT_TRUE(source.flat());
+  EXPECT_EQ(source.num_probes(), 21);
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(source.MayContain("absent-" + std::to_string(i)));
+  auto reloaded = BlockedBloomFilter::Deserialize(source.Serialize());
+  ASSERT_TRUE(reloaded.ok()) << reloaded.status();
+  EXPECT_EQ(reloaded->num_bytes(), 1u);
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(reloaded->MayContain("absent-" + std::to_string(i)));
 }
 
 // A moved-from filter keeps no bits and may match every key, whatever it

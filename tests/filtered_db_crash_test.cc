@@ -726,14 +726,20 @@ TEST(FilteredDBPersistTest, AnOpenOfADatabaseHeldInThisProcessFailsAndLeavesItLo
 TEST(FilteredDBPersistTest, DestroyOfADatabaseHeldInThisProcessFailsAndLeavesItLocked) {
   const std::string path = TestPath("db");
   for (const bool holder_filtered : {false, true}) {
-    SCOPED_TRACE(holder_filtered ? "FilteredDB holds it" : "plain LevelDB holds it");
-    DestroyFilteredDB(path, leveldb::Options());
-    std::unique_ptr<leveldb::DB> holder;
-    ASSERT_NO_FATAL_FAILURE(OpenHolder(path, holder_filtered, &holder));
-    const leveldb::Status s = DestroyFilteredDB(path, leveldb::Options());
-    EXPECT_TRUE(s.IsIOError()) << s.ToString();
-    EXPECT_EQ(LockSeenFromAnotherProcess(path), kLocked) << "the holder lost its lock";
-    ASSERT_NO_FATAL_FAILURE(ExpectHolderWorksAndUnlocksAtClose(path, &holder));
+    // A FilteredDB holder under any name of the directory.
+    for (const std::string& name : {path, path + "/", path + "/."}) {
+      if (!holder_filtered && name != path) continue;
+      SCOPED_TRACE(
+          std::string(holder_filtered ? "FilteredDB holds it; " : "plain LevelDB holds it; ") +
+          name);
+      DestroyFilteredDB(path, leveldb::Options());
+      std::unique_ptr<leveldb::DB> holder;
+      ASSERT_NO_FATAL_FAILURE(OpenHolder(path, holder_filtered, &holder));
+      const leveldb::Status s = DestroyFilteredDB(name, leveldb::Options());
+      EXPECT_TRUE(s.IsIOError()) << s.ToString();
+      EXPECT_EQ(LockSeenFromAnotherProcess(path), kLocked) << "the holder lost its lock";
+      ASSERT_NO_FATAL_FAILURE(ExpectHolderWorksAndUnlocksAtClose(path, &holder));
+    }
   }
   DestroyFilteredDB(path, leveldb::Options());
 }

@@ -154,8 +154,9 @@ void blockbloom_filtered_db_options_set_expected_keys(blockbloom_filtered_db_opt
 /* Target FPR of the whole index at capacity (C++:
  * FilteredDBOptions::target_fpr): every target from 0.168% gets 0.168%
  * (12-bit d-left cells), a lower one 8.4e-5 (16-bit cells), the lowest the
- * memory budget allows: lower targets, 0 and negative ones are clamped to
- * it. */
+ * d-left index's memory budget allows: lower targets, 0 and negative ones
+ * are clamped to it (the counting kind takes them, at up to 32 bytes per
+ * key). */
 void blockbloom_filtered_db_options_set_target_fpr(blockbloom_filtered_db_options_t* options,
                                                    double target_fpr);
 /* blockbloom_index_dleft or blockbloom_index_counting; any other value makes

@@ -133,9 +133,11 @@ struct FilteredDBOptions {
   // "Sizing"): 12-bit cells (0.168% with the front filter, 2.88 bytes per
   // key of capacity) for every target from 0.168%, the default included;
   // 16-bit cells (8.4e-5, 3.42 bytes per key) below it. 8.4e-5 is the
-  // lowest target the memory budget allows: any value is accepted, lower
-  // ones (0 and negative ones too) are clamped to it, higher ones to 1, and
-  // NaN means the default.
+  // lowest target the d-left index's memory budget allows: any value is
+  // accepted, lower ones (0 and negative ones too) are clamped to it, higher
+  // ones to 1, and NaN means the default. The counting kind takes lower
+  // targets, sized for the keys beyond the budget (at most 64 counters, 32
+  // bytes, per key).
   double target_fpr = 0.002;
   // kDleft or kCounting; any other value (an integer cast to IndexKind)
   // fails Open with InvalidArgument and opens nothing, as blockbloom/c.h

@@ -126,6 +126,12 @@ leveldb::Status DbLock::Reserve(const std::string& dir) {
   return leveldb::Status::OK();
 }
 
+bool DbLock::HeldByThisProcess(const std::string& dir) {
+  const std::string key = DirKey(dir);
+  std::lock_guard<std::mutex> lock(LockedDirsMu());
+  return LockedDirs().count(key) != 0;
+}
+
 void DbLock::Release() {
   if (env_.held == nullptr) {
     if (dir_key_.empty()) return;

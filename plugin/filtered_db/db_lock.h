@@ -62,6 +62,9 @@ class DbLock {
   leveldb::Status Reserve(const std::string& dir);
   // REQUIRES: LevelDB is closed (or never opened) on this directory.
   void Release();
+  // Whether a FilteredDB of this process holds (or reserved) `dir`, under
+  // any of its names.
+  static bool HeldByThisProcess(const std::string& dir);
   // Env::Default(), lending the held lock. REQUIRES: held.
   leveldb::Env* env() { return &env_; }
 

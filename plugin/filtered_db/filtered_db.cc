@@ -123,6 +123,12 @@ leveldb::Status DestroyFilteredDB(const std::string& name, const leveldb::Option
   // (Open persists nothing with another Env): with another Env, `name` is
   // not a path of this file system, and a file there belongs to someone else.
   const bool real_file_system = UsesDefaultEnv(options);
+  // A FilteredDB of this process holds it, under this or another name:
+  // refused before anything is removed (LevelDB's own refusal goes by the
+  // name, and its refused lock would drop the holder's).
+  if (real_file_system && filtered_db::DbLock::HeldByThisProcess(name)) {
+    return leveldb::Status::IOError("lock " + name + "/LOCK", "already held by process");
+  }
   if (real_file_system) {
     // An index file left behind would keep the directory: report it (absent
     // files and a missing directory are not errors).

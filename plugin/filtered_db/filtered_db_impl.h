@@ -89,7 +89,7 @@ struct FilteredDB::Impl {
   void DeferGrowthRetryLocked() {
     if (current != nullptr) {
       growth_retry_inserts = 2 * std::max<uint64_t>(current->inserted_since_build(), 1);
-    } else {
+    } else if (!scan_failed) {
       saturated_retry_inserts = 2 * std::max<uint64_t>(saturated_inserts, 1);
     }
   }
@@ -129,8 +129,10 @@ struct FilteredDB::Impl {
   const leveldb::FilterPolicy* filter_policy = nullptr;
   const std::string name;
   bool persist = false;
-  filtered_db::DbLock
-      db_lock;  // held iff persist; declared before db: outlives it (LevelDB uses its env)
+  // Holds <name>/LOCK iff persist, else (Env::Default()) only reserves the
+  // directory among this process's FilteredDBs; declared before db: outlives
+  // it (LevelDB uses its env).
+  filtered_db::DbLock db_lock;
   std::string current_at_open;  // CURRENT's bytes right after our LevelDB::Open
   std::unique_ptr<leveldb::DB> db;
 
@@ -162,6 +164,9 @@ struct FilteredDB::Impl {
   // (DeferGrowthRetryLocked); 0 when none is pending.
   uint64_t saturated_inserts = 0;
   uint64_t saturated_retry_inserts = 0;
+  // The last publish was of no index because LevelDB's scan failed: no
+  // retry by writers (RebuildIndex() or the next Open).
+  bool scan_failed = false;
   // A growth asked for (its min_capacity) while the growth thread was
   // running, after that thread's last publish: the thread runs another
   // rebuild before it stops. 0 when none. A request before the publish is

@@ -129,11 +129,18 @@ class DleftIndex final : public KeyIndex::Counting {
 // among d * T buckets, d candidate buckets, each cell matching with
 // probability 2^-r), so T buckets hold min(row, T * 2^r * that FPR) keys,
 // row = d * (design keys per bucket).
-double CountingTarget(double target_fpr) {
-  const double p = std::isnan(target_fpr) ? kDefaultTargetFpr
-                                          : std::clamp(target_fpr, KeyIndex::kMinTargetFpr, 1.0);
+// The target is clamped into [lowest, 1] first (NaN: the default).
+double CountingShare(double target_fpr, double lowest) {
+  const double p = std::isnan(target_fpr) ? kDefaultTargetFpr : std::clamp(target_fpr, lowest, 1.0);
   return std::min(1.0, p / KeyIndex::kFrontFilterFpr);
 }
+// The counting kind's: any target (its counters per key stop at 64,
+// CountingBloomFilter::CountersPerKeyForFpr; it is sized for the keys beyond
+// the budget anyway).
+double CountingTarget(double target_fpr) { return CountingShare(target_fpr, 1e-9); }
+// The d-left kind's: targets below KeyIndex::kMinTargetFpr are clamped to
+// it, the lowest its memory budget allows.
+double DleftTarget(double target_fpr) { return CountingShare(target_fpr, KeyIndex::kMinTargetFpr); }
 
 // The d-left layout for a target: the cell width and the keys per bucket
 // row (all d subtables together) at capacity.
@@ -168,7 +175,7 @@ struct DleftLayout {
 // docs/FILTERED_DB.md, "Sizing".
 DleftLayout DleftLayoutFor(double target_fpr) {
   using D = DleftCountingBloomFilter;
-  const double counting = CountingTarget(target_fpr);
+  const double counting = DleftTarget(target_fpr);
   const double narrow_row = D::DesignKeysPerBucketRow(D::kNarrowCellBits);
   if (narrow_row <= std::ldexp(counting, D::kNarrowRemainderBits)) {
     return {D::kNarrowCellBits, narrow_row};
@@ -202,10 +209,13 @@ bool CountingIndex::BuiltFor(double target_fpr) const {
       capacity_, CountingBloomFilter::CountersPerKeyForFpr(CountingTarget(target_fpr)));
   return g.num_blocks == filter_->num_blocks() && g.num_probes == filter_->num_probes();
 }
-// Each cell width has one design load (DleftLayoutFor), so the cells decide
-// the geometry for a capacity.
+// The target's cells, at their design load: the capacity of these buckets
+// at the target's keys per row.
 bool DleftIndex::BuiltFor(double target_fpr) const {
-  return filter_->cell_bits() == DleftLayoutFor(target_fpr).cell_bits;
+  const DleftLayout layout = DleftLayoutFor(target_fpr);
+  const uint64_t buckets = static_cast<uint64_t>(filter_->segments()) << filter_->log2_buckets();
+  return filter_->cell_bits() == layout.cell_bits &&
+         capacity_ == DleftCapacity(buckets, layout.keys_per_row);
 }
 
 uint64_t DleftBytes(uint64_t t, double keys_per_row) {

@@ -153,9 +153,9 @@ class KeyIndex {
   static uint64_t BudgetBytes(uint64_t live_keys);
   // Model FPR of the front filter at capacity: BlockedBloomFpr(6, 4).
   static constexpr double kFrontFilterFpr = 0.0575;
-  // The lowest target_fpr the budget allows (lower targets are clamped to
-  // it): the pair's FPR with 16-bit d-left cells at their design load, 24
-  // keys per bucket row over 2^14 remainders, times the front filter's;
+  // The lowest target_fpr the d-left index's budget allows (its lower targets
+  // are clamped to it; the counting kind's are not): the pair's FPR with 16-bit d-left cells at
+  // their design load, 24 keys per bucket row over 2^14 remainders, times the front filter's;
   // 8.42e-5 at 3.42 bytes per key of capacity.
   static constexpr double kMinTargetFpr =
       DleftCountingBloomFilter::DesignKeysPerBucketRow(DleftCountingBloomFilter::kCellBits) /

@@ -67,6 +67,7 @@ void FilteredDB::Impl::PublishLocked(std::unique_ptr<KeyIndex> next,
   growth_retry_inserts = 0;  // a new index: its own growths start afresh
   saturated_inserts = 0;
   saturated_retry_inserts = 0;
+  scan_failed = false;
   FreeRetiredLocked(garbage);
 }
 

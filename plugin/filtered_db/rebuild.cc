@@ -120,10 +120,13 @@ leveldb::Status FilteredDB::Impl::RebuildAttempt(uint64_t* capacity, Refusal* re
   if (!s.ok() || stopping.load(std::memory_order_relaxed)) {
     stop_logging();
     if (!s.ok()) {
-      // Cannot know the live set: pass everything through.
+      // Cannot know the live set: pass everything through, until
+      // RebuildIndex() or the next Open (writers do not retry a scan that
+      // LevelDB could not read).
       std::vector<std::unique_ptr<KeyIndex>> garbage;
       std::lock_guard<std::mutex> lock(write_mu);
       PublishLocked(nullptr, &garbage);
+      scan_failed = true;
     }
     return s;
   }

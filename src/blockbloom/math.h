@@ -59,9 +59,9 @@ int BlockedBloomFprTerms(double bits_per_key, int num_probes, int block_bits = 5
 // The k in [1, max_probes] that minimises BlockedBloomFpr for bits_per_key
 // (ties go to the smaller k: fewer probes, faster queries). Evaluates the
 // model for k up to min(max_probes, ceil(block_bits ln 2)) at most (no larger
-// k can win, math.cc), and stops once the model has risen four times in a
-// row past its minimum (it has one): a few dozen evaluations past the best
-// k for any max_probes and block_bits, INT_MAX included.
+// k can win, math.cc), and stops once the model has not fallen for four k
+// in a row (it has one minimum): a few evaluations past the best k for any
+// bits_per_key, max_probes and block_bits, INT_MAX included.
 int OptimalBlockedProbes(double bits_per_key, int max_probes = 16, int block_bits = 512);
 
 // ---- Classic relations between n, m, k and p (standard Bloom filter) ----

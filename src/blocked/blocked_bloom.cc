@@ -106,7 +106,9 @@ void BlockedBloomFilter::BecomeMatchEverything() {
   // all-ones block instead, and answer "may match" for every key.
   num_added_ = 0;
   huge_pages_ = false;
-  SetGeometry(1, probe_args_.num_probes, /*flat=*/false);
+  // The geometry stays (a flat filter's k may be above the blocked
+  // geometry's 16): a 1-byte filter of it, every bit set.
+  SetGeometry(1, probe_args_.num_probes, probe_args_.flat);
 }
 
 namespace {

@@ -129,13 +129,13 @@ int OptimalBlockedProbes(double bits_per_key, int max_probes, int block_bits) {
   // model sums, then a signed overflow of k) and changes no answer.
   const double k_cap = std::ceil(std::max(1, block_bits) * kLn2);
   const int last_k = k_cap < max_probes ? static_cast<int>(k_cap) : max_probes;
-  // The model falls to one minimum in k and rises after it, so a run of
-  // rises ends the search: B ln 2 evaluations were 13 s at B = 2^17 and
-  // days at 2^31. (Checked against the search to B ln 2 over a grid of
-  // bits-per-key and block sizes: model_bounds_test,
-  // OptimalProbesStopsOnceTheModelRises. The run is four rises long, so
-  // rounding noise at a flat minimum cannot end it early.) An FPR of 0
-  // cannot be beaten either.
+  // The model falls to one minimum in k and rises after it, so a run of k
+  // where it does not fall ends the search: B ln 2 evaluations were 13 s at
+  // B = 2^17 and days at 2^31. (Checked against the search to B ln 2 over a
+  // grid of bits-per-key and block sizes: model_bounds_test,
+  // OptimalProbesStopsOnceTheModelRises. The run is four k long, so rounding
+  // noise at a flat minimum cannot end it early; a model flat at 1, as at
+  // bits-per-key near 0, ends it too.) An FPR of 0 cannot be beaten either.
   constexpr int kRisesToStop = 4;
   int best_k = 1;
   double best = BlockedBloomFpr(bits_per_key, 1, block_bits);
@@ -147,7 +147,7 @@ int OptimalBlockedProbes(double bits_per_key, int max_probes, int block_bits) {
       best = fpr;
       best_k = k;
     }
-    rises = fpr > previous ? rises + 1 : 0;
+    rises = fpr >= previous ? rises + 1 : 0;
     previous = fpr;
   }
   return best_k;

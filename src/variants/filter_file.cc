@@ -60,15 +60,16 @@ Params ParamsOf(const ScalableBloomFilter& f) {
 // of its kind that matches every key: the header describes that filter.
 template <class F>
 Params ParamsOfPayload(const F& filter, const std::string& payload) {
-  bool moved_from = false;
   if constexpr (std::is_same_v<F, ScalableBloomFilter>) {
-    moved_from = filter.num_stages() == 0;
+    if (filter.num_stages() == 0) {  // one stage at 1 bit per key (Serialize)
+      const uint64_t capacity = ScalableBloomFilter::StageCapacity(filter.options(), 0);
+      return {FilterKind::kScalable, BlockedBloomBytes(capacity, kMinBitsPerKey) * 8, 0, 0};
+    }
   } else if constexpr (!std::is_same_v<F, BlockedBloomFilter>) {
-    moved_from = filter.num_bytes() == 0;  // a standard or partitioned filter has bytes
-  }
-  if (moved_from) {
-    absl::StatusOr<F> parsed = F::Deserialize(payload);
-    if (parsed.ok()) return ParamsOf(*parsed);
+    if (filter.num_bytes() == 0) {  // a live standard or partitioned filter has bytes
+      absl::StatusOr<F> parsed = F::Deserialize(payload);  // a few bytes
+      if (parsed.ok()) return ParamsOf(*parsed);
+    }
   }
   return ParamsOf(filter);
 }
