@@ -197,6 +197,27 @@ TEST(CliTest, CalcRejectsBadInput) {
                   "give --fpr or --bits_per_key, not both"));
 }
 
+// A report that cannot be written (a full disk) is an I/O error with a
+// message, never a silent exit 0; build's -o - is refused (a filter file is
+// written whole through a rename, not streamed); --keys near 2^64 names its
+// real limit.
+TEST(CliTest, OutputsThatCannotBeWrittenAreErrors) {
+  const std::string err = Dir() + "/full." + std::to_string(::getpid()) + ".err";
+  const std::string cmd = std::string(BLOCKBLOOM_CLI) + " calc --keys 10 > /dev/full 2> " + err;
+  const int status = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+  EXPECT_TRUE(Has(Slurp(err), "blockbloom calc: cannot write the output")) << Slurp(err);
+  const std::string keys = Dir() + "/keys_dash.txt";
+  WriteLines(keys, 0, 10);
+  const ToolRun dash = Tool("build " + keys + " -o -");
+  EXPECT_EQ(dash.code, 1);
+  EXPECT_TRUE(Has(dash.err, "-o - is not stdout")) << dash.err;
+  const ToolRun near = Tool("calc --keys 18446744073709551615");
+  EXPECT_EQ(near.code, 1);
+  EXPECT_TRUE(Has(near.err, "at most 18446744073709549568")) << near.err;
+}
+
 TEST(CliTest, VersionIsTheLibrarys) {
   const ToolRun r = Tool("--version");
   EXPECT_EQ(r.code, 0) << r.err;

@@ -380,7 +380,10 @@ int Calc(const std::vector<char*>& args) {
   if (bpk_given && !(bpk >= 1 && bpk <= 64)) {
     return UsageError(absl::StrFormat("--bits_per_key must be in [1, 64], got %g", bpk), usage);
   }
-  if (n >= 18446744073709551616.0) return UsageError("--keys must be below 2^64", usage);
+  // --keys is read as a double: the largest below 2^64 is 2^64 - 2048.
+  if (n >= 18446744073709551616.0) {
+    return UsageError("--keys must be at most 18446744073709549568 (2^64 - 2048)", usage);
+  }
   const uint64_t keys = static_cast<uint64_t>(n);
 
   if (bpk_given) {
@@ -571,6 +574,12 @@ int Build(const std::vector<char*>& args) {
   std::string output = absl::GetFlag(FLAGS_o);
   if (output.empty()) output = absl::GetFlag(FLAGS_output);
   if (output.empty()) return UsageError("missing -o OUT", usage);
+  if (output == "-") {
+    return UsageError(
+        "-o - is not stdout: a filter file is written whole or not at all "
+        "(a temporary file, then a rename); name a file",
+        usage);
+  }
   if (std::optional<std::string> both = ConflictingSizeFlags()) return UsageError(*both, usage);
   const double fpr = absl::GetFlag(FLAGS_fpr);
   const double bpk = absl::GetFlag(FLAGS_bits_per_key);
@@ -1035,11 +1044,20 @@ int Main(int argc, char** argv) {
   const std::optional<std::vector<char*>> parsed = ParseFlags(rest, *cmd, &error);
   if (!parsed.has_value()) return UsageError(error, cmd->usage);
   const std::vector<char*>& positional = *parsed;
-  if (name == "calc") return Calc(positional);
-  if (name == "build") return Build(positional);
-  if (name == "query") return Query(positional);
-  if (name == "doctor") return Doctor(positional);
-  return Inspect(positional);
+  const int code = name == "calc"     ? Calc(positional)
+                   : name == "build"  ? Build(positional)
+                   : name == "query"  ? Query(positional)
+                   : name == "doctor" ? Doctor(positional)
+                                      : Inspect(positional);
+  // Every command reports on stdout: a report that could not be written (a
+  // full disk) is an I/O error, never a silent success. (A command that
+  // failed has said why already.)
+  if (code == 0 && (std::fflush(stdout) != 0 || std::ferror(stdout) != 0)) {
+    std::fprintf(stderr, "blockbloom %s: cannot write the output: %s\n", cmd->name,
+                 std::strerror(errno));
+    return kExitIo;
+  }
+  return code;
 }
 
 }  // namespace
