@@ -52,6 +52,12 @@ std::string DirKey(const std::string& dir) {
   return "inode:" + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
 }
 
+// Another FilteredDB of this process holds `dir`: the refusal, worded as
+// LevelDB words its own (IsInProcessRefusal).
+leveldb::Status HeldByProcess(const std::string& dir) {
+  return leveldb::Status::IOError("lock " + dir + "/LOCK", "already held by process");
+}
+
 // How LevelDB 1.23's PosixEnv words the in-process refusal of a lock.
 bool IsInProcessRefusal(const leveldb::Status& s) {
   return s.IsIOError() && s.ToString().find("already held by process") != std::string::npos;
@@ -100,9 +106,7 @@ leveldb::Status DbLock::Acquire(const std::string& dir) {
   // Another FilteredDB of this process holds it, under any name: refused
   // here, without asking LevelDB (whose refusal would drop the holder's
   // lock, and whose table, by name, would let an alias in).
-  if (LockedDirs().count(key) != 0) {
-    return leveldb::Status::IOError("lock " + lock_name, "already held by process");
-  }
+  if (LockedDirs().count(key) != 0) return HeldByProcess(dir);
   leveldb::Status s = leveldb::Env::Default()->LockFile(lock_name, &env_.held);
   if (!s.ok()) {
     env_.held = nullptr;
@@ -118,34 +122,28 @@ leveldb::Status DbLock::Acquire(const std::string& dir) {
 leveldb::Status DbLock::Reserve(const std::string& dir) {
   const std::string key = DirKey(dir);
   std::lock_guard<std::mutex> lock(LockedDirsMu());
-  if (LockedDirs().count(key) != 0) {
-    return leveldb::Status::IOError("lock " + dir + "/LOCK", "already held by process");
-  }
+  if (LockedDirs().count(key) != 0) return HeldByProcess(dir);
   dir_key_ = key;
   LockedDirs().insert(key);
   return leveldb::Status::OK();
 }
 
-bool DbLock::HeldByThisProcess(const std::string& dir) {
+leveldb::Status DbLock::RefuseIfHeld(const std::string& dir) {
   const std::string key = DirKey(dir);
   std::lock_guard<std::mutex> lock(LockedDirsMu());
-  return LockedDirs().count(key) != 0;
+  return LockedDirs().count(key) != 0 ? HeldByProcess(dir) : leveldb::Status::OK();
 }
 
 void DbLock::Release() {
-  if (env_.held == nullptr) {
-    if (dir_key_.empty()) return;
-    std::lock_guard<std::mutex> lock(LockedDirsMu());  // Reserve's
-    LockedDirs().erase(dir_key_);
-    dir_key_.clear();
-    return;
-  }
+  if (dir_key_.empty()) return;  // neither acquired nor reserved
   assert(!env_.lent);
   // Under the mutex: an Acquire of this directory by another FilteredDB
   // waits, rather than finding it in LockedDirs a moment after it is free.
   std::lock_guard<std::mutex> lock(LockedDirsMu());
-  (void)leveldb::Env::Default()->UnlockFile(env_.held);
-  env_.held = nullptr;
+  if (env_.held != nullptr) {  // Acquire's (Reserve took no file lock)
+    (void)leveldb::Env::Default()->UnlockFile(env_.held);
+    env_.held = nullptr;
+  }
   LockedDirs().erase(dir_key_);
   dir_key_.clear();
 }

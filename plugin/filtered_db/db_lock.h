@@ -62,9 +62,9 @@ class DbLock {
   leveldb::Status Reserve(const std::string& dir);
   // REQUIRES: LevelDB is closed (or never opened) on this directory.
   void Release();
-  // Whether a FilteredDB of this process holds (or reserved) `dir`, under
-  // any of its names.
-  static bool HeldByThisProcess(const std::string& dir);
+  // The IOError Acquire gives if a FilteredDB of this process holds (or
+  // reserved) `dir`, under any of its names; else OK.
+  static leveldb::Status RefuseIfHeld(const std::string& dir);
   // Env::Default(), lending the held lock. REQUIRES: held.
   leveldb::Env* env() { return &env_; }
 
@@ -96,7 +96,7 @@ class DbLock {
   };
 
   LendingEnv env_;
-  std::string dir_key_;  // DirKey of the held directory
+  std::string dir_key_;  // DirKey of the held or reserved directory; empty: none
 };
 
 }  // namespace filtered_db

@@ -64,8 +64,10 @@ leveldb::Status FilteredDB::Open(const FilteredDBOptions& fdb_options,
   impl->persist = fdb_options.persist_index && UsesDefaultEnv(options);
   std::unique_ptr<KeyIndex> loaded;
   leveldb::Options db_options = options;
+  // The directory exists before it is locked or reserved, as LevelDB's Open
+  // makes it: its device and inode name it (DbLock).
+  if (UsesDefaultEnv(options)) (void)leveldb::Env::Default()->CreateDir(name);
   if (impl->persist) {
-    (void)leveldb::Env::Default()->CreateDir(name);  // as LevelDB's Open does
     // The lock LevelDB's Open would take (and it fails as that would), taken
     // before the index file is read and lent to LevelDB below (DbLock).
     const leveldb::Status locked = impl->db_lock.Acquire(name);
@@ -77,7 +79,6 @@ leveldb::Status FilteredDB::Open(const FilteredDBOptions& fdb_options,
     // LevelDB takes <name>/LOCK itself; this process's FilteredDBs still
     // know the directory as held, so an open of it under another name is
     // refused (LevelDB's own table goes by the name).
-    (void)leveldb::Env::Default()->CreateDir(name);
     const leveldb::Status reserved = impl->db_lock.Reserve(name);
     if (!reserved.ok()) return reserved;
   }
@@ -126,10 +127,9 @@ leveldb::Status DestroyFilteredDB(const std::string& name, const leveldb::Option
   // A FilteredDB of this process holds it, under this or another name:
   // refused before anything is removed (LevelDB's own refusal goes by the
   // name, and its refused lock would drop the holder's).
-  if (real_file_system && filtered_db::DbLock::HeldByThisProcess(name)) {
-    return leveldb::Status::IOError("lock " + name + "/LOCK", "already held by process");
-  }
   if (real_file_system) {
+    const leveldb::Status held = filtered_db::DbLock::RefuseIfHeld(name);
+    if (!held.ok()) return held;
     // An index file left behind would keep the directory: report it (absent
     // files and a missing directory are not errors).
     const absl::Status removed = filtered_db::RemoveIndexFile(name);
