@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <cerrno>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -75,6 +76,30 @@ extern "C" int pthread_create(pthread_t* thread, const pthread_attr_t* attr, voi
   using Real = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
   static const Real real = reinterpret_cast<Real>(::dlsym(RTLD_NEXT, "pthread_create"));
   return real(thread, attr, start, arg);
+}
+
+// fdatasync and fsync, interposed the same way: fail with EIO (a disk that
+// cannot sync) while g_fail_syncs is set.
+namespace {
+std::atomic<bool> g_fail_syncs{false};
+}  // namespace
+
+extern "C" int fdatasync(int fd) {
+  if (g_fail_syncs.load()) {
+    errno = EIO;
+    return -1;
+  }
+  static const auto real = reinterpret_cast<int (*)(int)>(::dlsym(RTLD_NEXT, "fdatasync"));
+  return real(fd);
+}
+
+extern "C" int fsync(int fd) {
+  if (g_fail_syncs.load()) {
+    errno = EIO;
+    return -1;
+  }
+  static const auto real = reinterpret_cast<int (*)(int)>(::dlsym(RTLD_NEXT, "fsync"));
+  return real(fd);
 }
 #endif
 
@@ -1021,6 +1046,126 @@ TEST_F(DiskFaultTest, ShortWriteOfTheIndexFileFailsTheSave) {
   EXPECT_TRUE(Leftovers(path_).empty());
   db.reset();  // saves
   ASSERT_NO_FATAL_FAILURE(ExpectReopenMatchesPlainLevelDB(path_, IndexSource::kFile));
+}
+
+// A write whose log sync fails is in LevelDB's log but not in its memory
+// (LevelDB: it "may or may not show up when the DB is re-opened"). A
+// rebuild, which scans LevelDB's memory, drops its key; the index must then
+// never be saved, or the next Open would load an index that rules out a key
+// LevelDB recovers from the log.
+TEST_F(DiskFaultTest, AFailedSyncIsNeverSavedAsAbsent) {
+#if BLOCKBLOOM_UNDER_SANITIZER
+  GTEST_SKIP() << "fdatasync is interposed only without sanitizers";
+#else
+  {
+    std::unique_ptr<FilteredDB> db;
+    ASSERT_NO_FATAL_FAILURE(OpenDb(&db));
+    ASSERT_NO_FATAL_FAILURE(PutKeys(db.get(), 0, 100));
+    leveldb::WriteOptions sync;
+    sync.sync = true;
+    g_fail_syncs = true;
+    const leveldb::Status failed = db->Put(sync, Key(100), Value(100, 0));
+    g_fail_syncs = false;
+    ASSERT_FALSE(failed.ok());
+    EXPECT_EQ(db->index_stats().failed_writes, 1u);
+    ASSERT_TRUE(db->RebuildIndex().ok());  // LevelDB's memory: without Key(100)
+    const leveldb::Status saved = db->SaveIndex();
+    EXPECT_TRUE(saved.IsIOError()) << saved.ToString();
+    EXPECT_FALSE(Exists(path_ + "/BLOCKBLOOM-INDEX"));
+  }  // no save at close either
+  EXPECT_FALSE(Exists(path_ + "/BLOCKBLOOM-INDEX"));
+  ASSERT_NO_FATAL_FAILURE(ExpectReopenMatchesPlainLevelDB(path_, IndexSource::kScan));
+  std::map<std::string, std::string> plain;
+  ASSERT_NO_FATAL_FAILURE(ReadWithPlainLevelDB(path_, &plain));
+  EXPECT_EQ(plain.count(Key(100)), 1u) << "LevelDB recovered the write from its log";
+#endif
+}
+
+// An open LevelDB refuses (here error_if_exists) leaves the saved index in
+// place: the next Open loads it instead of scanning.
+TEST_F(DiskFaultTest, ARefusedOpenKeepsTheSavedIndex) {
+  {
+    std::unique_ptr<FilteredDB> db;
+    ASSERT_NO_FATAL_FAILURE(OpenDb(&db));
+    ASSERT_NO_FATAL_FAILURE(PutKeys(db.get(), 0, 100));
+  }
+  ASSERT_TRUE(Exists(path_ + "/BLOCKBLOOM-INDEX"));
+  {
+    std::unique_ptr<FilteredDB> db;
+    leveldb::Options options;
+    options.error_if_exists = true;
+    const leveldb::Status s = FilteredDB::Open(FilteredDBOptions(), options, path_, &db);
+    EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+    EXPECT_EQ(db, nullptr);
+  }
+  EXPECT_TRUE(Exists(path_ + "/BLOCKBLOOM-INDEX"));
+  ASSERT_NO_FATAL_FAILURE(ExpectReopenMatchesPlainLevelDB(path_, IndexSource::kFile));
+}
+
+// A database with a damaged table, which plain LevelDB opens and serves
+// (the damaged block's keys answer Corruption), opens as a FilteredDB too:
+// its scan cannot read the table, so every Get passes through and answers
+// as plain LevelDB does; RebuildIndex() reports LevelDB's error.
+TEST_F(DiskFaultTest, ADamagedTableOpensPassingThrough) {
+  leveldb::Options options;
+  options.create_if_missing = true;
+  options.compression = leveldb::kNoCompression;
+  constexpr uint64_t kKeys = 4000;
+  {
+    leveldb::DB* raw = nullptr;
+    ASSERT_TRUE(leveldb::DB::Open(options, path_, &raw).ok());
+    std::unique_ptr<leveldb::DB> plain(raw);
+    for (uint64_t i = 0; i < kKeys; ++i) {
+      ASSERT_TRUE(plain->Put(leveldb::WriteOptions(), Key(i), Value(i, 0)).ok());
+    }
+    plain->CompactRange(nullptr, nullptr);  // into tables
+  }
+  std::string table;
+  uintmax_t table_size = 0;
+  for (const auto& e : std::filesystem::directory_iterator(path_)) {
+    if (e.path().extension() == ".ldb" && e.file_size() > table_size) {
+      table = e.path().string();
+      table_size = e.file_size();
+    }
+  }
+  ASSERT_GT(table_size, 16384u);
+  {
+    std::FILE* f = std::fopen(table.c_str(), "r+b");
+    ASSERT_NE(f, nullptr);
+    ASSERT_EQ(std::fseek(f, static_cast<long>(table_size / 3), SEEK_SET), 0);
+    const std::string junk(4096, '\xff');
+    ASSERT_EQ(std::fwrite(junk.data(), 1, junk.size(), f), junk.size());
+    ASSERT_EQ(std::fclose(f), 0);
+  }
+  // Plain LevelDB's answers, key by key.
+  std::vector<leveldb::Status> expected(kKeys);
+  std::vector<std::string> expected_value(kKeys);
+  {
+    leveldb::DB* raw = nullptr;
+    ASSERT_TRUE(leveldb::DB::Open(leveldb::Options(), path_, &raw).ok());
+    std::unique_ptr<leveldb::DB> plain(raw);
+    for (uint64_t i = 0; i < kKeys; ++i) {
+      expected[i] = plain->Get(leveldb::ReadOptions(), Key(i), &expected_value[i]);
+    }
+  }
+  uint64_t unreadable = 0;
+  for (const leveldb::Status& s : expected) unreadable += s.ok() ? 0 : 1;
+  ASSERT_GT(unreadable, 0u) << "the damage reaches a block";
+  ASSERT_LT(unreadable, kKeys);
+  std::unique_ptr<FilteredDB> db;
+  const leveldb::Status opened =
+      FilteredDB::Open(FilteredDBOptions(), leveldb::Options(), path_, &db);
+  ASSERT_TRUE(opened.ok()) << opened.ToString();
+  EXPECT_FALSE(db->index_stats().index_active);
+  for (uint64_t i = 0; i < kKeys; ++i) {
+    std::string value;
+    const leveldb::Status s = db->Get(leveldb::ReadOptions(), Key(i), &value);
+    ASSERT_EQ(s.ToString(), expected[i].ToString()) << Key(i);
+    if (s.ok()) ASSERT_EQ(value, expected_value[i]) << Key(i);
+  }
+  const leveldb::Status rebuilt = db->RebuildIndex();
+  EXPECT_TRUE(rebuilt.IsCorruption()) << rebuilt.ToString();
+  EXPECT_FALSE(db->index_stats().index_active);
 }
 
 }  // namespace

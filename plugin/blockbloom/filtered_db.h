@@ -32,6 +32,8 @@
 // index, write" runs under one writer mutex (LevelDB serializes writers
 // internally anyway). A failed write leaves its inserts in the index:
 // over-claiming is safe, and the next rebuild makes the index exact again.
+// Such a write may still come back from LevelDB's log when the database is
+// reopened, so no index of that session is saved: the next Open scans.
 //
 // Readers take no lock and write no shared cache line: each thread leases its
 // own cache-line-sized reader slot (64 of them; threads beyond share one),
@@ -52,7 +54,8 @@
 // sizes, inodes and mtimes, same bytes of CURRENT, MANIFEST and logs -- and
 // otherwise rebuilds by scanning (docs/FILTERED_DB.md, "Persisted index",
 // gives the rule and its argument; docs/FORMAT.md the layout). The file is
-// removed before LevelDB opens, so it is used at most once. FilteredDB holds
+// removed once LevelDB has opened, so it is used at most once (an open
+// LevelDB refuses leaves it). FilteredDB holds
 // LevelDB's own lock on <name>/LOCK from before reading the file until after
 // saving it, lending it to LevelDB for the session (no unlocked moment at
 // LevelDB's open or close), so no other process, and no other thread's
@@ -202,7 +205,9 @@ class KeyIndex;  // the index (private to the library)
 class FilteredDB final : public leveldb::DB {
  public:
   // Opens (or creates, per `options`) the LevelDB database at `name` and
-  // loads the saved index when valid, else builds it with a full scan. On
+  // loads the saved index when valid, else builds it with a full scan. A
+  // database LevelDB opens but cannot scan in full (a damaged table) opens
+  // saturated, every Get passing through, as plain LevelDB serves it. On
   // error *db is left null.
   static leveldb::Status Open(const FilteredDBOptions& fdb_options, const leveldb::Options& options,
                               const std::string& name, std::unique_ptr<FilteredDB>* db);
@@ -268,7 +273,8 @@ class FilteredDB final : public leveldb::DB {
   // listed now -- e.g. after a crash with no write since. Concurrent calls
   // run one after another (each saves the index as of its turn). InvalidArgument
   // while the index is saturated (pass-through), NotSupported when
-  // persistence is off, IOError on file-system errors.
+  // persistence is off, IOError on file-system errors and after any write of
+  // this session failed (it may come back when LevelDB reopens).
   leveldb::Status SaveIndex();
 
   // Returns once no growth rebuild is running (one may start again with the

@@ -29,7 +29,8 @@ FilteredDB::~FilteredDB() {
   }
   if (m.growth_thread.joinable()) m.growth_thread.join();
   std::string payload;
-  if (m.persist && m.current != nullptr) m.current->Serialize(&payload);
+  // Not after a failed write (write_path.cc): the next Open scans.
+  if (m.persist && m.current != nullptr && m.failed_writes == 0) m.current->Serialize(&payload);
   // The logs as this session leaves them, listed while LevelDB still holds
   // the database: no write can run now, and closing never appends to a log
   // (a compaction finishing during the close only adds tables, appends to
@@ -72,7 +73,7 @@ leveldb::Status FilteredDB::Open(const FilteredDBOptions& fdb_options,
     // before the index file is read and lent to LevelDB below (DbLock).
     const leveldb::Status locked = impl->db_lock.Acquire(name);
     if (!locked.ok()) return locked;
-    loaded = impl->TakeIndexFile();
+    loaded = impl->LoadIndexFile();
     if (auto* hook = g_open_window_hook.load(std::memory_order_relaxed)) hook(name);
     db_options.env = impl->db_lock.env();
   } else if (UsesDefaultEnv(options)) {
@@ -93,7 +94,10 @@ leveldb::Status FilteredDB::Open(const FilteredDBOptions& fdb_options,
     return s;
   }
   impl->db.reset(raw);
-  if (impl->persist) impl->current_at_open = filtered_db::ReadCurrent(name);
+  if (impl->persist) {
+    if (!impl->RemoveIndexFileAfterOpen()) loaded.reset();
+    impl->current_at_open = filtered_db::ReadCurrent(name);
+  }
   std::unique_ptr<FilteredDB> result(new FilteredDB(std::move(impl)));
   Impl& m = *result->impl_;
   if (loaded != nullptr) {
@@ -102,8 +106,19 @@ leveldb::Status FilteredDB::Open(const FilteredDBOptions& fdb_options,
     m.opened_from = IndexSource::kFile;
     m.PublishLocked(std::move(loaded), &garbage);
   } else {
-    s = m.Rebuild(1);       // sized for the keys found (expected_keys: a hint)
-    if (!s.ok()) return s;  // ~FilteredDB closes LevelDB
+    s = m.Rebuild(1);  // sized for the keys found (expected_keys: a hint)
+    if (!s.ok()) {
+      // LevelDB opened a database it cannot read in full (a damaged table):
+      // open as LevelDB did, every Get passing through (RebuildIndex()
+      // returns the scan's error until it can read it all).
+      bool unreadable;
+      {
+        std::lock_guard<std::mutex> lock(m.write_mu);
+        unreadable = m.scan_failed;
+      }
+      if (!unreadable) return s;  // ~FilteredDB closes LevelDB
+      s = leveldb::Status::OK();
+    }
   }
   *db = std::move(result);
   return s;

@@ -112,10 +112,12 @@ struct FilteredDB::Impl {
   // Serialized by save_mu.
   leveldb::Status Save();
   // The index of <name>/BLOCKBLOOM-INDEX if the file is valid for the
-  // directory as it is now and of options.kind, else null; the file is
-  // removed either way (used at most once). REQUIRES: persist, the lock held,
-  // LevelDB not open yet.
-  std::unique_ptr<KeyIndex> TakeIndexFile();
+  // directory as it is now and of options.kind, else null. REQUIRES:
+  // persist, the lock held, LevelDB not open yet.
+  std::unique_ptr<KeyIndex> LoadIndexFile();
+  // Removes the index file once LevelDB has opened (used at most once);
+  // false if it could not be removed (then *loaded is not used).
+  bool RemoveIndexFileAfterOpen();
   // Appends the directory's log files to *logs; false if it cannot be listed.
   bool ListLogs(std::vector<filtered_db::DirEntry>* logs);
   // The close-time save of `payload`, if nobody wrote since LevelDB's close

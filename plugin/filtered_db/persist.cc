@@ -31,6 +31,13 @@ leveldb::Status FilteredDB::Impl::Save() {
     if (current == nullptr) {
       return leveldb::Status::InvalidArgument("FilteredDB: index saturated, nothing to save");
     }
+    if (failed_writes != 0) {
+      // Such a write may come back from LevelDB's log at the next Open,
+      // and a rebuild since may have dropped its keys (write_path.cc).
+      return leveldb::Status::IOError(
+          "FilteredDB: a write failed in this session; it may reappear when LevelDB reopens, so "
+          "the next Open scans instead of loading a saved index");
+    }
     // No write is in flight (they hold write_mu): the index is a superset of
     // the live keys of the database the listing describes.
     current->Serialize(&contents.payload);
@@ -45,7 +52,7 @@ leveldb::Status FilteredDB::Impl::Save() {
   return leveldb::Status::OK();
 }
 
-std::unique_ptr<KeyIndex> FilteredDB::Impl::TakeIndexFile() {
+std::unique_ptr<KeyIndex> FilteredDB::Impl::LoadIndexFile() {
   std::unique_ptr<KeyIndex> loaded;
   auto file = filtered_db::ReadIndexFile(name);
   if (file.ok()) {
@@ -59,10 +66,16 @@ std::unique_ptr<KeyIndex> FilteredDB::Impl::TakeIndexFile() {
       }
     }
   }
-  // Used at most once: LevelDB's Open below changes the directory, and a
-  // crash from here on must find no index (it would not match anyway).
-  if (!filtered_db::RemoveIndexFile(name).ok()) loaded.reset();
   return loaded;
+}
+
+bool FilteredDB::Impl::RemoveIndexFileAfterOpen() {
+  // Used at most once: the session changes the directory, and a crash from
+  // here on must find no index (it would not match anyway). Removed only
+  // once LevelDB has opened: a refused open (error_if_exists, a bad option,
+  // an unreadable MANIFEST) leaves the file for the next Open, which checks
+  // it against the directory as it then is.
+  return filtered_db::RemoveIndexFile(name).ok();
 }
 
 bool FilteredDB::Impl::ListLogs(std::vector<filtered_db::DirEntry>* logs) {

@@ -133,7 +133,11 @@ leveldb::Status FilteredDB::Impl::ApplyLocked(const leveldb::WriteOptions& write
   const leveldb::Status s = db->Write(write_options, batch);
   if (!s.ok()) {
     // Maybe applied, maybe not: keep the inserts (over-claiming is safe);
-    // deleted keys stay claimed too.
+    // deleted keys stay claimed too. Not in LevelDB's memory, but maybe in
+    // its log (LevelDB: such a write "may or may not show up when the DB is
+    // re-opened"), where a rebuild's scan does not look: from now on no
+    // index of this session is saved (Save, ~FilteredDB), so the next Open
+    // scans what LevelDB recovered.
     ++failed_writes;
     return s;
   }
