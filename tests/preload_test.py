@@ -260,16 +260,26 @@ def case_config(h):
     h.run(True, ["check", db, 3, 2000])
     # Values not understood: LevelDB's own filters, and a line on stderr even
     # without BLOCKBLOOM_PRELOAD_REPORT.
+    # Every variable is checked, also beside BLOCKBLOOM_PRELOAD=off; numbers
+    # are plain decimals (no hex, spaces or exponents).
     for env, said in ((("BLOCKBLOOM_PRELOAD_POLICY", "bogus"), "is not blocked or compact"),
                       (("BLOCKBLOOM_PRELOAD_BITS_PER_KEY", "ten"), "is not a number in [1, 64]"),
                       (("BLOCKBLOOM_PRELOAD_BITS_PER_KEY", "0.5"), "is not a number in [1, 64]"),
+                      (("BLOCKBLOOM_PRELOAD_BITS_PER_KEY", "0x10"), "is not a number in [1, 64]"),
+                      (("BLOCKBLOOM_PRELOAD_BITS_PER_KEY", " 12"), "is not a number in [1, 64]"),
+                      (("BLOCKBLOOM_PRELOAD_REPORT", "yes"), "is not 1 or 0"),
                       (("BLOCKBLOOM_PRELOAD", "maybe"), "is not on, 1, off or 0")):
-        db = h.dbdir("bad")
-        stderr = h.run(True, ["write", db, 3, 2000], dict([env]))
-        expect("blockbloom-preload: %s=%s %s: using LevelDB's built-in filter" %
-               (env[0], env[1], said) in stderr, "no such report line; stderr:\n" + stderr)
-        for _, fmt, _ in h.inspect(db):
-            expect(fmt.startswith("leveldb built-in"), "%s: %s" % (env, fmt))
+        for off in (False, True):
+            variables = dict([env])
+            if off and env[0] != "BLOCKBLOOM_PRELOAD":
+                variables["BLOCKBLOOM_PRELOAD"] = "off"
+            db = h.dbdir("bad")
+            stderr = h.run(True, ["write", db, 3, 2000], variables)
+            expect("blockbloom-preload: %s=%s %s: using LevelDB's built-in filter" %
+                   (env[0], env[1], said) in stderr, "%s: no such report line; stderr:\n%s" %
+                   (variables, stderr))
+            for _, fmt, _ in h.inspect(db):
+                expect(fmt.startswith("leveldb built-in"), "%s: %s" % (variables, fmt))
 
 
 def case_c_api(h):

@@ -7,7 +7,8 @@
 // bytes has the lower FPR (1-3 bits/key) or an FPR below 2^-20 already (1-2
 // keys per filter), a flat blocked-format Bloom filter (docs/FORMAT.md, "How
 // the LevelDB policies size a filter"). Sets of more
-// than 65,536 keys get version 1 (a Golomb-Rice set); every version is read.
+// than 65,536 keys get version 1 (a Golomb-Rice set) where it has the lower
+// FPR (from ~5 bits/key), else the Bloom filter; every version is read.
 //
 //   #include "blockbloom/compact_filter_policy.h"
 //   leveldb::Options options;

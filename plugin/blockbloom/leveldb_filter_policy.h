@@ -17,15 +17,17 @@
 // (docs/FORMAT.md, "How the LevelDB policies size a filter"). Every policy reads every blockbloom
 // format (one recognizer: a blocked policy reads compact filters too; blockbloom/filter_format.h
 // names them). A
-// filter this policy cannot parse (damaged, truncated, or from a newer version) answers "may
-// match": a damaged filter costs a disk read, never a missed key. The one exception is the
-// migrating policy's, which answers to LevelDB's built-in name and so reads a filter ending in a
-// byte
-// <= 30 as a built-in one, as LevelDB's own policy does: a blockbloom filter
-// truncated to such a byte (its k, or version 1's 0x13) may then answer "no";
-// LevelDB's block checksums (paranoid_checks) catch that damage on disk. A
-// filter under 2 bytes matches nothing, as in LevelDB (util/bloom.cc). Probe
-// counts: blockbloom/filter_stats.h.
+// filter whose trailer this policy cannot parse (damaged, truncated, or from a newer version)
+// answers "may match": that damage costs a disk read, never a missed key. Damage a 3-byte
+// trailer cannot see may answer "no", as in LevelDB's own filter: a flipped bit in the filter
+// bits or in a blocked filter's k (checked only for its range); a truncation that ends in another
+// valid trailer (a compact version-2 marker whose 12-bit check also agrees: at most 2^-15 of
+// truncations); and, for the migrating policy, which answers to LevelDB's built-in name and so
+// reads a filter ending in a byte <= 30 as a built-in one as LevelDB's own policy does, a
+// blockbloom filter truncated to such a byte (its k, or version 1's 0x13). LevelDB's block
+// checksums (paranoid_checks, verify_checksums) catch such damage on disk. A filter under 2
+// bytes matches nothing, as in LevelDB (util/bloom.cc). Probe counts:
+// blockbloom/filter_stats.h.
 //
 // bits_per_key is clamped into [1, 64]; NaN means 10 (see blocked_bloom.h).
 //

@@ -82,8 +82,9 @@ struct BloomLayout {
 
 // A compact policy's layout: version 2 with `fingerprint_bits` (R) in
 // `total_bytes` (trailer included) when R > 0; else `bloom`; `version1`
-// for the empty set and sets of more than compact::kV2MaxKeys keys (but the
-// Bloom filter where its FPR is below kNegligibleFpr).
+// for the empty set and sets of more than compact::kV2MaxKeys keys where
+// its model FPR is below the Bloom filter's (but the Bloom filter where its
+// FPR is below kNegligibleFpr).
 struct CompactLayout {
   int fingerprint_bits = 0;
   int first_fingerprint_bits = 0;  // R + 1, tried first with kFirstSeeds seeds; 0: none

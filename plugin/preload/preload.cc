@@ -32,8 +32,6 @@
 // configuration is read and reported exactly once.
 #include <dlfcn.h>
 
-#include <cerrno>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -65,39 +63,58 @@ struct Config {
 
 bool IsSet(const char* value) { return value != nullptr && value[0] != '\0'; }
 
+bool Is(const char* value, const char* word) { return std::strcmp(value, word) == 0; }
+
+// A plain decimal number: digits with at most one point, nothing else (no
+// sign, spaces, exponent, hex, inf or nan, which std::strtod would take).
+bool IsPlainDecimal(const char* value) {
+  bool digit = false, point = false;
+  for (const char* p = value; *p != '\0'; ++p) {
+    if (*p >= '0' && *p <= '9') {
+      digit = true;
+    } else if (*p == '.' && !point) {
+      point = true;
+    } else {
+      return false;
+    }
+  }
+  return digit;
+}
+
+// Every variable is checked, whatever the others say: a value not
+// understood gets LevelDB's own policy and one line on stderr naming it
+// (the first such), as docs/PRELOAD.md promises.
 Config ReadConfig() {
   Config c;
   // The next definition after this library's: libleveldb's own.
   c.builtin = reinterpret_cast<NewPolicyFn>(dlsym(RTLD_NEXT, kSymbol));
   const char* report = std::getenv("BLOCKBLOOM_PRELOAD_REPORT");
-  c.report = IsSet(report) && std::strcmp(report, "0") != 0;
   const char* on = std::getenv("BLOCKBLOOM_PRELOAD");
   const char* policy = std::getenv("BLOCKBLOOM_PRELOAD_POLICY");
   const char* bits = std::getenv("BLOCKBLOOM_PRELOAD_BITS_PER_KEY");
   std::string error;
-  if (IsSet(on) && (std::strcmp(on, "off") == 0 || std::strcmp(on, "0") == 0)) {
-    c.choice = Choice::kBuiltin;
-    c.why_builtin = std::string("BLOCKBLOOM_PRELOAD=") + on;
-    return c;
+  const auto fail = [&](const char* name, const char* value, const char* why) {
+    if (error.empty()) error = std::string(name) + "=" + value + " " + why;
+  };
+  c.report = IsSet(report) && Is(report, "1");
+  if (IsSet(report) && !Is(report, "1") && !Is(report, "0")) {
+    fail("BLOCKBLOOM_PRELOAD_REPORT", report, "is not 1 or 0");
   }
-  if (IsSet(on) && std::strcmp(on, "on") != 0 && std::strcmp(on, "1") != 0) {
-    error = std::string("BLOCKBLOOM_PRELOAD=") + on + " is not on, 1, off or 0";
-  } else if (IsSet(policy) && std::strcmp(policy, "blocked") == 0) {
-    c.choice = Choice::kBlocked;
-  } else if (IsSet(policy) && std::strcmp(policy, "compact") == 0) {
+  const bool off = IsSet(on) && (Is(on, "off") || Is(on, "0"));
+  if (IsSet(on) && !off && !Is(on, "on") && !Is(on, "1")) {
+    fail("BLOCKBLOOM_PRELOAD", on, "is not on, 1, off or 0");
+  }
+  if (IsSet(policy) && Is(policy, "compact")) {
     c.choice = Choice::kCompact;
-  } else if (IsSet(policy)) {
-    error = std::string("BLOCKBLOOM_PRELOAD_POLICY=") + policy + " is not blocked or compact";
+  } else if (IsSet(policy) && !Is(policy, "blocked")) {
+    fail("BLOCKBLOOM_PRELOAD_POLICY", policy, "is not blocked or compact");
   }
-  if (error.empty() && IsSet(bits)) {
-    char* end = nullptr;
-    errno = 0;
-    const double value = std::strtod(bits, &end);
-    if (errno != 0 || *end != '\0' || !std::isfinite(value) || value < 1 || value > 64) {
-      error =
-          std::string("BLOCKBLOOM_PRELOAD_BITS_PER_KEY=") + bits + " is not a number in [1, 64]";
-    } else {
+  if (IsSet(bits)) {
+    const double value = IsPlainDecimal(bits) ? std::strtod(bits, nullptr) : 0.0;
+    if (value >= 1 && value <= 64) {
       c.bits_per_key = value;
+    } else {
+      fail("BLOCKBLOOM_PRELOAD_BITS_PER_KEY", bits, "is not a number in [1, 64]");
     }
   }
   if (!error.empty()) {
@@ -105,6 +122,9 @@ Config ReadConfig() {
     c.why_builtin = error;
     std::fprintf(stderr, "blockbloom-preload: %s: using LevelDB's built-in filter\n",
                  error.c_str());
+  } else if (off) {
+    c.choice = Choice::kBuiltin;
+    c.why_builtin = std::string("BLOCKBLOOM_PRELOAD=") + on;
   }
   return c;
 }
