@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -253,6 +254,23 @@ TEST(CliTest, BuildThenQueryEveryStructure) {
   }
 }
 
+// Names in OUT's directory that start as a stream's key buffer for OUT does
+// (OUT + ".keys."), sorted.
+std::vector<std::string> KeyBuffers(const std::string& out) {
+  const std::string dir = out.substr(0, out.rfind('/'));
+  const std::string prefix = out.substr(out.rfind('/') + 1) + ".keys.";
+  std::vector<std::string> names;
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (const dirent* e = ::readdir(d)) {
+      const std::string name = e->d_name;
+      if (name.compare(0, prefix.size(), prefix) == 0) names.push_back(name);
+    }
+    ::closedir(d);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
 TEST(CliTest, BuildFromStdinShowsProgressWhenAsked) {
   const std::string keys = Dir() + "/keys2.txt";
   WriteLines(keys, 0, 20000);
@@ -278,9 +296,34 @@ TEST(CliTest, BuildFromAnEmptyStdinBuildsAnEmptyFilter) {
   EXPECT_EQ(from_stdin.code, 0) << from_stdin.err;
   EXPECT_TRUE(Has(from_stdin.out, "0 keys")) << from_stdin.out;
   EXPECT_EQ(Slurp(out), Slurp(Dir() + "/empty_file.bbf"));
-  EXPECT_NE(::access((out + ".keys.tmp").c_str(), F_OK), 0) << "buffer file left behind";
+  EXPECT_EQ(KeyBuffers(out), std::vector<std::string>{}) << "buffer file left behind";
   std::remove(out.c_str());
+}
+
+// The buffer of a stream is a new file of its own (mkstemp), never written
+// through a file or symlink already at a name derived from OUT (it once
+// wrote stdin through OUT.keys.tmp, a symlink to another file, and then
+// removed that name), and two runs never share one.
+TEST(CliTest, BuildFromStdinNeverWritesThroughAnExistingName) {
+  const std::string out = Dir() + "/sym.bbf", victim = Dir() + "/victim.txt";
+  {
+    std::ofstream v(victim, std::ios::binary | std::ios::trunc);
+    v << "precious\n";
+  }
+  ASSERT_EQ(::symlink(victim.c_str(), (out + ".keys.tmp").c_str()), 0);
+  const std::string keys = Dir() + "/sym_keys.txt";
+  WriteLines(keys, 0, 100);
+  const ToolRun r = Tool("build - -o " + out, keys);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(Has(r.out, "100 keys")) << r.out;
+  EXPECT_EQ(Slurp(victim), "precious\n");
+  struct stat st;
+  EXPECT_EQ(::lstat((out + ".keys.tmp").c_str(), &st), 0) << "not removed either";
+  EXPECT_EQ(KeyBuffers(out), std::vector<std::string>{"sym.bbf.keys.tmp"});
   std::remove((out + ".keys.tmp").c_str());
+  std::remove(victim.c_str());
+  std::remove(keys.c_str());
+  std::remove(out.c_str());
 }
 
 // KEYS may be a stream that can be read once only, as bash's <(zcat ...)
@@ -293,7 +336,7 @@ TEST(CliTest, BuildFromAFifoReadsItOnce) {
                          "printf 'k1\\nk2\\nk3\\n' > " + fifo + " & timeout 10");
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(Has(r.out, "3 keys")) << r.out;
-  EXPECT_NE(::access((out + ".keys.tmp").c_str(), F_OK), 0) << "buffer file left behind";
+  EXPECT_EQ(KeyBuffers(out), std::vector<std::string>{}) << "buffer file left behind";
   std::remove(fifo.c_str());
   std::remove(out.c_str());
 }

@@ -68,6 +68,20 @@ TEST(MathParamsTest, PartitionedFprIsSlightlyAboveStandard) {
   EXPECT_FALSE(PartitionedFprFor(8, 4, 1).ok());  // fewer bits than slices
 }
 
+// Near-empty filters (n / m^2 below the smallest double) have an FPR near
+// 0: the coincidence term's scale underflowed to 0 and its 0/0 made the
+// answer 1.
+TEST(MathParamsTest, NearlyEmptyFiltersHaveNearlyZeroFpr) {
+  for (double m : {1e150, 1e160, 1e300}) {
+    EXPECT_LT(*StandardFprFor(7, m, 1), 1e-100) << m;
+    EXPECT_LT(*PartitionedFprFor(7, m, 1), 1e-100) << m;
+  }
+  for (double n : {1e-310, 1e-320}) {
+    EXPECT_LT(*StandardFprFor(7, 1000, n), 1e-100) << n;
+    EXPECT_LT(*PartitionedFprFor(7, 1000, n), 1e-100) << n;
+  }
+}
+
 // An empty partitioned filter matches nothing, also with one bit per slice
 // (m = k), where ln(1 - k/m) is -inf: the formula's 0 * -inf gave NaN.
 TEST(MathParamsTest, EmptyPartitionedFilterMatchesNothingAtOneBitPerSlice) {

@@ -22,6 +22,7 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>  // mkstemp
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -547,12 +548,23 @@ absl::StatusOr<uint64_t> CountLines(const std::string& path) {
 }
 
 // Copies all of `in` (possibly nothing; `name` in messages) into a new file
-// at `path`.
-absl::Status CopyToFile(FILE* in, const std::string& name, const std::string& path) {
-  FILE* out = std::fopen(path.c_str(), "wb");
-  if (out == nullptr) {
+// named `prefix` + six random characters (mkstemp: created exclusively, so
+// never through an existing file or symlink, and unique to this run);
+// *path is its name, set as soon as it exists.
+absl::Status CopyToNewFile(FILE* in, const std::string& name, const std::string& prefix,
+                           std::string* path) {
+  std::string name_template = prefix + "XXXXXX";
+  const int fd = ::mkstemp(name_template.data());
+  if (fd < 0) {
     return absl::UnavailableError(
-        absl::StrFormat("cannot buffer %s into %s: %s", name, path, std::strerror(errno)));
+        absl::StrFormat("cannot buffer %s into %sXXXXXX: %s", name, prefix, std::strerror(errno)));
+  }
+  *path = name_template;
+  FILE* out = ::fdopen(fd, "wb");
+  if (out == nullptr) {
+    ::close(fd);
+    return absl::UnavailableError(
+        absl::StrFormat("cannot buffer %s into %s: %s", name, *path, std::strerror(errno)));
   }
   std::vector<char> buf(1 << 16);
   size_t n;
@@ -563,7 +575,7 @@ absl::Status CopyToFile(FILE* in, const std::string& name, const std::string& pa
   const bool read_ok = std::ferror(in) == 0;
   write_ok = std::fclose(out) == 0 && write_ok;
   if (!read_ok) return absl::DataLossError("error reading " + name);
-  if (!write_ok) return absl::UnavailableError("cannot buffer " + name + " into " + path);
+  if (!write_ok) return absl::UnavailableError("cannot buffer " + name + " into " + *path);
   return absl::OkStatus();
 }
 
@@ -613,14 +625,16 @@ int Build(const std::vector<char*>& args) {
       input == "-" || (::stat(input.c_str(), &input_stat) == 0 && !S_ISREG(input_stat.st_mode) &&
                        !S_ISDIR(input_stat.st_mode));
   if (stream) {
-    buffered_path = cleanup.path = output + ".keys.tmp";
     FILE* in = input == "-" ? stdin : std::fopen(input.c_str(), "rb");
     if (in == nullptr) {
       std::fprintf(stderr, "blockbloom build: cannot open %s: %s\n", input.c_str(),
                    std::strerror(errno));
       return kExitIo;
     }
-    const absl::Status s = CopyToFile(in, input == "-" ? "stdin" : input, buffered_path);
+    // Beside OUT, under a name no other run or file has.
+    const absl::Status s =
+        CopyToNewFile(in, input == "-" ? "stdin" : input, output + ".keys.", &cleanup.path);
+    buffered_path = cleanup.path;
     if (in != stdin) std::fclose(in);
     if (!s.ok()) {
       std::fprintf(stderr, "blockbloom build: %s\n", std::string(s.message()).c_str());

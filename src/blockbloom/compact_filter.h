@@ -36,7 +36,10 @@
 // Thread-safety: a CompactFilter is immutable after construction; its const
 // methods may run concurrently from any number of threads (tested under
 // TSan). Moving from or assigning to one needs
-// exclusive access.
+// exclusive access. A moved-from filter matches every key (never a false
+// negative) and serializes as a version-1 filter that matches everything
+// (one fingerprint in a range of one: expected_fpr() 1), as the library's
+// other filters do.
 #ifndef BLOCKBLOOM_COMPACT_FILTER_H_
 #define BLOCKBLOOM_COMPACT_FILTER_H_
 
@@ -81,8 +84,8 @@ class CompactFilter {
   // padding (version 2) that breaks the format's rules.
   static absl::StatusOr<CompactFilter> Deserialize(std::string_view encoded);
 
-  CompactFilter(CompactFilter&&) noexcept = default;
-  CompactFilter& operator=(CompactFilter&&) noexcept = default;
+  CompactFilter(CompactFilter&& other) noexcept;
+  CompactFilter& operator=(CompactFilter&& other) noexcept;
 
   bool MayContain(std::string_view key) const;
   bool MayContainHash(uint64_t hash) const;
@@ -112,6 +115,8 @@ class CompactFilter {
   CompactFilter() = default;
   // Caches the parsed trailer. REQUIRES: encoded_ is well-formed.
   void CacheTrailer();
+  // Becomes the filter that matches everything (a moved-from filter).
+  void MatchEverything() noexcept;
 
   std::string encoded_;
   int version_ = 1;

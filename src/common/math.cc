@@ -344,8 +344,11 @@ double HigherOrderAgreement(int members, double f) {
 // term for k <= 64 at f <= 0.7, 1.71 at f = 0.9).
 double Coincidence(int k, double s, double n, double f, double negligible) {
   const double scale = n / (s * s);
+  // scale underflows to 0 for near-empty filters (n / s^2 below ~1e-308),
+  // where the excess is 0 too; "!(>=)" also takes a negligible of 0.
+  if (!(scale > 0)) return 0.0;
   const double first = scale * HigherOrderAgreement(k, f);
-  if (4.0 * first < negligible) return 0.0;
+  if (!(4.0 * first >= negligible)) return 0.0;
   double cache[kMaxModelProbes + 1];
   for (double& c : cache) c = -1.0;
   cache[k] = first / scale;

@@ -116,7 +116,9 @@ uint64_t SortHashes(std::vector<uint64_t>* hashes);
 
 // The model's FPR for n distinct keys at bits_per_key (clamped): 2^-R where
 // version 2 applies (ChooseV2), else version 1's: the builder's first guess
-// of U, with E[E]/U = 1 - (1 - 1/U)^n. Version 2's is low by up to 2x where
+// of U, with E[E]/U = 1 - (1 - 1/U)^n (up to 16 keys, where the trailer is
+// most of the bytes, the mean E/U of the builder's own filters of 64 fixed
+// pseudo-random sets). Version 2's is low by up to 2x where
 // the band's margin makes the build fall back to R - 1 (docs/FORMAT.md,
 // "Compact filter, version 2": 8.01 bits/key from 5,000 keys, 16-32
 // bits/key at large n; never at 10 bits/key up to kV2MaxKeys).

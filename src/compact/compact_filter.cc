@@ -79,6 +79,49 @@ absl::StatusOr<CompactFilter> CompactFilter::Deserialize(std::string_view encode
   return filter;
 }
 
+namespace {
+
+// Version 1 with one bucket of width 1 holding fingerprint 0: every key's
+// fingerprint is 0, so everything matches (E / U = 1). Eight bytes: one
+// stream byte (the Rice code of gap 0 at r = 0 is a single one bit), no
+// index, three one-byte varints and the fixed trailer; within std::string's
+// inline capacity, so assigning it allocates nothing.
+const std::string& MatchEverythingEncoding() {
+  static const std::string* const encoding = [] {
+    auto* s = new std::string(1, '\x01');
+    compact::AppendIndexAndTrailer(compact::Params{1, 1, 1, 0}, nullptr, s);
+    return s;
+  }();
+  return *encoding;
+}
+
+}  // namespace
+
+CompactFilter::CompactFilter(CompactFilter&& other) noexcept { *this = std::move(other); }
+
+CompactFilter& CompactFilter::operator=(CompactFilter&& other) noexcept {
+  if (this == &other) return *this;
+  encoded_ = std::move(other.encoded_);
+  version_ = other.version_;
+  fingerprint_bits_ = other.fingerprint_bits_;
+  num_entries_ = other.num_entries_;
+  num_buckets_ = other.num_buckets_;
+  bucket_width_ = other.bucket_width_;
+  rice_bits_ = other.rice_bits_;
+  stream_bits_ = other.stream_bits_;
+  index_byte_ = other.index_byte_;
+  offset_bits_ = other.offset_bits_;
+  other.MatchEverything();
+  return *this;
+}
+
+void CompactFilter::MatchEverything() noexcept {
+  encoded_.assign(MatchEverythingEncoding());
+  fingerprint_bits_ = 0;
+  num_entries_ = 1;
+  CacheTrailer();
+}
+
 bool CompactFilter::MayContain(std::string_view key) const { return MayContainHash(HashKey(key)); }
 
 void CompactFilter::CacheTrailer() {
