@@ -143,13 +143,28 @@ bool RegisterRetargetHook(void (*hook)()) {
 }
 }  // namespace internal
 
-void ForceTargetForTesting(int64_t target) {
+namespace {
+std::atomic<int64_t> g_forced_target{0};  // 0: none
+}  // namespace
+
+bool ForceTargetForTesting(int64_t target) {
+  if (target != 0) {
+    // Checked against the CPU's own targets, not against an earlier force.
+    hwy::SetSupportedTargetsForTest(0);
+    const int64_t runnable = hwy::SupportedTargets() & HWY_TARGETS;
+    if ((target & (target - 1)) != 0 || (runnable & target) == 0) {
+      hwy::SetSupportedTargetsForTest(g_forced_target.load());
+      return false;
+    }
+  }
+  g_forced_target.store(target);
   hwy::SetSupportedTargetsForTest(target);
   // Kernels resolved once per process (the single-key probes) follow too;
   // existing BlockedBloomFilters keep the probes they chose (targets.h).
   for (auto& slot : internal::g_retarget_hooks) {
     if (void (*hook)() = slot.load()) hook();
   }
+  return true;
 }
 
 }  // namespace simd

@@ -37,8 +37,10 @@ std::string KernelTargetName(KernelFamily family);
 // pointer resolved once per process (the single-key probes) follows; a
 // BlockedBloomFilter keeps the probe it chose when it was made, so only
 // filters made after the call use the forced target for MayContain and
-// MayContainHash.
-void ForceTargetForTesting(int64_t target);
+// MayContainHash. False, and nothing changed, unless `target` is 0 or one
+// of SupportedTargets() (compiled and run by this CPU): forcing a target
+// the CPU cannot run would end the process at its first instruction.
+bool ForceTargetForTesting(int64_t target);
 
 namespace internal {
 // The best target this CPU supports among those compiled (honours

@@ -768,5 +768,60 @@ TEST(FilteredDBPersistTest, DestroyReportsAnIndexFileItCannotRemove) {
   fs::remove(path);
 }
 
+// A process forked from the opener holds a copy of the FilteredDB as it was
+// at the fork. If it deletes that copy after the opener wrote more, and the
+// opener then dies without closing, the next Open must not find an index
+// file of the fork's keys beside the opener's later writes (it once did: the
+// child saved its copy with a listing of the directory as it then was, and
+// the next Open trusted it and ruled out the opener's keys).
+TEST(FilteredDBPersistTest, AForkedChildsCloseSavesNothing) {
+  const std::string path = TestPath("db");
+  DestroyFilteredDB(path, leveldb::Options());
+  int go[2];
+  ASSERT_EQ(::pipe(go), 0);
+  const pid_t opener = fork();
+  ASSERT_GE(opener, 0);
+  if (opener == 0) {
+    std::unique_ptr<FilteredDB> db;
+    if (!FilteredDB::Open(FilteredDBOptions(), CreateOptions(), path, &db).ok()) _exit(12);
+    if (!db->Put(leveldb::WriteOptions(), "before-fork", "v").ok()) _exit(13);
+    const pid_t worker = fork();
+    if (worker < 0) _exit(14);
+    if (worker == 0) {
+      char c;
+      if (::read(go[0], &c, 1) != 1) _exit(15);
+      const bool refused = db->SaveIndex().IsInvalidArgument();
+      db.reset();  // a worker's close of the handle it inherited
+      _exit(refused ? 0 : 6);
+    }
+    for (uint64_t i = 0; i < 100; ++i) {
+      if (!db->Put(leveldb::WriteOptions(), Key(i), "after").ok()) _exit(17);
+    }
+    if (::write(go[1], "g", 1) != 1) _exit(18);
+    int status = 0;
+    if (waitpid(worker, &status, 0) != worker || !WIFEXITED(status)) _exit(19);
+    _exit(WEXITSTATUS(status));  // dies without closing
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(opener, &status, 0), opener);
+  ::close(go[0]);
+  ::close(go[1]);
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_LT(WEXITSTATUS(status), 10) << "the opener failed before its worker closed";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "SaveIndex in the worker was not refused";
+  EXPECT_FALSE(fs::exists(path + "/BLOCKBLOOM-INDEX"));
+  std::unique_ptr<FilteredDB> db;
+  ASSERT_TRUE(FilteredDB::Open(FilteredDBOptions(), leveldb::Options(), path, &db).ok());
+  EXPECT_EQ(db->index_stats().opened_from, IndexSource::kScan);
+  std::string value;
+  EXPECT_TRUE(db->Get(leveldb::ReadOptions(), "before-fork", &value).ok());
+  for (uint64_t i = 0; i < 100; ++i) {
+    const leveldb::Status s = db->Get(leveldb::ReadOptions(), Key(i), &value);
+    ASSERT_TRUE(s.ok()) << Key(i) << ": " << s.ToString();
+  }
+  db.reset();
+  DestroyFilteredDB(path, leveldb::Options());
+}
+
 }  // namespace
 }  // namespace blockbloom

@@ -236,6 +236,31 @@ TEST_F(EveryTarget, CompilesScalarAndBestTargets) {
   EXPECT_TRUE(last == "EMU128" || last == "SCALAR") << last;
 }
 
+// Only a target this CPU runs can be forced: any other compiled target
+// (AVX-512 on an AVX2 machine) or a set of targets is refused and changes
+// nothing (forcing one the CPU cannot run ended the process with SIGILL at
+// its first probe).
+TEST_F(EveryTarget, ForcingATargetTheCpuCannotRunIsRefused) {
+  const std::vector<int64_t> runnable = simd::SupportedTargets();
+  const std::string best = simd::ActiveTargetName();
+  for (int64_t bits = HWY_TARGETS; bits != 0; bits &= bits - 1) {
+    const int64_t target = bits & -bits;
+    const bool runs = std::find(runnable.begin(), runnable.end(), target) != runnable.end();
+    EXPECT_EQ(simd::ForceTargetForTesting(target), runs) << simd::TargetName(target);
+    if (runs) {
+      EXPECT_EQ(simd::ActiveTargetName(), simd::TargetName(target));
+      ASSERT_TRUE(simd::ForceTargetForTesting(0));
+    } else {
+      EXPECT_EQ(simd::ActiveTargetName(), best) << simd::TargetName(target);
+    }
+  }
+  ASSERT_TRUE(simd::ForceTargetForTesting(runnable.back()));
+  EXPECT_FALSE(simd::ForceTargetForTesting(runnable.front() | runnable.back()));  // a set
+  EXPECT_EQ(simd::ActiveTargetName(), simd::TargetName(runnable.back()));         // kept
+  ASSERT_TRUE(simd::ForceTargetForTesting(0));
+  EXPECT_EQ(simd::ActiveTargetName(), best);
+}
+
 // The kernel families' target rule (simd/targets.cc), for CPUs other than
 // this one: only where the best target is AVX-512 and AVX2 is there too
 // does a family leave the best target, and only for AVX2.

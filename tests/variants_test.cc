@@ -465,14 +465,41 @@ TEST(ScalableBloomTest, CompoundFprStaysUnderTargetOverManyStages) {
   }
 }
 
+// Many small stages (c_0 = 100, s = 1: each stage a few cache lines, where
+// the blocked model reads low) still measure under p: built for p_i itself
+// they measured 1.07% for p = 1%.
+TEST(ScalableBloomTest, ManySmallStagesMeasureUnderTheBound) {
+  if (testing_build::kUnderSanitizer) {
+    GTEST_SKIP() << "statistics only: checked by the uninstrumented run";
+  }
+  ScalableBloomOptions o;
+  o.initial_capacity = 100;
+  o.fpr = 0.01;
+  o.growth = 1;
+  o.tightening = 0.9;
+  uint64_t hits = 0, queries = 0;
+  for (uint64_t f = 0; f < 3; ++f) {
+    auto filter = ScalableBloomFilter::Create(o);
+    ASSERT_TRUE(filter.ok());
+    for (uint64_t i = 0; i < 20000; ++i) filter->AddKey(Key(2 * (f * 20000 + i)));
+    ASSERT_EQ(filter->num_stages(), 200u);
+    for (uint64_t i = 0; i < 200000; ++i) hits += filter->MayContain(Key(2 * i + 1));
+    queries += 200000;
+  }
+  EXPECT_LT(static_cast<double>(hits) / queries, o.fpr);
+}
+
 TEST(ScalableBloomTest, WhereTheBoundStopsIsAsDocumented) {
   // scalable_bloom.h: with p = 1% the first stage a blocked filter cannot
-  // reach at 64 bits/key is 55 for r = 0.8 and 19 for r = 0.5.
+  // reach at 64 bits/key is 54 for r = 0.8 and 19 for r = 0.5.
   ScalableBloomOptions o;
-  for (auto [r, stage] : {std::pair<double, size_t>{0.8, 55}, {0.5, 19}}) {
+  constexpr double kMargin = ScalableBloomFilter::kStageModelMargin;
+  for (auto [r, stage] : {std::pair<double, size_t>{0.8, 54}, {0.5, 19}}) {
     o.tightening = r;
-    EXPECT_TRUE(BlockedBitsPerKeyForFpr(ScalableBloomFilter::StageFpr(o, stage - 1)).ok()) << r;
-    EXPECT_FALSE(BlockedBitsPerKeyForFpr(ScalableBloomFilter::StageFpr(o, stage)).ok()) << r;
+    EXPECT_TRUE(BlockedBitsPerKeyForFpr(kMargin * ScalableBloomFilter::StageFpr(o, stage - 1)).ok())
+        << r;
+    EXPECT_FALSE(BlockedBitsPerKeyForFpr(kMargin * ScalableBloomFilter::StageFpr(o, stage)).ok())
+        << r;
   }
 }
 

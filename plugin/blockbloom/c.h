@@ -124,7 +124,8 @@ unsigned char blockbloom_filterpolicy_stats(const leveldb_filterpolicy_t* policy
  *
  * Options for FilteredDB's key index (C++ blockbloom::FilteredDBOptions; the
  * defaults are the same: a d-left index sized for the live keys, at most 4
- * bytes per live key plus 256 KiB, at a 0.2% target FPR, persisted;
+ * bytes per live key plus 256 KiB when built (up to twice that after deletes,
+ * before it shrinks), at a 0.2% target FPR, persisted;
  * expected_keys, default 1,000,000, is a hint within that budget). Create,
  * set, pass to blockbloom_filtered_db_open, then destroy (open copies what it
  * needs). Every target_fpr is accepted: the index clamps it as the C++ one

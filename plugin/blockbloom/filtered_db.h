@@ -75,9 +75,10 @@
 // are LevelDB's either way (docs/FILTERED_DB.md).
 //
 // Sizing. The index is sized for the live keys: at most 4 bytes per live key
-// plus 256 KiB of memory, and of index file (d-left, the default). It grows
-// to the largest size that budget allows (sizes are at most 1/8 apart; a
-// growth is ~1.39x at large n) and shrinks after mass deletes
+// plus 256 KiB of memory, and of index file (d-left, the default), when it
+// is built. It grows to the largest size that budget allows (sizes are at
+// most 1/8 apart; a growth is ~1.39x at large n); after deletes it may hold
+// up to twice the budget of the keys left before it shrinks
 // (docs/FILTERED_DB.md, "Sizing"); FilteredDBOptions::expected_keys is only
 // a hint.
 //
@@ -97,7 +98,10 @@
 // Thread-safety: as leveldb::DB -- any method may be called from any number
 // of threads, except that the destructor must not race with any other call,
 // and iterators and snapshots must be released before it. Tested under
-// ThreadSanitizer.
+// ThreadSanitizer. Processes: a FilteredDB belongs to the process that
+// opened it. A process forked from that one must not use it (as with
+// LevelDB); deleting it there closes and saves nothing, leaving the
+// database to the opener, and SaveIndex() there is InvalidArgument.
 #ifndef BLOCKBLOOM_FILTERED_DB_H_
 #define BLOCKBLOOM_FILTERED_DB_H_
 
@@ -123,10 +127,10 @@ enum class IndexKind {
 
 struct FilteredDBOptions {
   // A hint, not a floor. The index is sized for the live keys: at most 4
-  // bytes per live key plus 256 KiB of memory and of index file (d-left),
-  // growing to the largest size that budget allows as keys are added (sizes
-  // at most 1/8 apart) and shrinking after mass deletes (docs/FILTERED_DB.md,
-  // "Sizing"). Within that budget a larger
+  // bytes per live key plus 256 KiB of memory and of index file (d-left)
+  // when built, growing to the largest size that budget allows as keys are
+  // added (sizes at most 1/8 apart) and shrinking once deletes leave it over
+  // twice the budget (docs/FILTERED_DB.md, "Sizing"). Within that budget a larger
   // hint gives a young database a larger first index (fewer early growth
   // rebuilds); a program that opens many small databases may set it low
   // (e.g. 1000: an index of a few KiB per database instead of up to 256 KiB).

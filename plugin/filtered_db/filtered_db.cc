@@ -22,6 +22,17 @@ using namespace filtered_db;  // NOLINT: this library's own internals
 FilteredDB::FilteredDB(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 FilteredDB::~FilteredDB() {
+  if (impl_->opener != ::getpid()) {
+    // In a process forked from the opener: its growth thread and LevelDB's
+    // background thread are not here to stop, and this index is a copy from
+    // the fork, older than the database the opener goes on writing. Saving
+    // it (listing the directory as it is now) would write a file the next
+    // Open trusts, missing the opener's later writes; closing LevelDB could
+    // wait for a thread that does not exist. Leave it all to the opener:
+    // this process's copy is freed with the process.
+    (void)impl_.release();
+    return;
+  }
   Impl& m = *impl_;
   {
     std::lock_guard<std::mutex> lock(m.write_mu);

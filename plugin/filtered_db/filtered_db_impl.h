@@ -8,6 +8,8 @@
 #ifndef BLOCKBLOOM_FILTERED_DB_FILTERED_DB_IMPL_H_
 #define BLOCKBLOOM_FILTERED_DB_FILTERED_DB_IMPL_H_
 
+#include <unistd.h>  // getpid
+
 #include <array>
 #include <atomic>
 #include <bitset>
@@ -126,6 +128,10 @@ struct FilteredDB::Impl {
   void SaveAtClose(std::string payload, const std::vector<filtered_db::DirEntry>& logs_at_close);
 
   const FilteredDBOptions options;
+  // The process that opened the database. A process forked from it holds a
+  // copy of this object (and of LevelDB's) but neither the lock nor the
+  // threads: ~FilteredDB and Save leave the database to the opener there.
+  const pid_t opener = ::getpid();
   // The table filter policy LevelDB was opened with (may be null): its probe
   // counts are reported by GetProperty("blockbloom.filter-policy-stats").
   const leveldb::FilterPolicy* filter_policy = nullptr;

@@ -24,6 +24,11 @@ bool IsLogFile(const std::string& name) {
 
 leveldb::Status FilteredDB::Impl::Save() {
   if (!persist) return leveldb::Status::NotSupported("FilteredDB: persist_index is off");
+  if (opener != ::getpid()) {
+    return leveldb::Status::InvalidArgument(
+        "FilteredDB: SaveIndex in a process forked from the one that opened the database (its "
+        "index is a copy from the fork)");
+  }
   std::lock_guard<std::mutex> save_lock(save_mu);
   filtered_db::IndexFileContents contents;
   {
