@@ -84,22 +84,26 @@ namespace {
 std::atomic<bool> g_fail_syncs{false};
 }  // namespace
 
-extern "C" int fdatasync(int fd) {
+namespace {
+using SyncFn = int (*)(int);
+SyncFn LibcSync(const char* name) { return reinterpret_cast<SyncFn>(::dlsym(RTLD_NEXT, name)); }
+int SyncUnlessFailing(SyncFn real, int fd) {
   if (g_fail_syncs.load()) {
     errno = EIO;
     return -1;
   }
-  static const auto real = reinterpret_cast<int (*)(int)>(::dlsym(RTLD_NEXT, "fdatasync"));
   return real(fd);
+}
+}  // namespace
+
+extern "C" int fdatasync(int fd) {
+  static const SyncFn real = LibcSync("fdatasync");
+  return SyncUnlessFailing(real, fd);
 }
 
 extern "C" int fsync(int fd) {
-  if (g_fail_syncs.load()) {
-    errno = EIO;
-    return -1;
-  }
-  static const auto real = reinterpret_cast<int (*)(int)>(::dlsym(RTLD_NEXT, "fsync"));
-  return real(fd);
+  static const SyncFn real = LibcSync("fsync");
+  return SyncUnlessFailing(real, fd);
 }
 #endif
 

@@ -444,49 +444,41 @@ TEST(ScalableBloomTest, StagesGrowBySAndTightenByR) {
   EXPECT_GT(filter->stage(3).num_bytes() / 8.0, filter->stage(0).num_bytes());
 }
 
+// Measured under p, as the model is (the mean over filters of the same
+// options, as the bound is an expectation over key sets): with the default
+// growth over a dozen stages, and with many small stages (c_0 = 100, s = 1:
+// each stage a few cache lines, where the blocked model reads low; built
+// for p_i itself rather than ScalableBloomFilter::kStageModelMargin p_i
+// they measured 1.07% for p = 1%). One filter of 200 small stages varies
+// by several percent around the mean (1.05% here for the first key set).
 TEST(ScalableBloomTest, CompoundFprStaysUnderTargetOverManyStages) {
   if (testing_build::kUnderSanitizer) {
     GTEST_SKIP() << "statistics only (9 s under ASan): checked by the uninstrumented run";
   }
-  ScalableBloomOptions o;
-  o.initial_capacity = 100;
-  o.fpr = 0.01;
-  for (double r : {0.8, 0.5}) {
-    o.tightening = r;
-    auto filter = ScalableBloomFilter::Create(o);
-    ASSERT_TRUE(filter.ok());
-    for (uint64_t i = 0; i < 400000; ++i) filter->AddKey(Key(2 * i));
-    EXPECT_GE(filter->num_stages(), 12u);
-    uint64_t hits = 0;
-    constexpr uint64_t kQueries = 1000000;
-    for (uint64_t i = 0; i < kQueries; ++i) hits += filter->MayContain(Key(2 * i + 1));
-    EXPECT_LT(filter->PredictedFpr(), 0.01) << r;
-    EXPECT_LT(static_cast<double>(hits) / kQueries, 0.01) << r;
+  struct Case {
+    double growth, tightening;
+    uint64_t keys, min_stages, filters;
+  };
+  for (const Case& c :
+       {Case{2, 0.8, 400000, 12, 1}, Case{2, 0.5, 400000, 12, 1}, Case{1, 0.9, 20000, 200, 4}}) {
+    ScalableBloomOptions o;
+    o.initial_capacity = 100;
+    o.fpr = 0.01;
+    o.growth = c.growth;
+    o.tightening = c.tightening;
+    uint64_t hits = 0, queries = 0;
+    for (uint64_t f = 0; f < c.filters; ++f) {
+      auto filter = ScalableBloomFilter::Create(o);
+      ASSERT_TRUE(filter.ok());
+      for (uint64_t i = 0; i < c.keys; ++i) filter->AddKey(Key(2 * (f * c.keys + i)));
+      EXPECT_GE(filter->num_stages(), c.min_stages);
+      EXPECT_LT(filter->PredictedFpr(), 0.01) << c.growth << " " << c.tightening;
+      const uint64_t probes = 1000000 / c.filters;
+      for (uint64_t i = 0; i < probes; ++i) hits += filter->MayContain(Key(2 * i + 1));
+      queries += probes;
+    }
+    EXPECT_LT(static_cast<double>(hits) / queries, 0.01) << c.growth << " " << c.tightening;
   }
-}
-
-// Many small stages (c_0 = 100, s = 1: each stage a few cache lines, where
-// the blocked model reads low) still measure under p: built for p_i itself
-// they measured 1.07% for p = 1%.
-TEST(ScalableBloomTest, ManySmallStagesMeasureUnderTheBound) {
-  if (testing_build::kUnderSanitizer) {
-    GTEST_SKIP() << "statistics only: checked by the uninstrumented run";
-  }
-  ScalableBloomOptions o;
-  o.initial_capacity = 100;
-  o.fpr = 0.01;
-  o.growth = 1;
-  o.tightening = 0.9;
-  uint64_t hits = 0, queries = 0;
-  for (uint64_t f = 0; f < 3; ++f) {
-    auto filter = ScalableBloomFilter::Create(o);
-    ASSERT_TRUE(filter.ok());
-    for (uint64_t i = 0; i < 20000; ++i) filter->AddKey(Key(2 * (f * 20000 + i)));
-    ASSERT_EQ(filter->num_stages(), 200u);
-    for (uint64_t i = 0; i < 200000; ++i) hits += filter->MayContain(Key(2 * i + 1));
-    queries += 200000;
-  }
-  EXPECT_LT(static_cast<double>(hits) / queries, o.fpr);
 }
 
 TEST(ScalableBloomTest, WhereTheBoundStopsIsAsDocumented) {

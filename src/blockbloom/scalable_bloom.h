@@ -15,7 +15,9 @@
 // is built for kStageModelMargin (0.9) p_i by the blocked filter's model,
 // which reads up to ~12% low for stages of a few cache lines: so the bound
 // holds as measured, not only in the model (c_0 = 100, s = 1, r = 0.9, 200
-// stages: 0.975% measured for p = 1%; 1.07% when built for p_i itself).
+// stages: 0.975% measured for p = 1%, the mean of 10 filters; 1.07% when
+// built for p_i itself). Like the paper's, the bound is on the mean over key
+// sets: one filter of many small stages varies by several percent around it.
 //
 // Limit: a blocked filter reaches at best 1.1e-8 (the model at 64 bits per
 // key, the clamp of blocked_bloom.h, and k = 16). A stage whose 0.9 p_i is
