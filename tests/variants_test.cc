@@ -445,39 +445,44 @@ TEST(ScalableBloomTest, StagesGrowBySAndTightenByR) {
 }
 
 // Measured under p, as the model is (the mean over filters of the same
-// options, as the bound is an expectation over key sets): with the default
-// growth over a dozen stages, and with many small stages (c_0 = 100, s = 1:
-// each stage a few cache lines, where the blocked model reads low; built
-// for p_i itself rather than ScalableBloomFilter::kStageModelMargin p_i
-// they measured 1.07% for p = 1%). One filter of 200 small stages varies
-// by several percent around the mean (1.05% here for the first key set).
+// options: the bound is an expectation over key sets), with the default
+// growth over a dozen stages and with many small stages (s = 1: stages of a
+// few cache lines, where a short last block read far above the model: the
+// last two cases measured 1.07 p and 1.31 p before stages were whole
+// blocks; one filter varies by tens of percent, hence 16).
 TEST(ScalableBloomTest, CompoundFprStaysUnderTargetOverManyStages) {
   if (testing_build::kUnderSanitizer) {
     GTEST_SKIP() << "statistics only (9 s under ASan): checked by the uninstrumented run";
   }
   struct Case {
-    double growth, tightening;
+    uint64_t initial_capacity;
+    double fpr, growth, tightening;
     uint64_t keys, min_stages, filters;
   };
   for (const Case& c :
-       {Case{2, 0.8, 400000, 12, 1}, Case{2, 0.5, 400000, 12, 1}, Case{1, 0.9, 20000, 200, 4}}) {
+       {Case{100, 0.01, 2, 0.8, 400000, 12, 1}, Case{100, 0.01, 2, 0.5, 400000, 12, 1},
+        Case{100, 0.01, 1, 0.9, 20000, 200, 4}, Case{30, 0.01, 1, 0.9, 3000, 100, 16},
+        Case{100, 0.001, 1, 0.9, 6000, 60, 16}}) {
     ScalableBloomOptions o;
-    o.initial_capacity = 100;
-    o.fpr = 0.01;
+    o.initial_capacity = c.initial_capacity;
+    o.fpr = c.fpr;
     o.growth = c.growth;
     o.tightening = c.tightening;
+    const std::string where = "c_0 " + std::to_string(c.initial_capacity) + " p " +
+                              std::to_string(c.fpr) + " s " + std::to_string(c.growth) + " r " +
+                              std::to_string(c.tightening);
     uint64_t hits = 0, queries = 0;
     for (uint64_t f = 0; f < c.filters; ++f) {
       auto filter = ScalableBloomFilter::Create(o);
       ASSERT_TRUE(filter.ok());
       for (uint64_t i = 0; i < c.keys; ++i) filter->AddKey(Key(2 * (f * c.keys + i)));
-      EXPECT_GE(filter->num_stages(), c.min_stages);
-      EXPECT_LT(filter->PredictedFpr(), 0.01) << c.growth << " " << c.tightening;
+      EXPECT_GE(filter->num_stages(), c.min_stages) << where;
+      EXPECT_LT(filter->PredictedFpr(), c.fpr) << where;
       const uint64_t probes = 1000000 / c.filters;
       for (uint64_t i = 0; i < probes; ++i) hits += filter->MayContain(Key(2 * i + 1));
       queries += probes;
     }
-    EXPECT_LT(static_cast<double>(hits) / queries, 0.01) << c.growth << " " << c.tightening;
+    EXPECT_LT(static_cast<double>(hits) / queries, c.fpr) << where;
   }
 }
 

@@ -508,7 +508,9 @@ int Calc(const std::vector<char*>& args) {
   if (bpk_given) {
     no_row("scalable, 1st stage", "sized by --fpr only");
   } else {
-    blocked_row("scalable, 1st stage", std::nullopt, ScalableBloomFilter::StageFpr(so, 0));
+    // The builder's target for stage 0 (it then rounds up to whole blocks).
+    blocked_row("scalable, 1st stage", std::nullopt,
+                ScalableBloomFilter::kStageModelMargin * ScalableBloomFilter::StageFpr(so, 0));
   }
   std::printf(
       "\nstandard: k = (m/n) ln 2 rounded to the better integer%s.\n"
