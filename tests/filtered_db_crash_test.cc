@@ -823,5 +823,48 @@ TEST(FilteredDBPersistTest, AForkedChildsCloseSavesNothing) {
   DestroyFilteredDB(path, leveldb::Options());
 }
 
+// A process forked from the opener that deletes its copy closes LevelDB as
+// a plain LevelDB there would and releases the directory in that process:
+// once the opener has closed the database, the child opens it (the
+// directory stayed held in the child for good while the copy was leaked).
+TEST(FilteredDBPersistTest, AForkedChildOpensTheDatabaseAfterItsOpener) {
+  const std::string path = TestPath("db");
+  DestroyFilteredDB(path, leveldb::Options());
+  int go[2];
+  ASSERT_EQ(::pipe(go), 0);
+  const pid_t opener = fork();
+  ASSERT_GE(opener, 0);
+  if (opener == 0) {
+    std::unique_ptr<FilteredDB> db;
+    if (!FilteredDB::Open(FilteredDBOptions(), CreateOptions(), path, &db).ok()) _exit(12);
+    if (!db->Put(leveldb::WriteOptions(), "before-fork", "v").ok()) _exit(13);
+    const pid_t worker = fork();
+    if (worker < 0) _exit(14);
+    if (worker == 0) {
+      db.reset();  // the copy, while the opener still holds the database
+      char c;
+      if (::read(go[0], &c, 1) != 1) _exit(15);
+      std::unique_ptr<FilteredDB> again;
+      if (!FilteredDB::Open(FilteredDBOptions(), leveldb::Options(), path, &again).ok()) _exit(6);
+      std::string value;
+      if (!again->Get(leveldb::ReadOptions(), "after-fork", &value).ok()) _exit(7);
+      _exit(0);
+    }
+    if (!db->Put(leveldb::WriteOptions(), "after-fork", "v").ok()) _exit(17);
+    db.reset();  // a clean close
+    if (::write(go[1], "g", 1) != 1) _exit(18);
+    int status = 0;
+    if (waitpid(worker, &status, 0) != worker || !WIFEXITED(status)) _exit(19);
+    _exit(WEXITSTATUS(status));
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(opener, &status, 0), opener);
+  ::close(go[0]);
+  ::close(go[1]);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "6: the child could not open it; 7: a key missed";
+  DestroyFilteredDB(path, leveldb::Options());
+}
+
 }  // namespace
 }  // namespace blockbloom

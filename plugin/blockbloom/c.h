@@ -189,7 +189,9 @@ void blockbloom_filtered_db_options_set_progress(
 /* Opens (or creates, per `options`, as leveldb_open) the LevelDB database at
  * `name` as a FilteredDB (C++ blockbloom::OpenFilteredDB) and returns it as
  * a leveldb_t: use it with every leveldb_* function and free it with
- * leveldb_close, which closes LevelDB and then saves the index. As with
+ * leveldb_close, which closes LevelDB and then saves the index (not after a
+ * write of the session failed, nor in a process forked from the one that
+ * opened it: see C++ blockbloom/filtered_db.h). As with
  * leveldb_open, `options` (and `fdb_options`; NULL means the defaults) may be
  * destroyed once this returns, but the filter policy, cache, env, comparator
  * and logger set in `options` must outlive the database.
@@ -219,8 +221,10 @@ unsigned char blockbloom_is_filtered_db(leveldb_t* db);
 
 /* Writes the index file now (C++ FilteredDB::SaveIndex), so that a crash
  * with no write since still finds it. Errors through errptr as above;
- * "Invalid argument" if `db` is not a FilteredDB or its index is saturated,
- * "Not implemented" when persistence is off. */
+ * "Invalid argument" if `db` is not a FilteredDB, its index is saturated or
+ * this process was forked from the one that opened it, "Not implemented"
+ * when persistence is off, "IO error" on file-system errors and after a
+ * write of the session failed. */
 void blockbloom_filtered_db_save_index(leveldb_t* db, char** errptr);
 
 /* Rebuilds the index from a snapshot scan while writers continue (C++

@@ -100,8 +100,9 @@
 // and iterators and snapshots must be released before it. Tested under
 // ThreadSanitizer. Processes: a FilteredDB belongs to the process that
 // opened it. A process forked from that one must not use it (as with
-// LevelDB); deleting it there closes and saves nothing, leaving the
-// database to the opener, and SaveIndex() there is InvalidArgument.
+// LevelDB); deleting it there closes LevelDB as a plain LevelDB would and
+// saves nothing (its index is a copy from the fork), and SaveIndex() there
+// is InvalidArgument.
 #ifndef BLOCKBLOOM_FILTERED_DB_H_
 #define BLOCKBLOOM_FILTERED_DB_H_
 
@@ -210,9 +211,10 @@ class FilteredDB final : public leveldb::DB {
  public:
   // Opens (or creates, per `options`) the LevelDB database at `name` and
   // loads the saved index when valid, else builds it with a full scan. A
-  // database LevelDB opens but cannot scan in full (a damaged table) opens
-  // saturated, every Get passing through, as plain LevelDB serves it. On
-  // error *db is left null.
+  // database LevelDB opens but cannot scan in full for damage (a damaged
+  // table: Corruption) opens saturated, every Get passing through, as plain
+  // LevelDB serves it; another error of the scan fails the Open. On error
+  // *db is left null.
   static leveldb::Status Open(const FilteredDBOptions& fdb_options, const leveldb::Options& options,
                               const std::string& name, std::unique_ptr<FilteredDB>* db);
 

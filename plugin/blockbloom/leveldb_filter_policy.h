@@ -2,6 +2,7 @@
 // application needs:
 //
 //   #include "blockbloom/leveldb_filter_policy.h"
+//   #include "leveldb/db.h"
 //   leveldb::Options options;
 //   options.filter_policy = blockbloom::NewBlockedBloomFilterPolicy(10);
 //   ... open, use and close the DB ...

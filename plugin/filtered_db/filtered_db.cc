@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,18 +23,23 @@ using namespace filtered_db;  // NOLINT: this library's own internals
 FilteredDB::FilteredDB(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 FilteredDB::~FilteredDB() {
-  if (impl_->opener != ::getpid()) {
-    // In a process forked from the opener: its growth thread and LevelDB's
-    // background thread are not here to stop, and this index is a copy from
-    // the fork, older than the database the opener goes on writing. Saving
-    // it (listing the directory as it is now) would write a file the next
-    // Open trusts, missing the opener's later writes; closing LevelDB could
-    // wait for a thread that does not exist. Leave it all to the opener:
-    // this process's copy is freed with the process.
-    (void)impl_.release();
+  Impl& m = *impl_;
+  if (m.opener != ::getpid()) {
+    // In a process forked from the opener. This index is a copy from the
+    // fork, older than the database the opener goes on writing: saving it
+    // (listing the directory as it is now) would write a file the next Open
+    // trusts, missing the opener's later writes. So nothing is saved.
+    // The opener's growth thread is not here: its std::thread is left
+    // unjoined (destroying a joinable one would end the process), and no
+    // mutex it might have held at the fork is taken. LevelDB is closed as a
+    // plain LevelDB of this process would be (its locks here are this
+    // process's own, so the opener keeps its own), and the directory is
+    // released here, so this process can open it again later.
+    new std::thread(std::move(m.growth_thread));  // never joined or freed
+    m.db.reset();
+    m.db_lock.Release();
     return;
   }
-  Impl& m = *impl_;
   {
     std::lock_guard<std::mutex> lock(m.write_mu);
     m.stopping.store(true, std::memory_order_relaxed);
@@ -119,15 +125,17 @@ leveldb::Status FilteredDB::Open(const FilteredDBOptions& fdb_options,
   } else {
     s = m.Rebuild(1);  // sized for the keys found (expected_keys: a hint)
     if (!s.ok()) {
-      // LevelDB opened a database it cannot read in full (a damaged table):
-      // open as LevelDB did, every Get passing through (RebuildIndex()
-      // returns the scan's error until it can read it all).
+      // LevelDB opened a database it cannot read in full (a damaged table:
+      // Corruption): open as LevelDB did, every Get passing through
+      // (RebuildIndex() returns the scan's error until it can read it all).
+      // Other errors (an I/O error, too many open files) fail the Open, as
+      // before: they may pass, and a silent pass-through would hide them.
       bool unreadable;
       {
         std::lock_guard<std::mutex> lock(m.write_mu);
         unreadable = m.scan_failed;
       }
-      if (!unreadable) return s;  // ~FilteredDB closes LevelDB
+      if (!unreadable || !s.IsCorruption()) return s;  // ~FilteredDB closes LevelDB
       s = leveldb::Status::OK();
     }
   }

@@ -130,7 +130,7 @@ struct FilteredDB::Impl {
   const FilteredDBOptions options;
   // The process that opened the database. A process forked from it holds a
   // copy of this object (and of LevelDB's) but neither the lock nor the
-  // threads: ~FilteredDB and Save leave the database to the opener there.
+  // threads: ~FilteredDB there saves nothing, and Save refuses.
   const pid_t opener = ::getpid();
   // The table filter policy LevelDB was opened with (may be null): its probe
   // counts are reported by GetProperty("blockbloom.filter-policy-stats").

@@ -65,19 +65,29 @@ bool IsSet(const char* value) { return value != nullptr && value[0] != '\0'; }
 
 bool Is(const char* value, const char* word) { return std::strcmp(value, word) == 0; }
 
-// A plain decimal number: digits with at most one point, nothing else (no
-// sign, spaces, exponent, hex, inf or nan, which std::strtod would take).
-bool IsPlainDecimal(const char* value) {
+// A plain decimal number (digits with at most one point, nothing else: no
+// sign, spaces, exponent, hex, inf or nan, which std::strtod would take),
+// read without the locale (std::strtod follows LC_NUMERIC: under a locale
+// with a decimal comma it read "9.5" as 9). False if `value` is not one.
+bool ParsePlainDecimal(const char* value, double* out) {
+  double result = 0, scale = 1;
   bool digit = false, point = false;
   for (const char* p = value; *p != '\0'; ++p) {
     if (*p >= '0' && *p <= '9') {
       digit = true;
+      if (point) {
+        scale /= 10;
+        result += (*p - '0') * scale;
+      } else {
+        result = result * 10 + (*p - '0');
+      }
     } else if (*p == '.' && !point) {
       point = true;
     } else {
       return false;
     }
   }
+  *out = result;
   return digit;
 }
 
@@ -110,8 +120,8 @@ Config ReadConfig() {
     fail("BLOCKBLOOM_PRELOAD_POLICY", policy, "is not blocked or compact");
   }
   if (IsSet(bits)) {
-    const double value = IsPlainDecimal(bits) ? std::strtod(bits, nullptr) : 0.0;
-    if (value >= 1 && value <= 64) {
+    double value = 0;
+    if (ParsePlainDecimal(bits, &value) && value >= 1 && value <= 64) {
       c.bits_per_key = value;
     } else {
       fail("BLOCKBLOOM_PRELOAD_BITS_PER_KEY", bits, "is not a number in [1, 64]");

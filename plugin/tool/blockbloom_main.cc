@@ -22,7 +22,7 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>  // mkstemp
+#include <cstdlib>  // mkostemp
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -550,13 +550,13 @@ absl::StatusOr<uint64_t> CountLines(const std::string& path) {
 }
 
 // Copies all of `in` (possibly nothing; `name` in messages) into a new file
-// named `prefix` + six random characters (mkstemp: created exclusively, so
+// named `prefix` + six random characters (mkostemp: created exclusively, so
 // never through an existing file or symlink, and unique to this run);
 // *path is its name, set as soon as it exists.
 absl::Status CopyToNewFile(FILE* in, const std::string& name, const std::string& prefix,
                            std::string* path) {
   std::string name_template = prefix + "XXXXXX";
-  const int fd = ::mkstemp(name_template.data());
+  const int fd = ::mkostemp(name_template.data(), O_CLOEXEC);
   if (fd < 0) {
     return absl::UnavailableError(
         absl::StrFormat("cannot buffer %s into %sXXXXXX: %s", name, prefix, std::strerror(errno)));
