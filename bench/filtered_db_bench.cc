@@ -33,8 +33,9 @@
 //  growth  A --keys database opened with the index sized for it; Puts of new
 //          keys until the index has grown (a rebuild) and as many again;
 //          every Put's latency: p50, p99, p99.9, max, and Puts over 1 ms.
-//          Built with -DBLOCKBLOOM_FDB_OLD_API against the pre-change tree it
-//          measures the old stalling growth (the command is in the note).
+//          Built with -DBLOCKBLOOM_FDB_OLD_API against a tree whose growth
+//          held the writers (FilteredDB before its background rebuild), the
+//          same mode times that growth.
 //  sizes   For each --sizes count n: a new database with default
 //          FilteredDBOptions (and --kind), n keys written through FilteredDB
 //          in batches of 1000 (the index grows from its first size), then:
