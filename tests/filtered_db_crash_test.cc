@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <set>
 #include <vector>
@@ -768,6 +769,44 @@ TEST(FilteredDBPersistTest, DestroyReportsAnIndexFileItCannotRemove) {
   fs::remove(path);
 }
 
+// Forks an "opener" process that opens `path` as a FilteredDB, Puts
+// "before-fork" and forks a worker holding a copy of it. The opener then
+// runs `opener` (its exit code if not 0: 12 and up), wakes the worker and
+// exits with the worker's code, without closing unless `opener` did. The
+// worker runs `worker` with its copy and a call that waits until the opener
+// woke it. Returns the opener's wait status.
+int RunOpenerAndForkedWorker(
+    const std::string& path, const std::function<int(std::unique_ptr<FilteredDB>*)>& opener,
+    const std::function<int(std::unique_ptr<FilteredDB>*, const std::function<bool()>&)>& worker) {
+  int go[2];
+  if (::pipe(go) != 0) return -1;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    std::unique_ptr<FilteredDB> db;
+    if (!FilteredDB::Open(FilteredDBOptions(), CreateOptions(), path, &db).ok()) _exit(12);
+    if (!db->Put(leveldb::WriteOptions(), "before-fork", "v").ok()) _exit(13);
+    const pid_t child = fork();
+    if (child < 0) _exit(14);
+    if (child == 0) {
+      const auto wait_for_opener = [&] {
+        char c;
+        return ::read(go[0], &c, 1) == 1;
+      };
+      _exit(worker(&db, wait_for_opener));
+    }
+    if (const int code = opener(&db); code != 0) _exit(code);
+    if (::write(go[1], "g", 1) != 1) _exit(18);
+    int status = 0;
+    if (waitpid(child, &status, 0) != child || !WIFEXITED(status)) _exit(19);
+    _exit(WEXITSTATUS(status));  // without closing, unless `opener` did
+  }
+  int status = -1;
+  if (pid > 0 && waitpid(pid, &status, 0) != pid) status = -1;
+  ::close(go[0]);
+  ::close(go[1]);
+  return status;
+}
+
 // A process forked from the opener holds a copy of the FilteredDB as it was
 // at the fork. If it deletes that copy after the opener wrote more, and the
 // opener then dies without closing, the next Open must not find an index
@@ -777,35 +816,20 @@ TEST(FilteredDBPersistTest, DestroyReportsAnIndexFileItCannotRemove) {
 TEST(FilteredDBPersistTest, AForkedChildsCloseSavesNothing) {
   const std::string path = TestPath("db");
   DestroyFilteredDB(path, leveldb::Options());
-  int go[2];
-  ASSERT_EQ(::pipe(go), 0);
-  const pid_t opener = fork();
-  ASSERT_GE(opener, 0);
-  if (opener == 0) {
-    std::unique_ptr<FilteredDB> db;
-    if (!FilteredDB::Open(FilteredDBOptions(), CreateOptions(), path, &db).ok()) _exit(12);
-    if (!db->Put(leveldb::WriteOptions(), "before-fork", "v").ok()) _exit(13);
-    const pid_t worker = fork();
-    if (worker < 0) _exit(14);
-    if (worker == 0) {
-      char c;
-      if (::read(go[0], &c, 1) != 1) _exit(15);
-      const bool refused = db->SaveIndex().IsInvalidArgument();
-      db.reset();  // a worker's close of the handle it inherited
-      _exit(refused ? 0 : 6);
-    }
-    for (uint64_t i = 0; i < 100; ++i) {
-      if (!db->Put(leveldb::WriteOptions(), Key(i), "after").ok()) _exit(17);
-    }
-    if (::write(go[1], "g", 1) != 1) _exit(18);
-    int status = 0;
-    if (waitpid(worker, &status, 0) != worker || !WIFEXITED(status)) _exit(19);
-    _exit(WEXITSTATUS(status));  // dies without closing
-  }
-  int status = 0;
-  ASSERT_EQ(waitpid(opener, &status, 0), opener);
-  ::close(go[0]);
-  ::close(go[1]);
+  const int status = RunOpenerAndForkedWorker(
+      path,
+      [](std::unique_ptr<FilteredDB>* db) {
+        for (uint64_t i = 0; i < 100; ++i) {
+          if (!(*db)->Put(leveldb::WriteOptions(), Key(i), "after").ok()) return 17;
+        }
+        return 0;  // then dies without closing
+      },
+      [](std::unique_ptr<FilteredDB>* db, const std::function<bool()>& wait_for_opener) {
+        if (!wait_for_opener()) return 15;
+        const bool refused = (*db)->SaveIndex().IsInvalidArgument();
+        db->reset();  // a worker's close of the handle it inherited
+        return refused ? 0 : 6;
+      });
   ASSERT_TRUE(WIFEXITED(status));
   ASSERT_LT(WEXITSTATUS(status), 10) << "the opener failed before its worker closed";
   EXPECT_EQ(WEXITSTATUS(status), 0) << "SaveIndex in the worker was not refused";
@@ -830,37 +854,21 @@ TEST(FilteredDBPersistTest, AForkedChildsCloseSavesNothing) {
 TEST(FilteredDBPersistTest, AForkedChildOpensTheDatabaseAfterItsOpener) {
   const std::string path = TestPath("db");
   DestroyFilteredDB(path, leveldb::Options());
-  int go[2];
-  ASSERT_EQ(::pipe(go), 0);
-  const pid_t opener = fork();
-  ASSERT_GE(opener, 0);
-  if (opener == 0) {
-    std::unique_ptr<FilteredDB> db;
-    if (!FilteredDB::Open(FilteredDBOptions(), CreateOptions(), path, &db).ok()) _exit(12);
-    if (!db->Put(leveldb::WriteOptions(), "before-fork", "v").ok()) _exit(13);
-    const pid_t worker = fork();
-    if (worker < 0) _exit(14);
-    if (worker == 0) {
-      db.reset();  // the copy, while the opener still holds the database
-      char c;
-      if (::read(go[0], &c, 1) != 1) _exit(15);
-      std::unique_ptr<FilteredDB> again;
-      if (!FilteredDB::Open(FilteredDBOptions(), leveldb::Options(), path, &again).ok()) _exit(6);
-      std::string value;
-      if (!again->Get(leveldb::ReadOptions(), "after-fork", &value).ok()) _exit(7);
-      _exit(0);
-    }
-    if (!db->Put(leveldb::WriteOptions(), "after-fork", "v").ok()) _exit(17);
-    db.reset();  // a clean close
-    if (::write(go[1], "g", 1) != 1) _exit(18);
-    int status = 0;
-    if (waitpid(worker, &status, 0) != worker || !WIFEXITED(status)) _exit(19);
-    _exit(WEXITSTATUS(status));
-  }
-  int status = 0;
-  ASSERT_EQ(waitpid(opener, &status, 0), opener);
-  ::close(go[0]);
-  ::close(go[1]);
+  const int status = RunOpenerAndForkedWorker(
+      path,
+      [](std::unique_ptr<FilteredDB>* db) {
+        if (!(*db)->Put(leveldb::WriteOptions(), "after-fork", "v").ok()) return 17;
+        db->reset();  // a clean close
+        return 0;
+      },
+      [&path](std::unique_ptr<FilteredDB>* db, const std::function<bool()>& wait_for_opener) {
+        db->reset();  // the copy, while the opener still holds the database
+        if (!wait_for_opener()) return 15;
+        std::unique_ptr<FilteredDB> again;
+        if (!FilteredDB::Open(FilteredDBOptions(), leveldb::Options(), path, &again).ok()) return 6;
+        std::string value;
+        return again->Get(leveldb::ReadOptions(), "after-fork", &value).ok() ? 0 : 7;
+      });
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0) << "6: the child could not open it; 7: a key missed";
   DestroyFilteredDB(path, leveldb::Options());
