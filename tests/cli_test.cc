@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "blockbloom/filter_file.h"
+#include "blockbloom/filtered_db.h"
 #include "blockbloom/compact_filter_policy.h"
 #include "blockbloom/leveldb_filter_policy.h"
 #include "leveldb/db.h"
@@ -492,6 +493,35 @@ TEST(CliTest, InspectReadsCompactDatabases) {
   // (docs/FORMAT.md, compact version 2).
   EXPECT_NEAR(std::stod(m[3]), 0.195, 0.01);
   leveldb::DestroyDB(db, leveldb::Options());
+}
+
+// A FilteredDB's saved index is named beside the tables' filters (it
+// screens Gets before them); a plain database has none to name.
+TEST(CliTest, InspectNamesAFilteredDbIndex) {
+  const std::string db = Dir() + "/db_filtered";
+  DestroyFilteredDB(db, leveldb::Options());
+  {
+    leveldb::Options options;
+    options.create_if_missing = true;
+    std::unique_ptr<FilteredDB> fdb;
+    ASSERT_TRUE(FilteredDB::Open(FilteredDBOptions(), options, db, &fdb).ok());
+    for (uint64_t i = 0; i < 1000; ++i) {
+      ASSERT_TRUE(fdb->Put(leveldb::WriteOptions(), testing_keys::Key(i), "v").ok());
+    }
+    fdb->CompactRange(nullptr, nullptr);  // into a table
+  }                                       // saves the index
+  const ToolRun r = Tool("inspect " + db);
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_TRUE(RegexSearch(r.out, R"(BLOCKBLOOM-INDEX \(\d+ bytes\): the index a FilteredDB saved)"))
+      << r.out;
+  DestroyFilteredDB(db, leveldb::Options());
+  const std::string plain = Dir() + "/db_plain_no_index";
+  std::unique_ptr<const leveldb::FilterPolicy> blocked(NewBlockedBloomFilterPolicy(10));
+  ASSERT_NO_FATAL_FAILURE(MakeDb(plain, blocked.get(), 1000));
+  const ToolRun p = Tool("inspect " + plain);
+  ASSERT_EQ(p.code, 0) << p.out << p.err;
+  EXPECT_FALSE(Has(p.out, "BLOCKBLOOM-INDEX")) << p.out;
+  leveldb::DestroyDB(plain, leveldb::Options());
 }
 
 // ---- hand-made LevelDB tables (doc/table_format.md of google/leveldb) ----
