@@ -113,7 +113,8 @@ class CompactFilter {
 
  private:
   CompactFilter() = default;
-  // Caches the parsed trailer. REQUIRES: encoded_ is well-formed.
+  // Caches the parsed trailer: sets every field but encoded_ and
+  // num_entries_ from it. REQUIRES: encoded_ is well-formed.
   void CacheTrailer();
   // Becomes the filter that matches everything (a moved-from filter).
   void MatchEverything() noexcept;

@@ -21,11 +21,11 @@ namespace blockbloom {
 namespace compact {
 namespace {
 
-// Largest U the model affords for n keys, data_bits bits of Rice stream and
-// Rice parameter r; 0 if r does not fit at all.
 // PredictedFprV1 simulates the builder up to this many keys (see there).
 constexpr uint64_t kSimulatedKeys = 16;
 
+// Largest U the model affords for n keys, data_bits bits of Rice stream and
+// Rice parameter r; 0 if r does not fit at all.
 double ModelRange(double n, double data_bits, int r) {
   const double slack = data_bits / n - r - 1;  // mean unary bits per key
   if (!(slack > 0)) return 0;

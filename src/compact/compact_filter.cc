@@ -101,23 +101,16 @@ CompactFilter::CompactFilter(CompactFilter&& other) noexcept { *this = std::move
 
 CompactFilter& CompactFilter::operator=(CompactFilter&& other) noexcept {
   if (this == &other) return *this;
+  // The rest is the trailer's, parsed again (a few bytes).
   encoded_ = std::move(other.encoded_);
-  version_ = other.version_;
-  fingerprint_bits_ = other.fingerprint_bits_;
   num_entries_ = other.num_entries_;
-  num_buckets_ = other.num_buckets_;
-  bucket_width_ = other.bucket_width_;
-  rice_bits_ = other.rice_bits_;
-  stream_bits_ = other.stream_bits_;
-  index_byte_ = other.index_byte_;
-  offset_bits_ = other.offset_bits_;
+  CacheTrailer();
   other.MatchEverything();
   return *this;
 }
 
 void CompactFilter::MatchEverything() noexcept {
   encoded_.assign(MatchEverythingEncoding());
-  fingerprint_bits_ = 0;
   num_entries_ = 1;
   CacheTrailer();
 }
@@ -125,6 +118,12 @@ void CompactFilter::MatchEverything() noexcept {
 bool CompactFilter::MayContain(std::string_view key) const { return MayContainHash(HashKey(key)); }
 
 void CompactFilter::CacheTrailer() {
+  // Every field from the trailer, none left from an earlier encoding.
+  version_ = 1;
+  fingerprint_bits_ = 0;
+  num_buckets_ = bucket_width_ = stream_bits_ = 0;
+  rice_bits_ = offset_bits_ = 0;
+  index_byte_ = 0;
   if (compact::TrailerVersion(encoded_) == 2) {
     compact::V2View v2;
     const bool ok = compact::ParseV2(encoded_, &v2);
@@ -138,7 +137,6 @@ void CompactFilter::CacheTrailer() {
   const bool ok = compact::ParseFilter(encoded_, &view);
   assert(ok);
   (void)ok;
-  version_ = 1;
   num_buckets_ = view.params.num_buckets;
   bucket_width_ = view.params.bucket_width;
   rice_bits_ = view.params.rice_bits;

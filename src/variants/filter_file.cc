@@ -57,16 +57,13 @@ Params ParamsOf(const ScalableBloomFilter& f) {
 }
 
 // A moved-from filter keeps no bits and serializes as the smallest filter
-// of its kind that matches every key: the header describes that filter.
+// of its kind that matches every key: the header describes that filter, as
+// parsed back from the payload (a live standard, partitioned or scalable
+// filter has bytes; a moved-from blocked one keeps a 1-byte filter).
 template <class F>
 Params ParamsOfPayload(const F& filter, const std::string& payload) {
-  if constexpr (std::is_same_v<F, ScalableBloomFilter>) {
-    if (filter.num_stages() == 0) {  // one stage at 1 bit per key (Serialize)
-      const uint64_t capacity = ScalableBloomFilter::StageCapacity(filter.options(), 0);
-      return {FilterKind::kScalable, BlockedBloomBytes(capacity, kMinBitsPerKey) * 8, 0, 0};
-    }
-  } else if constexpr (!std::is_same_v<F, BlockedBloomFilter>) {
-    if (filter.num_bytes() == 0) {  // a live standard or partitioned filter has bytes
+  if constexpr (!std::is_same_v<F, BlockedBloomFilter>) {
+    if (filter.num_bytes() == 0) {
       absl::StatusOr<F> parsed = F::Deserialize(payload);  // a few bytes
       if (parsed.ok()) return ParamsOf(*parsed);
     }
