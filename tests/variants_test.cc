@@ -94,8 +94,11 @@ TEST_P(VariantTest, FprMatchesModel) {
     EXPECT_NEAR(measured, predicted, 4 * sigma + 0.05 * predicted)
         << GetParam().name << " target " << target;
     // Sized for `target`: the model must honour it (scalable: the compound
-    // bound), and so must the measurement within noise.
-    EXPECT_LE(predicted, target * 1.0001) << GetParam().name;
+    // bound), and so must the measurement within noise. The blocked filter's
+    // bits per key meet it in its full blocks; its short last block adds up to
+    // 0.1% here (blockbloom/math.h, BlockedBitsPerKeyForFpr).
+    const bool short_block = GetParam().name == "Blocked";
+    EXPECT_LE(predicted, target * (short_block ? 1.001 : 1.0001)) << GetParam().name;
     EXPECT_LE(measured, target + 4 * sigma) << GetParam().name;
   }
 }

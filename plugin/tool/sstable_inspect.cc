@@ -310,8 +310,11 @@ absl::Status Inspect(std::string_view file, TableReport* report) {
                   : StandardBloomFpr(
                         8.0 * static_cast<double>(kind.bits_bytes) / static_cast<double>(keys), k);
       } else {
-        // The bits per key BlockedBloomPredictedFpr passes to the model
-        // (which answers without a sum for no keys or no bytes).
+        // The Poisson mixture (blockbloom/math.h), whose work
+        // BlockedBloomFprTerms gives beforehand: the filters version 1 is
+        // written for are large, where it is BlockedBloomPredictedFpr's
+        // answer too (that function's exact model of small filters costs
+        // up to twice kMaxModelTerms, unknown in advance).
         const uint64_t terms = keys == 0 || kind.bits_bytes == 0
                                    ? 0
                                    : static_cast<uint64_t>(BlockedBloomFprTerms(
@@ -321,7 +324,10 @@ absl::Status Inspect(std::string_view file, TableReport* report) {
           report->fpr_known = false;
         } else {
           model_terms_left -= terms;
-          fpr = BlockedBloomPredictedFpr(keys, kind.bits_bytes, k);
+          fpr = keys == 0 ? 0.0
+                : kind.bits_bytes == 0
+                    ? 1.0
+                    : BlockedBloomFpr(8.0 * static_cast<double>(kind.bits_bytes) / keys, k);
         }
       }
     } else if (kind.encoding == FilterEncoding::kCompact) {

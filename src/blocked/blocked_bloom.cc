@@ -20,6 +20,7 @@
 #include "blocked_bloom_simd.h"
 #include "blocked_kernel.h"
 #include "common/hash_slices.h"
+#include "common/model_work.h"
 #include "common/xxh3_inline.h"
 
 namespace blockbloom {
@@ -67,10 +68,9 @@ uint64_t BlockedBloomBytes(uint64_t num_keys, double bits_per_key) {
 }
 
 double BlockedBloomPredictedFpr(uint64_t num_keys, uint64_t num_bytes, int num_probes) {
-  if (num_keys == 0) return 0.0;
-  if (num_bytes == 0) return 1.0;
-  const double bits_per_key = 8.0 * static_cast<double>(num_bytes) / num_keys;
-  return BlockedBloomFpr(bits_per_key, num_probes, blocked::kBlockBits);
+  // Bits beyond 2^64 saturate: such a filter's FPR is the mixture's anyway.
+  const uint64_t total_bits = num_bytes <= UINT64_MAX / 8 ? num_bytes * 8 : UINT64_MAX;
+  return internal::BlockedFilterFpr(num_keys, total_bits, num_probes);
 }
 
 BlockedBloomFilter::BlockedBloomFilter(std::unique_ptr<uint8_t[], AlignedFree> bits,

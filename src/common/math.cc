@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "blocked_kernel.h"  // kBlockBits: the geometry the whole-filter model follows
 #include "common/model_work.h"
 
 namespace blockbloom {
@@ -118,6 +119,161 @@ double BlockedBloomFpr(double bits_per_key, int num_probes, int block_bits) {
     total += w;
   }
   return total > 0.0 ? std::min(1.0, weighted / total) : 1.0;
+}
+
+// ---- The whole-filter model (internal::BlockedFilterFpr) ----
+//
+// BlockedBloomFpr is the mixture for an endless row of full blocks: every
+// block's load Poisson, and a block holding i keys read as
+// (1 - (1 - 1/B)^(k i))^k, as if its set bits were independent. A small
+// filter breaks all three: its loads are binomial (n keys over a few
+// blocks), its last block is usually shorter than 512 bits (a filter is
+// exactly as long as bits-per-key asks), and in a short block the number of
+// set bits varies enough that E[fill^k] is well above (E fill)^k at the k a
+// high bits-per-key takes. At 50 keys and 32 bits/key (three blocks and a
+// 64-bit one) the mixture read 1/7 of the measured FPR, at 5 keys and 16
+// bits/key 1.4x it. So a filter of up to kExactModelBlocks blocks is
+// modelled exactly: for each block size b (512, and the short last block),
+// its load l ~ Binomial(n, b / total_bits), and given l, the chance that k
+// uniform probes all find set bits, E[(X / b)^k] for X the set bits after
+// k l probes, from the distribution of X carried probe by probe (the
+// occupancy chain: a probe sets a new bit w.p. (b - X) / b). Larger
+// filters keep the mixture for their full blocks (binomial and Poisson
+// agree there; the full blocks' own error is ~5-8% at high bits/key) and
+// add their short block exactly. A query lands in a block in proportion to
+// its size, as keys do.
+//
+// Work. The chain costs two multiply-adds per probe and state ("cell");
+// kCellsPerTerm cells count as one term of ModelTermsOnThisThread (a term,
+// an exp, log, lgamma, pow and expm1, takes about as long: 1-1.5 ns a cell
+// and 50-100 ns a term on a Zen 3 core). The chains of one filter stop at
+// kExactModelCells cells in all (kMaxModelTerms terms); where the short
+// block's does not finish, the mixture answers for the whole filter, and
+// where the full blocks' does not, for them: at most 2 kMaxModelTerms terms
+// for any claimed key count.
+namespace {
+
+constexpr uint64_t kExactModelBlocks = 64;
+constexpr uint64_t kCellsPerTerm = 64;
+constexpr uint64_t kExactModelCells = kCellsPerTerm * kMaxModelTerms;
+constexpr int kExactModelMaxProbes = 64;
+// States of the chain below this probability are dropped: their share of
+// E[(X/b)^k] is below 1e-40, far under any FPR a block of 512 bits and
+// k <= 64 can have with a key in it.
+constexpr double kNegligibleState = 1e-40;
+
+// Loads of a block size: l in [lo, hi] carries all but a negligible share
+// of Binomial(n, share) (8 standard deviations and 12 keys beyond, where
+// the tail's weight times the rise of E[fill^k] is far below 1e-9 of the
+// sum).
+struct LoadRange {
+  uint64_t lo, hi;
+};
+LoadRange BinomialRange(uint64_t n, double share) {
+  const double mean = static_cast<double>(n) * share;
+  const double spread = 8.0 * std::sqrt(mean * (1.0 - share)) + 12.0;
+  const double lo = std::max(0.0, std::floor(mean - spread));
+  const double hi = std::min(static_cast<double>(n), std::ceil(mean + spread));
+  return {static_cast<uint64_t>(lo), static_cast<uint64_t>(hi)};
+}
+
+// The FPR of a query in a block of `bits` bits whose load is
+// Binomial(n, share) (share 1: exactly n), or -1 if the chain would take
+// more than *cells_left cells (it stops short of them). The cells spent
+// either way are taken off *cells_left.
+double ExactBlockFpr(uint64_t n, double share, uint32_t bits, int k, uint64_t* cells_left) {
+  const LoadRange range = share >= 1.0 ? LoadRange{n, n} : BinomialRange(n, share);
+  // Every probe costs a cell at least.
+  if (range.hi > *cells_left / static_cast<uint64_t>(k)) return -1.0;
+  // p[x]: x bits set (two buffers, one probe apart); a probe keeps a state
+  // x w.p. stay[x] = x / bits and moves x - 1 to x w.p. move[x] =
+  // (bits - x + 1) / bits, so each new state is two multiply-adds of old
+  // ones (no division, and no dependence between states: it vectorises).
+  constexpr uint32_t kMaxStates = blocked::kBlockBits + 1;
+  double buffer[2][kMaxStates + 1] = {};
+  double stay[kMaxStates], move[kMaxStates], power[kMaxStates];  // power[x]: (x / bits)^k
+  for (uint32_t x = 0; x <= bits; ++x) {
+    stay[x] = static_cast<double>(x) / bits;
+    move[x] = static_cast<double>(bits + 1 - x) / bits;
+    power[x] = std::pow(stay[x], k);
+  }
+  double* p = buffer[0];
+  double* next = buffer[1];
+  p[0] = 1.0;
+  uint32_t lo = 0, hi = 0;  // the states carried; p is 0 outside them
+  // Counts the cells of a step before it is taken, and refuses one past
+  // *cells_left: the work counted never exceeds it.
+  uint64_t cells = 0;
+  const auto spend = [&](uint64_t step) {
+    if (cells + step > *cells_left) {
+      *cells_left -= cells;
+      return false;
+    }
+    cells += step;
+    return true;
+  };
+  double fpr = 0.0;
+  const double log_odds = std::log(share) - std::log1p(-share);
+  double log_weight = static_cast<double>(n) * std::log1p(-share);  // l = 0
+  for (uint64_t l = 0;; ++l) {
+    if (l >= range.lo) {
+      if (!spend(hi - lo + 1)) return -1.0;
+      double fill_k = 0.0;  // E[(X / bits)^k] with l keys
+      for (uint32_t x = lo; x <= hi; ++x) fill_k += p[x] * power[x];
+      fpr += (share >= 1.0 ? 1.0 : std::exp(log_weight)) * fill_k;
+    }
+    if (l == range.hi) break;
+    // ln Binomial(n, share)(l + 1) from ln ...(l): exact steps from l = 0,
+    // where lgamma(n) would lose the pmf's precision for large n.
+    log_weight += std::log(static_cast<double>(n - l) / static_cast<double>(l + 1)) + log_odds;
+    for (int probe = 0; probe < k; ++probe) {
+      const uint32_t top = std::min(bits, hi + 1);
+      if (!spend(top - lo + 1)) return -1.0;
+      p[hi + 1] = 0.0;  // the buffers are stale outside the carried states
+      next[lo] = p[lo] * stay[lo];
+      for (uint32_t x = lo + 1; x <= top; ++x) next[x] = p[x] * stay[x] + p[x - 1] * move[x];
+      std::swap(p, next);
+      hi = top;
+      while (lo < hi && p[lo] < kNegligibleState) p[lo++] = 0.0;
+      while (hi > lo && p[hi] < kNegligibleState) p[hi--] = 0.0;
+    }
+  }
+  *cells_left -= cells;
+  return std::min(1.0, fpr);
+}
+
+}  // namespace
+
+double internal::BlockedFilterFpr(uint64_t num_keys, uint64_t total_bits, int num_probes) {
+  if (num_keys == 0) return 0.0;
+  if (total_bits == 0 || num_probes < 1) return 1.0;
+  const double total = static_cast<double>(total_bits);
+  const uint64_t full_blocks = total_bits / blocked::kBlockBits;
+  const uint32_t short_bits = static_cast<uint32_t>(total_bits % blocked::kBlockBits);
+  const double bits_per_key = total / static_cast<double>(num_keys);
+  // The full blocks exactly only in a small filter (see above).
+  const bool exact = num_probes <= kExactModelMaxProbes &&
+                     full_blocks + (short_bits != 0 ? 1 : 0) <= kExactModelBlocks;
+  uint64_t cells_left = kExactModelCells;
+  // The short block first: its error is the largest, and its chain is the
+  // shorter one. Where it does not finish, the mixture answers for the whole
+  // filter (as for a filter of whole blocks).
+  double short_fpr = 0.0, full_fpr = 0.0;
+  const double short_share = short_bits / total;
+  if (short_bits != 0) {
+    short_fpr = num_probes <= kExactModelMaxProbes
+                    ? ExactBlockFpr(num_keys, short_share, short_bits, num_probes, &cells_left)
+                    : -1.0;
+  }
+  if (short_fpr >= 0.0 && full_blocks > 0) {
+    full_fpr = exact ? ExactBlockFpr(num_keys, blocked::kBlockBits / total, blocked::kBlockBits,
+                                     num_probes, &cells_left)
+                     : -1.0;
+  }
+  tls_model_terms += (kExactModelCells - cells_left + kCellsPerTerm - 1) / kCellsPerTerm;
+  if (short_fpr < 0.0) return BlockedBloomFpr(bits_per_key, num_probes, blocked::kBlockBits);
+  if (full_fpr < 0.0) full_fpr = BlockedBloomFpr(bits_per_key, num_probes, blocked::kBlockBits);
+  return std::min(1.0, short_share * short_fpr + (1.0 - short_share) * full_fpr);
 }
 
 int OptimalBlockedProbes(double bits_per_key, int max_probes, int block_bits) {

@@ -10,8 +10,16 @@
 namespace blockbloom {
 namespace internal {
 
-// Terms summed by BlockedBloomFpr on this thread since it started.
+// Terms summed by BlockedBloomFpr on this thread since it started, and the
+// whole-filter model's work in the same unit (BlockedFilterFpr below).
 uint64_t ModelTermsOnThisThread();
+
+// The predicted FPR of a blocked filter of total_bits bits (512-bit blocks,
+// the last one shorter when total_bits is not a multiple of 512; the
+// geometry of simd/blocked_kernel.h) holding num_keys keys, k probes each:
+// blockbloom::BlockedBloomPredictedFpr. See math.cc for the model and its
+// work bound (at most kMaxModelTerms terms' worth).
+double BlockedFilterFpr(uint64_t num_keys, uint64_t total_bits, int num_probes);
 
 }  // namespace internal
 }  // namespace blockbloom
