@@ -58,7 +58,8 @@ using RowTag = hn::CappedTag<uint64_t, simd::kSolverMaxLanes>;
 
 // ORs the low `bits` (<= 64) bits of `word` into out at bit offset `pos`.
 HWY_INLINE void OrBits(uint64_t word, int bits, uint64_t pos, uint8_t* HWY_RESTRICT out) {
-  const unsigned __int128 shifted = static_cast<unsigned __int128>(word) << (pos & 7);
+  __extension__ typedef unsigned __int128 U128;  // -Wpedantic: a GNU extension
+  const U128 shifted = static_cast<U128>(word) << (pos & 7);
   const int bytes = static_cast<int>(((pos & 7) + static_cast<uint64_t>(bits) + 7) / 8);
   for (int k = 0; k < bytes; ++k) out[(pos >> 3) + k] |= static_cast<uint8_t>(shifted >> (8 * k));
 }

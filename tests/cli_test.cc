@@ -22,6 +22,7 @@
 
 #include "blockbloom/filter_file.h"
 #include "blockbloom/filtered_db.h"
+#include "blockbloom/scalable_bloom.h"
 #include "blockbloom/compact_filter_policy.h"
 #include "blockbloom/leveldb_filter_policy.h"
 #include "leveldb/db.h"
@@ -144,6 +145,21 @@ TEST(CliTest, CalcSaysWhichStructuresCannotBeSized) {
   EXPECT_TRUE(RegexSearch(r.out, R"(blocked \(512-bit\)\s+\d+\s+\d+\s+9\.896)")) << r.out;
   EXPECT_TRUE(Has(r.out, "compact (v1, Rice)")) << r.out;
   EXPECT_TRUE(Has(r.out, "scalable, 1st stage")) << r.out;
+}
+
+// The scalable row is the first stage the library builds: whole 64-byte
+// blocks (7 keys at 0.1% take one block, 512 bits, not the 144 bits its
+// target alone asks for), with the FPR of those bits.
+TEST(CliTest, CalcScalableRowIsTheStageTheLibraryBuilds) {
+  const ToolRun r = Tool("calc --keys 7 --fpr 0.001");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(RegexSearch(r.out, R"(scalable, 1st stage\s+512\s+64\s)")) << r.out;
+  ScalableBloomOptions options;
+  options.fpr = 0.001;
+  options.initial_capacity = 7;
+  absl::StatusOr<ScalableBloomFilter> built = ScalableBloomFilter::Create(options);
+  ASSERT_TRUE(built.ok()) << built.status();
+  EXPECT_EQ(built->stage(0).num_bits(), 512u);
 }
 
 // --bits_per_key answers LevelDB's question (what FPR at B bits per key?)

@@ -21,9 +21,11 @@
 // A value not understood never changes the program's filters: that process
 // gets LevelDB's own policy and one line on stderr saying why.
 //
-// Only leveldb::NewBloomFilterPolicy(int) is exported (preload.map):
-// blockbloom's own symbols stay inside this library, so they cannot replace
-// those of a program or library that links another blockbloom. Nothing in
+// Only leveldb::NewBloomFilterPolicy(int) is exported (preload.map). In a
+// static build blockbloom's own symbols stay inside this library, so they
+// cannot replace those of a program or library that links another
+// blockbloom; a shared build links libblockbloom_*.so instead, whose
+// symbols are shared (docs/PRELOAD.md). Nothing in
 // blockbloom calls leveldb::NewBloomFilterPolicy (the migrating policies
 // read built-in filters with their own reader, format/leveldb_bloom.h), so a
 // call can never come back here.

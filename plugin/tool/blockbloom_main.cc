@@ -459,8 +459,10 @@ int Calc(const std::vector<char*>& args) {
   }
 
   // Blocked at a bits per key: given, or the fewest that meet `target`.
-  const auto blocked_row = [&](const char* name, std::optional<double> bits_per_key,
-                               double target) {
+  // whole_blocks: the bytes rounded up to whole 64-byte blocks, as the
+  // scalable filter builds its stages.
+  const auto blocked_row = [&](const char* name, std::optional<double> bits_per_key, double target,
+                               bool whole_blocks = false) {
     double b = 0;
     if (bits_per_key.has_value()) {
       b = *bits_per_key;
@@ -472,7 +474,8 @@ int Calc(const std::vector<char*>& args) {
       }
       b = *needed;
     }
-    const uint64_t bytes = BlockedBloomBytes(keys, b);
+    uint64_t bytes = BlockedBloomBytes(keys, b);
+    if (whole_blocks && bytes % 64 != 0 && bytes <= UINT64_MAX - 64) bytes += 64 - bytes % 64;
     const int k = BlockedBloomProbes(b);
     row(name, bytes_to_bits(bytes), std::to_string(k), BlockedBloomPredictedFpr(keys, bytes, k));
   };
@@ -508,13 +511,15 @@ int Calc(const std::vector<char*>& args) {
   if (bpk_given) {
     no_row("scalable, 1st stage", "sized by --fpr only");
   } else {
-    // The builder's target for stage 0 (it then rounds up to whole blocks).
+    // Stage 0 as the builder makes it: sized for its target, in whole blocks.
     blocked_row("scalable, 1st stage", std::nullopt,
-                ScalableBloomFilter::kStageModelMargin * ScalableBloomFilter::StageFpr(so, 0));
+                ScalableBloomFilter::kStageModelMargin * ScalableBloomFilter::StageFpr(so, 0),
+                /*whole_blocks=*/true);
   }
   std::printf(
       "\nstandard: k = (m/n) ln 2 rounded to the better integer%s.\n"
-      "blocked: Poisson-mixture model (Putze et al. 2007).\n"
+      "blocked: Poisson-mixture model (Putze et al. 2007); filters of up to 64\n"
+      "blocks exactly (binomial loads, the short last block).\n"
       "compact: one filter of all the keys, no k. Up to 65,536 keys it is a GF(2)\n"
       "retrieval structure of R-bit fingerprints (format version 2: FPR 2^-R, R the\n"
       "bits per key left after a 3-byte trailer); beyond that, Golomb-Rice coded\n"

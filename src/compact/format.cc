@@ -225,7 +225,7 @@ bool ParseFilter(std::string_view encoded, FilterView* view) {
     // The empty set: nothing else may be present.
     if (p.bucket_width != 0 || p.stream_bits != 0 || end != 0) return false;
   } else {
-    using u128 = unsigned __int128;  // products below, without divisions
+    __extension__ typedef unsigned __int128 u128;  // products below, without divisions
     if (p.bucket_width == 0 || u128{p.num_buckets} * p.bucket_width > kMaxRange) return false;
     const int w = BitWidth(p.stream_bits);
     const u128 index_bits = u128{p.num_buckets - 1} * static_cast<uint64_t>(w);
