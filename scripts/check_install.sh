@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs blockbloom into a scratch prefix and builds a consumer project with
-# find_package(blockbloom CONFIG) and with pkg-config (C++ and C); and builds
+# find_package(blockbloom CONFIG) (and one of COMPONENTS core, without
+# LevelDB) and with pkg-config (C++ and C); and builds
 # the blockbloom tool's sources against the installed package.
 # Also checks that the installed package names no absolute library path,
 # that the static libraries link into a shared object (position-independent),
@@ -34,11 +35,13 @@ if [[ "$shared" == ON ]]; then
   # as large projects set for all they build: blockbloom's sources must
   # compile batched together (no two of a target's sources may define the
   # same internal name; the Highway per-target sources are left out of the
-  # batches, see bb_highway_per_target).
+  # batches, see bb_highway_per_target). The project's strict warnings
+  # (-Wpedantic -Werror) apply to blockbloom's sources too.
   lib="$scratch/sub"
   cmake -S "$here/tests/install_consumer" -B "$lib" -DUSE_SUBDIRECTORY=ON \
     -DBLOCKBLOOM_SOURCE_DIR="$here" -DBUILD_SHARED_LIBS=ON -DBLOCKBLOOM_BUILD_TOOLS=ON \
-    -DBLOCKBLOOM_BUILD_PRELOAD=ON -DCMAKE_UNITY_BUILD=ON >/dev/null
+    -DBLOCKBLOOM_BUILD_PRELOAD=ON -DCMAKE_UNITY_BUILD=ON \
+    -DCMAKE_CXX_FLAGS="-Wall -Wextra -Wpedantic -Werror" >/dev/null
   if ! grep -q '^CMAKE_BUILD_TYPE:STRING=$' "$lib/CMakeCache.txt"; then
     echo "add_subdirectory(blockbloom) set the including project's build type" >&2; exit 1
   fi
@@ -59,6 +62,21 @@ cmake -S "$here/tests/install_consumer" -B "$scratch/consumer" \
   -DCMAKE_PREFIX_PATH="$scratch/prefix" >/dev/null
 cmake --build "$scratch/consumer" >/dev/null
 "$scratch/consumer/consumer"
+# The core component alone, where no LevelDB package can be found.
+cmake -S "$here/tests/install_consumer_core" -B "$scratch/core_consumer" \
+  -DCMAKE_PREFIX_PATH="$scratch/prefix" -DCMAKE_DISABLE_FIND_PACKAGE_leveldb=ON >/dev/null
+cmake --build "$scratch/core_consumer" >/dev/null
+LD_LIBRARY_PATH="$(dirname "$(find "$scratch/prefix" -name 'libblockbloom_core*' | head -1)")" \
+  "$scratch/core_consumer/core_consumer"
+# Nonexistent components are refused.
+mkdir -p "$scratch/bad_component"
+printf 'cmake_minimum_required(VERSION 3.16)\nproject(p CXX)\nfind_package(blockbloom CONFIG REQUIRED COMPONENTS nosuch)\n' \
+  > "$scratch/bad_component/CMakeLists.txt"
+if cmake -S "$scratch/bad_component" -B "$scratch/bad_component/build" \
+    -DCMAKE_PREFIX_PATH="$scratch/prefix" > "$scratch/bad_component/out" 2>&1 ||
+  ! grep -q nosuch "$scratch/bad_component/out"; then
+  echo "find_package(blockbloom COMPONENTS nosuch) did not fail naming it" >&2; exit 1
+fi
 # The installed headers are exactly the public ones: what a user calls, and
 # the blocked kernel's three headers that blockbloom/blocked_bloom_inline.h
 # compiles into its caller. A header added to or moved out of the installed
@@ -101,7 +119,9 @@ for header in $installed; do
   fi
 done
 # Every public header compiles under a user's strictest warnings, from the
-# prefix as a plain include path (pkg-config's -I, not CMake's -isystem).
+# prefix as a plain include path (pkg-config's -I, not CMake's -isystem),
+# with g++ and clang, for a generic and for this machine's CPU (the inline
+# probe compiles the kernel for the caller's target).
 {
   for header in $installed; do
     case "$header" in blockbloom/simd/*) continue ;; esac
@@ -109,8 +129,13 @@ done
   done
   echo 'int main() { return 0; }'
 } > "$scratch/pedantic.cc"
-g++ -std=c++17 -Wall -Wextra -Wpedantic -Werror -fsyntax-only -I"$scratch/prefix/include" \
-  "$scratch/pedantic.cc"
+for cxx in g++ clang++-14; do
+  command -v "$cxx" >/dev/null || continue
+  for arch in "" -march=native; do
+    "$cxx" -std=c++17 $arch -Wall -Wextra -Wpedantic -Wconversion -Wsign-conversion -Wshadow \
+      -Werror -fsyntax-only -I"$scratch/prefix/include" "$scratch/pedantic.cc"
+  done
+done
 # No installed header includes a private one or names the private allocator
 # (internal::BitArrayFilter, the documented base of the standard and
 # partitioned filters, and the kernel's helpers are the exceptions above).

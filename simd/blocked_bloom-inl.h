@@ -417,7 +417,7 @@ HWY_INLINE void AddHashesByteMap(size_t n, HashAt&& hash_at, uint64_t total_bits
   } else {  // HWY_SCALAR: eight map bytes at a time, one byte per bit
     for (size_t b = 0; b < map_bytes; b += 8) {
       uint8_t byte = 0;
-      for (int i = 0; i < 8; ++i) byte = static_cast<uint8_t>(byte | (map[b + i] << i));
+      for (size_t i = 0; i < 8; ++i) byte = static_cast<uint8_t>(byte | (map[b + i] << i));
       packed[b / 8] = byte;
     }
   }

@@ -99,10 +99,10 @@ inline uint32_t ProbeBit(uint32_t x, uint32_t block_bits) { return ((x >> 10) * 
 // multiply (a 3-cycle dependency chain per probe otherwise).
 template <typename Word, Word kMultiplier, int kCount = kMaxProbes>
 struct ProbePowers {
-  Word of[kCount];
+  Word of[static_cast<size_t>(kCount)];
   constexpr ProbePowers() : of() {
     Word power = 1;
-    for (int i = 0; i < kCount; ++i, power *= kMultiplier) of[i] = power;
+    for (size_t i = 0; i < static_cast<size_t>(kCount); ++i, power *= kMultiplier) of[i] = power;
   }
 };
 // Version 1 (512-bit blocks): 32-bit probe seeds.
