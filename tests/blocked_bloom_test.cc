@@ -189,6 +189,56 @@ TEST(BlockedBloomTest, PredictedFprFollowsSmallFilters) {
   }
 }
 
+// CreateForFpr's geometry meets the target in the whole-filter model at
+// every size, where the bits-per-key size alone does not for small filters
+// (a short last block); it stays that size, or at most a block more, for
+// large ones.
+TEST(BlockedBloomTest, GeometryForFprMeetsTheTargetAtEverySize) {
+  int raised = 0;
+  for (double fpr : {0.1, 0.01, 1e-3, 1e-5}) {
+    const uint64_t per_key_bytes_at_1e6 = BlockedBloomBytes(1000000, *BlockedBitsPerKeyForFpr(fpr));
+    for (uint64_t n : {1, 2, 5, 10, 20, 50, 100, 300, 1000, 100000, 1000000}) {
+      SCOPED_TRACE("n=" + std::to_string(n) + " fpr=" + std::to_string(fpr));
+      const absl::StatusOr<BlockedBloomFilter::Geometry> g =
+          BlockedBloomFilter::GeometryForFpr(n, fpr);
+      ASSERT_TRUE(g.ok()) << g.status();
+      EXPECT_LE(BlockedBloomPredictedFpr(n, g->num_bytes, g->num_probes), fpr);
+      const uint64_t per_key_bytes = BlockedBloomBytes(n, *BlockedBitsPerKeyForFpr(fpr));
+      EXPECT_GE(g->num_bytes, per_key_bytes);
+      if (g->num_bytes > per_key_bytes) ++raised;
+      if (n == 1000000) EXPECT_LE(g->num_bytes, per_key_bytes_at_1e6 + 64);
+    }
+  }
+  EXPECT_GT(raised, 0);  // the short block mattered somewhere
+  EXPECT_EQ(BlockedBloomFilter::GeometryForFpr(10, 0.0).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(BlockedBloomFilter::GeometryForFpr(10, 1e-12).status().code(),
+            absl::StatusCode::kOutOfRange);
+}
+
+// 100 keys at 0.1%: 194 bytes at the bits per key, whose short block takes
+// the model above the target; CreateForFpr's filters measure at most it.
+TEST(BlockedBloomTest, CreateForFprMeasuresAtMostTheTarget) {
+  constexpr uint64_t kKeys = 100;
+  constexpr double kFpr = 1e-3;
+  absl::StatusOr<BlockedBloomFilter> first = BlockedBloomFilter::CreateForFpr(kKeys, kFpr);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_GT(first->num_bytes(), BlockedBloomBytes(kKeys, *BlockedBitsPerKeyForFpr(kFpr)));
+  // The same geometry for every filter (the sizing search is paid once).
+  SplitMix64 rng(2024);
+  uint64_t false_positives = 0, queries = 0;
+  for (int f = 0; f < 20000; ++f) {
+    absl::StatusOr<BlockedBloomFilter> filter =
+        BlockedBloomFilter::CreateWithGeometry(first->num_bytes(), first->num_probes());
+    ASSERT_TRUE(filter.ok()) << filter.status();
+    for (uint64_t i = 0; i < kKeys; ++i) filter->AddHash(rng.Next());
+    for (int q = 0; q < 200; ++q) false_positives += filter->MayContainHash(rng.Next());
+    queries += 200;
+  }
+  // ~4,000 false positives expected at the target: 1.6% standard error.
+  EXPECT_LE(static_cast<double>(false_positives) / static_cast<double>(queries), 1.06 * kFpr);
+}
+
 TEST(BlockedBloomTest, MediocreSmallFiltersAreRare) {
   // LevelDB-sized filters (~100 keys): each one's FPR varies with how its keys
   // fell; at most 1 in 20 may exceed 2x the model (LevelDB's own test uses a

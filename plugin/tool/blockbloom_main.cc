@@ -475,8 +475,19 @@ int Calc(const std::vector<char*>& args) {
       b = *needed;
     }
     uint64_t bytes = BlockedBloomBytes(keys, b);
+    int k = BlockedBloomProbes(b);
     if (whole_blocks && bytes % 64 != 0 && bytes <= UINT64_MAX - 64) bytes += 64 - bytes % 64;
-    const int k = BlockedBloomProbes(b);
+    if (!bits_per_key.has_value() && !whole_blocks) {
+      // The geometry BlockedBloomFilter::CreateForFpr builds.
+      const absl::StatusOr<BlockedBloomFilter::Geometry> geometry =
+          BlockedBloomFilter::GeometryForFpr(keys, target);
+      if (!geometry.ok()) {
+        no_row(name, std::string(geometry.status().message()));
+        return;
+      }
+      bytes = geometry->num_bytes;
+      k = geometry->num_probes;
+    }
     row(name, bytes_to_bits(bytes), std::to_string(k), BlockedBloomPredictedFpr(keys, bytes, k));
   };
   blocked_row("blocked (512-bit)", bpk_given ? std::optional<double>(bpk) : std::nullopt, p);

@@ -9,6 +9,8 @@
 //   filter->MayContain("apple");   // true: no false negatives, ever
 //   filter->MayContain("pear");    // false, except ~0.96% of the time
 //
+//   auto sized = blockbloom::BlockedBloomFilter::CreateForFpr(20, 1e-5);  // any n
+//
 // Thread-safety: const methods (queries, Serialize) may run concurrently with
 // each other. Add* and assignment need exclusive access: no reader or writer
 // may run at the same time.
@@ -75,6 +77,26 @@ class BlockedBloomFilter {
   // ResourceExhausted if the size does not fit in memory.
   static absl::StatusOr<BlockedBloomFilter> Create(uint64_t expected_keys, double bits_per_key,
                                                    const BlockedBloomOptions& options = {});
+  // Sized for `expected_keys` at false-positive rate `fpr` (in (0, 1), else
+  // InvalidArgument; OutOfRange below what 64 bits per key reach), by
+  // GeometryForFpr.
+  static absl::StatusOr<BlockedBloomFilter> CreateForFpr(uint64_t expected_keys, double fpr,
+                                                         const BlockedBloomOptions& options = {});
+  // The geometry CreateForFpr uses, without allocating: the bytes of
+  // BlockedBitsPerKeyForFpr(fpr) for the keys where BlockedBloomPredictedFpr
+  // (the whole filter, its short last block included) meets `fpr`; else the
+  // next larger size that does (byte by byte up to the next whole block for
+  // a filter under 512 bytes, then whole 64-byte blocks), each size with the
+  // k best for its bits per key. Large filters keep the bits-per-key size or
+  // gain at most 63 bytes; a small one may take more (20 keys at 1e-5: 82
+  // bytes, where the 74 of 29.6 bits/key read 5x the target). Up to the
+  // next whole block costs no memory: a filter's bits are allocated in whole
+  // blocks anyway.
+  struct Geometry {
+    uint64_t num_bytes;
+    int num_probes;
+  };
+  static absl::StatusOr<Geometry> GeometryForFpr(uint64_t expected_keys, double fpr);
   // A filter of exactly `num_bytes` filter bytes and k probes (1..16).
   static absl::StatusOr<BlockedBloomFilter> CreateWithGeometry(
       uint64_t num_bytes, int num_probes, const BlockedBloomOptions& options = {});

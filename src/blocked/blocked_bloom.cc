@@ -176,6 +176,58 @@ absl::StatusOr<BlockedBloomFilter> BlockedBloomFilter::Create(uint64_t expected_
                             BlockedBloomProbes(bits_per_key), options);
 }
 
+absl::StatusOr<BlockedBloomFilter::Geometry> BlockedBloomFilter::GeometryForFpr(
+    uint64_t expected_keys, double fpr) {
+  const absl::StatusOr<double> bits_per_key = BlockedBitsPerKeyForFpr(fpr);
+  if (!bits_per_key.ok()) return bits_per_key.status();
+  const uint64_t bytes = BlockedBloomBytes(expected_keys, *bits_per_key);
+  const int probes = BlockedBloomProbes(*bits_per_key);
+  // No keys; more bits than 64 bits count (no such filter can be made:
+  // CreateWithGeometry refuses it); or the size meets fpr as it is.
+  if (expected_keys == 0 || bytes > UINT64_MAX / 8 ||
+      BlockedBloomPredictedFpr(expected_keys, bytes, probes) <= fpr) {
+    return Geometry{bytes, probes};
+  }
+  // Larger sizes, each with the k best for its bits per key, until the
+  // model meets fpr: for a filter of a few blocks, every byte up to the next
+  // whole block (a block is a large share of it, and the short block's size
+  // moves the FPR either way), then whole blocks. The model falls with every
+  // whole block added (more bits, no short block), so the first size that
+  // meets fpr is the smallest of those tried; a few blocks past the size do
+  // for any n, kMaxExtraBlocks bounds the search regardless.
+  constexpr uint64_t kLine = blocked::kBlockBytes;
+  constexpr uint64_t kByteSearchMaxBytes = 8 * kLine;
+  constexpr uint64_t kMaxExtraBlocks = 64;
+  if (bytes > (uint64_t{1} << 62))
+    return absl::ResourceExhaustedError("filter size overflows memory");
+  const auto meets = [&](uint64_t size, Geometry* out) {
+    const double per_key = 8.0 * static_cast<double>(size) / static_cast<double>(expected_keys);
+    const int k = BlockedBloomProbes(per_key);
+    if (BlockedBloomPredictedFpr(expected_keys, size, k) > fpr) return false;
+    *out = Geometry{size, k};
+    return true;
+  };
+  Geometry found{0, 0};
+  const uint64_t first = (bytes + kLine - 1) / kLine;
+  if (bytes < kByteSearchMaxBytes) {
+    for (uint64_t size = bytes + 1; size <= first * kLine; ++size) {
+      if (meets(size, &found)) return found;
+    }
+  }
+  for (uint64_t blocks = first; blocks <= first + kMaxExtraBlocks; ++blocks) {
+    if (meets(blocks * kLine, &found)) return found;
+  }
+  return absl::OutOfRangeError("no blocked filter geometry near " + std::to_string(bytes) +
+                               " bytes reaches the target FPR");
+}
+
+absl::StatusOr<BlockedBloomFilter> BlockedBloomFilter::CreateForFpr(
+    uint64_t expected_keys, double fpr, const BlockedBloomOptions& options) {
+  const absl::StatusOr<Geometry> geometry = GeometryForFpr(expected_keys, fpr);
+  if (!geometry.ok()) return geometry.status();
+  return CreateWithGeometry(geometry->num_bytes, geometry->num_probes, options);
+}
+
 absl::StatusOr<BlockedBloomFilter> BlockedBloomFilter::BuildFromHashes(
     absl::Span<const uint64_t> hashes, double bits_per_key) {
   absl::StatusOr<BlockedBloomFilter> filter = Create(hashes.size(), bits_per_key);
