@@ -68,6 +68,16 @@ cmake -S "$here/tests/install_consumer_core" -B "$scratch/core_consumer" \
 cmake --build "$scratch/core_consumer" >/dev/null
 LD_LIBRARY_PATH="$(dirname "$(find "$scratch/prefix" -name 'libblockbloom_core*' | head -1)")" \
   "$scratch/core_consumer/core_consumer"
+# leveldb as an optional component, where no LevelDB package can be found:
+# the package is found, with core and without the LevelDB layer.
+mkdir -p "$scratch/optional_leveldb"
+printf '%s\n' 'cmake_minimum_required(VERSION 3.16)' 'project(p CXX)' \
+  'find_package(blockbloom CONFIG REQUIRED COMPONENTS core OPTIONAL_COMPONENTS leveldb)' \
+  'if(NOT TARGET blockbloom::core OR TARGET blockbloom::leveldb OR blockbloom_leveldb_FOUND)' \
+  '  message(FATAL_ERROR "optional leveldb: wrong targets")' 'endif()' \
+  > "$scratch/optional_leveldb/CMakeLists.txt"
+cmake -S "$scratch/optional_leveldb" -B "$scratch/optional_leveldb/build" \
+  -DCMAKE_PREFIX_PATH="$scratch/prefix" -DCMAKE_DISABLE_FIND_PACKAGE_leveldb=ON >/dev/null
 # Nonexistent components are refused.
 mkdir -p "$scratch/bad_component"
 printf 'cmake_minimum_required(VERSION 3.16)\nproject(p CXX)\nfind_package(blockbloom CONFIG REQUIRED COMPONENTS nosuch)\n' \

@@ -149,7 +149,7 @@ TEST(BlockedBloomTest, FprMatchesModelWithoutDrift) {
 }
 
 // Filters of a few keys at high bits/key: a few blocks and a short last one,
-// where the Poisson mixture of endless full blocks read 1/7 of the measured
+// where the Poisson mixture of endless full blocks gives 1/7 of the measured
 // FPR (50 keys, 32 bits/key) or 1.4-1.6x it (5 and 20 keys, 16 bits/key).
 // The whole-filter model must hold within the measurement's noise: each cell
 // averages 40,000-400,000 filters (a few overloaded short blocks make most of

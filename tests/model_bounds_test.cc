@@ -243,6 +243,13 @@ TEST(ModelBoundsTest, PredictedFprOfSmallFiltersIsBounded) {
     }
   }
   EXPECT_GT(most, static_cast<uint64_t>(kMaxModelTerms) / 2);  // the chain ran to its limit
+  // A one-block filter claiming many keys: each of its load steps (a log
+  // and an exp) is counted, so the chain stops within the bound instead of
+  // walking every claimed key at a term's cost each.
+  double p = -1;
+  const uint64_t terms = ModelTerms([&] { p = BlockedBloomPredictedFpr(262143, 1, 1); });
+  EXPECT_EQ(p, 1.0);
+  EXPECT_LE(terms, static_cast<uint64_t>(kMaxModelTerms));  // the mixture alone
 }
 
 // The 93-byte input that found the bug, kept verbatim.

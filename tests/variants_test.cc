@@ -95,8 +95,8 @@ TEST_P(VariantTest, FprMatchesModel) {
         << GetParam().name << " target " << target;
     // Sized for `target`: the model must honour it (scalable: the compound
     // bound), and so must the measurement within noise. The blocked filter's
-    // bits per key meet it in its full blocks; its short last block adds up to
-    // 0.1% here (blockbloom/math.h, BlockedBitsPerKeyForFpr).
+    // bits per key meet it in its full blocks; its short last block adds
+    // 0.02% here (blockbloom/math.h, BlockedBitsPerKeyForFpr).
     const bool short_block = GetParam().name == "Blocked";
     EXPECT_LE(predicted, target * (short_block ? 1.001 : 1.0001)) << GetParam().name;
     EXPECT_LE(measured, target + 4 * sigma) << GetParam().name;

@@ -477,7 +477,7 @@ int Calc(const std::vector<char*>& args) {
     uint64_t bytes = BlockedBloomBytes(keys, b);
     int k = BlockedBloomProbes(b);
     if (whole_blocks && bytes % 64 != 0 && bytes <= UINT64_MAX - 64) bytes += 64 - bytes % 64;
-    if (!bits_per_key.has_value() && !whole_blocks) {
+    if (!bits_per_key.has_value() && !whole_blocks && bytes <= UINT64_MAX / 16) {
       // The geometry BlockedBloomFilter::CreateForFpr builds.
       const absl::StatusOr<BlockedBloomFilter::Geometry> geometry =
           BlockedBloomFilter::GeometryForFpr(keys, target);

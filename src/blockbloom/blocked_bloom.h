@@ -51,13 +51,15 @@ uint64_t BlockedBloomBytes(uint64_t num_keys, double bits_per_key);
 // Predicted FPR of a filter of `num_bytes` bytes holding `num_keys` keys
 // (512-bit blocks, the last one as short as the size makes it). Filters of
 // up to 64 blocks (4 KiB) are modelled exactly, binomial loads, the short
-// last block and the spread of set bits within a block included; larger
-// ones by the Poisson mixture of blockbloom/math.h (BlockedBloomFpr) for
-// their full blocks, plus their short block exactly. The mixture alone read
-// 1/7 of the measured FPR at 50 keys and 32 bits/key and 1.4x it at 5 keys
-// and 16 (blocked_bloom_test, PredictedFprFollowsSmallFilters). In [0, 1]
-// for any arguments, in bounded time (at most 2 * kMaxModelTerms terms'
-// worth of work: the file and table readers call it on claimed key counts).
+// last block and the spread of set bits within a block included, within a
+// bound on the work (past it, as at a few hundred keys and 16-24 bits/key,
+// their full blocks take the mixture below: ~10% off); larger ones by the
+// Poisson mixture of blockbloom/math.h (BlockedBloomFpr) for their full
+// blocks, plus their short block exactly. The mixture alone gives 1/7 of
+// the measured FPR at 50 keys and 32 bits/key and 1.4x it at 5 keys and 16
+// (blocked_bloom_test, PredictedFprFollowsSmallFilters). In [0, 1] for any
+// arguments, in bounded time (at most 2 * kMaxModelTerms terms' worth of
+// work: the file and table readers call it on claimed key counts).
 double BlockedBloomPredictedFpr(uint64_t num_keys, uint64_t num_bytes, int num_probes);
 
 // Allocation options of a standalone filter.
@@ -85,13 +87,16 @@ class BlockedBloomFilter {
   // The geometry CreateForFpr uses, without allocating: the bytes of
   // BlockedBitsPerKeyForFpr(fpr) for the keys where BlockedBloomPredictedFpr
   // (the whole filter, its short last block included) meets `fpr`; else the
-  // next larger size that does (byte by byte up to the next whole block for
-  // a filter under 512 bytes, then whole 64-byte blocks), each size with the
-  // k best for its bits per key. Large filters keep the bits-per-key size or
-  // gain at most 63 bytes; a small one may take more (20 keys at 1e-5: 82
-  // bytes, where the 74 of 29.6 bits/key read 5x the target). Up to the
-  // next whole block costs no memory: a filter's bits are allocated in whole
-  // blocks anyway.
+  // next larger size that does (for a filter under 512 bytes, byte by byte
+  // up to the end of its last block; then whole 64-byte blocks), each size
+  // with the k best for its bits per key. Filters of more than 64 blocks
+  // keep the bits-per-key size or gain at most 63 bytes; smaller ones may
+  // gain more (20 keys at 1e-5: 82 bytes, where the 74 of 29.6 bits/key give
+  // 5x the target). Up to the end of the last block costs no memory: a
+  // filter's bits are allocated in whole blocks anyway. InvalidArgument for
+  // fpr outside (0, 1); OutOfRange below what 64 bits per key reach (or if
+  // 64 blocks past the size do not reach it); ResourceExhausted for a size
+  // whose bits do not fit in 64 bits.
   struct Geometry {
     uint64_t num_bytes;
     int num_probes;

@@ -174,7 +174,9 @@ absl::StatusOr<double> PartitionedFprFor(int num_probes, double num_bits, double
 // OutOfRange when even 64 bits per key cannot (p below 1.11e-8, the model
 // at 64 bits/key and k = 16). A filter's short last block reads higher
 // (BlockedBloomPredictedFpr gives the whole filter's FPR): 1.0002x the target
-// at 100,000 keys and 0.1%, 5x for a filter of 20 keys at 1e-5.
+// at 100,000 keys and 0.1%, 5x for a filter of 20 keys at 1e-5, 16x for
+// 1,077 keys at 1e-6 (a last block of 8 bits).
+// BlockedBloomFilter::CreateForFpr sizes the whole filter for the target.
 absl::StatusOr<double> BlockedBitsPerKeyForFpr(double fpr);
 
 }  // namespace blockbloom

@@ -182,10 +182,11 @@ absl::StatusOr<BlockedBloomFilter::Geometry> BlockedBloomFilter::GeometryForFpr(
   if (!bits_per_key.ok()) return bits_per_key.status();
   const uint64_t bytes = BlockedBloomBytes(expected_keys, *bits_per_key);
   const int probes = BlockedBloomProbes(*bits_per_key);
-  // No keys; more bits than 64 bits count (no such filter can be made:
-  // CreateWithGeometry refuses it); or the size meets fpr as it is.
-  if (expected_keys == 0 || bytes > UINT64_MAX / 8 ||
-      BlockedBloomPredictedFpr(expected_keys, bytes, probes) <= fpr) {
+  // Sizes whose bits 64 bits cannot count are no filter (and past the
+  // search below).
+  constexpr uint64_t kMaxBytes = UINT64_MAX / 8 - 64 * blocked::kBlockBytes;
+  if (bytes > kMaxBytes) return absl::ResourceExhaustedError("filter size overflows memory");
+  if (expected_keys == 0 || BlockedBloomPredictedFpr(expected_keys, bytes, probes) <= fpr) {
     return Geometry{bytes, probes};
   }
   // Larger sizes, each with the k best for its bits per key, until the
@@ -198,8 +199,6 @@ absl::StatusOr<BlockedBloomFilter::Geometry> BlockedBloomFilter::GeometryForFpr(
   constexpr uint64_t kLine = blocked::kBlockBytes;
   constexpr uint64_t kByteSearchMaxBytes = 8 * kLine;
   constexpr uint64_t kMaxExtraBlocks = 64;
-  if (bytes > (uint64_t{1} << 62))
-    return absl::ResourceExhaustedError("filter size overflows memory");
   const auto meets = [&](uint64_t size, Geometry* out) {
     const double per_key = 8.0 * static_cast<double>(size) / static_cast<double>(expected_keys);
     const int k = BlockedBloomProbes(per_key);

@@ -131,7 +131,7 @@ double BlockedBloomFpr(double bits_per_key, int num_probes, int block_bits) {
 // exactly as long as bits-per-key asks), and in a short block the number of
 // set bits varies enough that E[fill^k] is well above (E fill)^k at the k a
 // high bits-per-key takes. At 50 keys and 32 bits/key (three blocks and a
-// 64-bit one) the mixture read 1/7 of the measured FPR, at 5 keys and 16
+// 64-bit one) the mixture gives 1/7 of the measured FPR, at 5 keys and 16
 // bits/key 1.4x it. So a filter of up to kExactModelBlocks blocks is
 // modelled exactly: for each block size b (512, and the short last block),
 // its load l ~ Binomial(n, b / total_bits), and given l, the chance that k
@@ -146,20 +146,23 @@ double BlockedBloomFpr(double bits_per_key, int num_probes, int block_bits) {
 // Work. The chain costs two multiply-adds per probe and state ("cell");
 // kCellsPerTerm cells count as one term of ModelTermsOnThisThread (a term,
 // an exp, log, lgamma, pow and expm1, takes about as long: 1-1.5 ns a cell
-// and 50-100 ns a term on a Zen 3 core). The chains of one filter stop at
-// kExactModelCells cells in all (kMaxModelTerms terms); where the short
-// block's does not finish, the mixture answers for the whole filter, and
-// where the full blocks' does not, for them: at most 2 kMaxModelTerms terms
-// for any claimed key count.
+// and 50-100 ns a term on a Zen 3 core), and so does each load step (a log
+// and an exp); the table of (x / b)^k costs half a term a state. The chains
+// of one filter stop at kExactModelCells cells in all (kMaxModelTerms
+// terms); where the short block's does not finish, the mixture answers for
+// the whole filter, and where the full blocks' does not, for them (a few
+// hundred keys at high bits per key: ~10% off): at most 2 kMaxModelTerms
+// terms for any claimed key count.
 namespace {
 
 constexpr uint64_t kExactModelBlocks = 64;
 constexpr uint64_t kCellsPerTerm = 64;
 constexpr uint64_t kExactModelCells = kCellsPerTerm * kMaxModelTerms;
 constexpr int kExactModelMaxProbes = 64;
-// States of the chain below this probability are dropped: their share of
-// E[(X/b)^k] is below 1e-40, far under any FPR a block of 512 bits and
-// k <= 64 can have with a key in it.
+// States of the chain below this probability are dropped: each changes
+// E[(X/b)^k] by less than 1e-40 (an absolute error far below any FPR a
+// filter is sized for; the answers agree with an untrimmed long-double
+// sum to ~1e-12 relative).
 constexpr double kNegligibleState = 1e-40;
 
 // Loads of a block size: l in [lo, hi] carries all but a negligible share
@@ -173,8 +176,9 @@ LoadRange BinomialRange(uint64_t n, double share) {
   const double mean = static_cast<double>(n) * share;
   const double spread = 8.0 * std::sqrt(mean * (1.0 - share)) + 12.0;
   const double lo = std::max(0.0, std::floor(mean - spread));
-  const double hi = std::min(static_cast<double>(n), std::ceil(mean + spread));
-  return {static_cast<uint64_t>(lo), static_cast<uint64_t>(hi)};
+  // (Clamped below 2^63: a double of 2^64 has no uint64_t.)
+  const double hi = std::min({static_cast<double>(n), std::ceil(mean + spread), 0x1p63});
+  return {static_cast<uint64_t>(std::min(lo, hi)), static_cast<uint64_t>(hi)};
 }
 
 // The FPR of a query in a block of `bits` bits whose load is
@@ -183,8 +187,11 @@ LoadRange BinomialRange(uint64_t n, double share) {
 // either way are taken off *cells_left.
 double ExactBlockFpr(uint64_t n, double share, uint32_t bits, int k, uint64_t* cells_left) {
   const LoadRange range = share >= 1.0 ? LoadRange{n, n} : BinomialRange(n, share);
-  // Every probe costs a cell at least.
-  if (range.hi > *cells_left / static_cast<uint64_t>(k)) return -1.0;
+  // Every load step costs kCellsPerTerm (its log and exp) and a cell per
+  // probe at least; the table below bits + 1 pows (kCellsPerTerm / 2 each).
+  const uint64_t per_step = static_cast<uint64_t>(k) + kCellsPerTerm;
+  const uint64_t table = (bits + 1) * (kCellsPerTerm / 2);
+  if (table > *cells_left || range.hi >= (*cells_left - table) / per_step) return -1.0;
   // p[x]: x bits set (two buffers, one probe apart); a probe keeps a state
   // x w.p. stay[x] = x / bits and moves x - 1 to x w.p. move[x] =
   // (bits - x + 1) / bits, so each new state is two multiply-adds of old
@@ -203,7 +210,7 @@ double ExactBlockFpr(uint64_t n, double share, uint32_t bits, int k, uint64_t* c
   uint32_t lo = 0, hi = 0;  // the states carried; p is 0 outside them
   // Counts the cells of a step before it is taken, and refuses one past
   // *cells_left: the work counted never exceeds it.
-  uint64_t cells = 0;
+  uint64_t cells = table;
   const auto spend = [&](uint64_t step) {
     if (cells + step > *cells_left) {
       *cells_left -= cells;
@@ -213,9 +220,11 @@ double ExactBlockFpr(uint64_t n, double share, uint32_t bits, int k, uint64_t* c
     return true;
   };
   double fpr = 0.0;
-  const double log_odds = std::log(share) - std::log1p(-share);
-  double log_weight = static_cast<double>(n) * std::log1p(-share);  // l = 0
+  // Unused (and not finite) for share 1.
+  const double log_odds = share < 1.0 ? std::log(share) - std::log1p(-share) : 0.0;
+  double log_weight = share < 1.0 ? static_cast<double>(n) * std::log1p(-share) : 0.0;  // l = 0
   for (uint64_t l = 0;; ++l) {
+    if (!spend(kCellsPerTerm)) return -1.0;
     if (l >= range.lo) {
       if (!spend(hi - lo + 1)) return -1.0;
       double fill_k = 0.0;  // E[(X / bits)^k] with l keys
@@ -223,9 +232,17 @@ double ExactBlockFpr(uint64_t n, double share, uint32_t bits, int k, uint64_t* c
       fpr += (share >= 1.0 ? 1.0 : std::exp(log_weight)) * fill_k;
     }
     if (l == range.hi) break;
+    // Every bit set: so for every load from here on. One load (share 1)
+    // is then answered.
+    if (share >= 1.0 && lo == bits) {
+      fpr = 1.0;
+      break;
+    }
     // ln Binomial(n, share)(l + 1) from ln ...(l): exact steps from l = 0,
     // where lgamma(n) would lose the pmf's precision for large n.
-    log_weight += std::log(static_cast<double>(n - l) / static_cast<double>(l + 1)) + log_odds;
+    if (share < 1.0) {
+      log_weight += std::log(static_cast<double>(n - l) / static_cast<double>(l + 1)) + log_odds;
+    }
     for (int probe = 0; probe < k; ++probe) {
       const uint32_t top = std::min(bits, hi + 1);
       if (!spend(top - lo + 1)) return -1.0;
