@@ -175,6 +175,18 @@ fi
 # none); the installed tool and preload library find them by their RUNPATH.
 libdir="$(dirname "$(find "$scratch/prefix" -name blockbloom.pc)")/.."
 LD_LIBRARY_PATH="$libdir" "$scratch/pc_consumer"
+# Installed shared, every symbol the libraries export carries the version
+# node of their ABI (cmake/blockbloom.map.in).
+if [[ "$shared" == ON ]]; then
+  for so in "$libdir"/libblockbloom_core.so "$libdir"/libblockbloom_leveldb.so; do
+    unversioned="$(objdump -T "$so" | grep '^[0-9a-f]' | grep blockbloom | grep -v '[*]UND[*]' |
+      grep -v ' BLOCKBLOOM_[0-9]*[.][0-9]* ' || true)"
+    if [[ -n "$unversioned" ]]; then
+      printf '%s exports blockbloom symbols without a version node:\n%s\n' "$so" \
+        "$(head -3 <<<"$unversioned")" >&2; exit 1
+    fi
+  done
+fi
 # Installed shared, libblockbloom_leveldb finds libblockbloom_core beside it
 # (RUNPATH $ORIGIN), whatever the prefix.
 if [[ "$shared" == ON ]] &&

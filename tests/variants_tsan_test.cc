@@ -154,6 +154,43 @@ TEST(VariantsThreadSafetyTest, SeparateScalableFiltersGrowConcurrently) {
   for (int t = 0; t < kThreads; ++t) EXPECT_TRUE(got[t] == serial->Serialize()) << t;
 }
 
+// BlockedBloomFilter::GeometryForFpr from racing threads: its bits per key
+// come from BlockedBitsPerKeyForFpr's per-process cache, filled here by all
+// of them at once (targets this process has not asked for before); every
+// thread gets the geometry one thread gets afterwards.
+TEST(VariantsThreadSafetyTest, BlockedGeometryForFprFromManyThreads) {
+  constexpr int kThreads = 4;
+  const double targets[] = {0.0123, 0.00456, 7.8e-5, 0.0123};
+  const uint64_t keys[] = {20, 1000, 100000};
+  std::vector<std::vector<uint64_t>> got(kThreads);
+  std::atomic<int> ready{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      ready.fetch_add(1);
+      while (ready.load() < kThreads) std::this_thread::yield();
+      for (double fpr : targets) {
+        for (uint64_t n : keys) {
+          const absl::StatusOr<BlockedBloomFilter::Geometry> g =
+              BlockedBloomFilter::GeometryForFpr(n, fpr);
+          got[t].push_back(g.ok() ? g->num_bytes * 64 + static_cast<uint64_t>(g->num_probes) : 0);
+        }
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  std::vector<uint64_t> serial;
+  for (double fpr : targets) {
+    for (uint64_t n : keys) {
+      const absl::StatusOr<BlockedBloomFilter::Geometry> g =
+          BlockedBloomFilter::GeometryForFpr(n, fpr);
+      ASSERT_TRUE(g.ok()) << g.status();
+      serial.push_back(g->num_bytes * 64 + static_cast<uint64_t>(g->num_probes));
+    }
+  }
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(got[t], serial) << t;
+}
+
 // blockbloom/filter_file.h: WriteFileAtomically is thread-safe, and
 // concurrent saves of one path each publish a whole file: with a temporary
 // named by the process id alone, the threads shared it, a second O_TRUNC cut

@@ -24,8 +24,8 @@
 // Only leveldb::NewBloomFilterPolicy(int) is exported (preload.map). In a
 // static build blockbloom's own symbols stay inside this library, so they
 // cannot replace those of a program or library that links another
-// blockbloom; a shared build links libblockbloom_*.so instead, whose
-// symbols are shared (docs/PRELOAD.md). Nothing in
+// blockbloom; a shared build links libblockbloom_*.so.X.Y instead, whose
+// symbols carry their version's node, BLOCKBLOOM_X.Y (docs/PRELOAD.md). Nothing in
 // blockbloom calls leveldb::NewBloomFilterPolicy (the migrating policies
 // read built-in filters with their own reader, format/leveldb_bloom.h), so a
 // call can never come back here.

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -620,8 +622,9 @@ absl::StatusOr<double> PartitionedFprFor(int num_probes, double num_bits, double
   return model;
 }
 
-absl::StatusOr<double> BlockedBitsPerKeyForFpr(double fpr) {
-  if (absl::Status s = CheckFpr(fpr); !s.ok()) return s;
+namespace {
+// BlockedBitsPerKeyForFpr without its cache. REQUIRES: CheckFpr(fpr) is OK.
+absl::StatusOr<double> BlockedBitsPerKeyForFprUncached(double fpr) {
   // Same range as ClampBitsPerKey (blocked_bloom.h); restated here so the
   // math stays free of the filter's header.
   constexpr double kLo = 1.0, kHi = 64.0;
@@ -640,6 +643,28 @@ absl::StatusOr<double> BlockedBitsPerKeyForFpr(double fpr) {
     (best(mid) <= fpr ? hi : lo) = mid;
   }
   return hi;
+}
+}  // namespace
+
+absl::StatusOr<double> BlockedBitsPerKeyForFpr(double fpr) {
+  if (absl::Status s = CheckFpr(fpr); !s.ok()) return s;
+  // The bisection evaluates the model a few hundred times (~3 ms): answers
+  // are kept per fpr (up to 4096 of them), as a program sizing many filters
+  // for one target asks the same question each time. Racing threads store
+  // the same answer.
+  static std::mutex mu;
+  static auto* cache = new std::unordered_map<double, double>();  // never freed
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    const auto it = cache->find(fpr);
+    if (it != cache->end()) return it->second;
+  }
+  absl::StatusOr<double> answer = BlockedBitsPerKeyForFprUncached(fpr);
+  if (answer.ok()) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (cache->size() < 4096) cache->emplace(fpr, *answer);
+  }
+  return answer;
 }
 
 }  // namespace blockbloom
