@@ -121,6 +121,22 @@ TEST(VariantsThreadSafetyTest, SetOperationsWhileOperandsAreQueried) {
   for (int t = 0; t < 4; ++t) EXPECT_EQ(failures[t], 0) << t;
 }
 
+// Runs body(t) on `threads` threads that start together (each waits until
+// all are running, so their first calls race), and joins them.
+template <typename Body>
+void RunTogether(int threads, Body body) {
+  std::atomic<int> ready{0};
+  std::vector<std::thread> running;
+  for (int t = 0; t < threads; ++t) {
+    running.emplace_back([&, t] {
+      ready.fetch_add(1);
+      while (ready.load() < threads) std::this_thread::yield();
+      body(t);
+    });
+  }
+  for (std::thread& th : running) th.join();
+}
+
 // Separate scalable filters grown on separate threads at once: each new
 // stage's bits per key comes from a per-process memo (StageBitsPerKey) and
 // its probe count from BlockedBloomProbes' cache, both filled here by racing
@@ -134,19 +150,12 @@ TEST(VariantsThreadSafetyTest, SeparateScalableFiltersGrowConcurrently) {
   constexpr int kThreads = 4;
   constexpr uint64_t kKeys = 3000;  // 8 stages
   std::vector<std::string> got(kThreads);
-  std::atomic<int> ready{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      ready.fetch_add(1);
-      while (ready.load() < kThreads) std::this_thread::yield();
-      absl::StatusOr<ScalableBloomFilter> f = ScalableBloomFilter::Create(o);
-      if (!f.ok()) return;
-      for (uint64_t i = 0; i < kKeys; ++i) f->AddKey(Key(i));
-      got[t] = f->Serialize();
-    });
-  }
-  for (std::thread& th : threads) th.join();
+  RunTogether(kThreads, [&](int t) {
+    absl::StatusOr<ScalableBloomFilter> f = ScalableBloomFilter::Create(o);
+    if (!f.ok()) return;
+    for (uint64_t i = 0; i < kKeys; ++i) f->AddKey(Key(i));
+    got[t] = f->Serialize();
+  });
   absl::StatusOr<ScalableBloomFilter> serial = ScalableBloomFilter::Create(o);
   ASSERT_TRUE(serial.ok());
   for (uint64_t i = 0; i < kKeys; ++i) serial->AddKey(Key(i));
@@ -163,22 +172,15 @@ TEST(VariantsThreadSafetyTest, BlockedGeometryForFprFromManyThreads) {
   const double targets[] = {0.0123, 0.00456, 7.8e-5, 0.0123};
   const uint64_t keys[] = {20, 1000, 100000};
   std::vector<std::vector<uint64_t>> got(kThreads);
-  std::atomic<int> ready{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      ready.fetch_add(1);
-      while (ready.load() < kThreads) std::this_thread::yield();
-      for (double fpr : targets) {
-        for (uint64_t n : keys) {
-          const absl::StatusOr<BlockedBloomFilter::Geometry> g =
-              BlockedBloomFilter::GeometryForFpr(n, fpr);
-          got[t].push_back(g.ok() ? g->num_bytes * 64 + static_cast<uint64_t>(g->num_probes) : 0);
-        }
+  RunTogether(kThreads, [&](int t) {
+    for (double fpr : targets) {
+      for (uint64_t n : keys) {
+        const absl::StatusOr<BlockedBloomFilter::Geometry> g =
+            BlockedBloomFilter::GeometryForFpr(n, fpr);
+        got[t].push_back(g.ok() ? g->num_bytes * 64 + static_cast<uint64_t>(g->num_probes) : 0);
       }
-    });
-  }
-  for (std::thread& th : threads) th.join();
+    }
+  });
   std::vector<uint64_t> serial;
   for (double fpr : targets) {
     for (uint64_t n : keys) {
