@@ -458,9 +458,9 @@ int Calc(const std::vector<char*>& args) {
     }
   }
 
-  // Blocked at a bits per key: given, or the fewest that meet `target`.
-  // whole_blocks: the bytes rounded up to whole 64-byte blocks, as the
-  // scalable filter builds its stages.
+  // Blocked: at the given bits per key, or the geometry CreateForFpr builds
+  // for `target`; whole_blocks (the scalable filter's stages): the fewest
+  // bits per key that meet `target`, in whole 64-byte blocks.
   const auto blocked_row = [&](const char* name, std::optional<double> bits_per_key, double target,
                                bool whole_blocks = false) {
     double b = 0;

@@ -207,13 +207,17 @@ absl::StatusOr<BlockedBloomFilter::Geometry> BlockedBloomFilter::GeometryForFpr(
     return true;
   };
   Geometry found{0, 0};
+  // The whole blocks from the first one not tried yet (the size itself, or
+  // the byte search, reached `first` blocks already where it ran).
   const uint64_t first = (bytes + kLine - 1) / kLine;
+  uint64_t from = first * kLine > bytes ? first : first + 1;
   if (bytes < kByteSearchMaxBytes) {
     for (uint64_t size = bytes + 1; size <= first * kLine; ++size) {
       if (meets(size, &found)) return found;
     }
+    from = first + 1;
   }
-  for (uint64_t blocks = first; blocks <= first + kMaxExtraBlocks; ++blocks) {
+  for (uint64_t blocks = from; blocks <= first + kMaxExtraBlocks; ++blocks) {
     if (meets(blocks * kLine, &found)) return found;
   }
   return absl::OutOfRangeError("no blocked filter geometry near " + std::to_string(bytes) +
