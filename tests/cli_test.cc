@@ -22,7 +22,9 @@
 
 #include "blockbloom/filter_file.h"
 #include "blockbloom/filtered_db.h"
+#include "blockbloom/partitioned_bloom.h"
 #include "blockbloom/scalable_bloom.h"
+#include "blockbloom/standard_bloom.h"
 #include "blockbloom/compact_filter_policy.h"
 #include "blockbloom/leveldb_filter_policy.h"
 #include "leveldb/db.h"
@@ -145,6 +147,31 @@ TEST(CliTest, CalcSaysWhichStructuresCannotBeSized) {
   EXPECT_TRUE(RegexSearch(r.out, R"(blocked \(512-bit\)\s+\d+\s+\d+\s+9\.896)")) << r.out;
   EXPECT_TRUE(Has(r.out, "compact (v1, Rice)")) << r.out;
   EXPECT_TRUE(Has(r.out, "scalable, 1st stage")) << r.out;
+}
+
+// At a given bits per key, the standard and partitioned rows are the
+// filters their Create(n, bits per key) builds: at least 64 bits, and the k
+// best for the bits per key (1 key at 10 bits/key: k = 7, not the 44 that
+// 64 bits for one key would take).
+TEST(CliTest, CalcBitsPerKeyRowsAreTheFiltersTheLibraryBuilds) {
+  for (const auto& [keys, bpk] : {std::pair<uint64_t, double>{1, 10.0}, {7, 2.5}, {20, 10.0}}) {
+    const ToolRun r =
+        Tool("calc --keys " + std::to_string(keys) + " --bits_per_key " + std::to_string(bpk));
+    ASSERT_EQ(r.code, 0) << r.err;
+    absl::StatusOr<StandardBloomFilter> standard = StandardBloomFilter::Create(keys, bpk);
+    absl::StatusOr<PartitionedBloomFilter> partitioned = PartitionedBloomFilter::Create(keys, bpk);
+    ASSERT_TRUE(standard.ok() && partitioned.ok());
+    EXPECT_TRUE(RegexSearch(r.out, "standard\\s+" + std::to_string(standard->num_bits()) +
+                                       "\\s+\\d+\\s+[0-9.]+\\s+" +
+                                       std::to_string(standard->num_probes()) + "\\s"))
+        << keys << " " << bpk << "\n"
+        << r.out;
+    EXPECT_TRUE(RegexSearch(r.out, "partitioned\\s+" + std::to_string(partitioned->num_bits()) +
+                                       "\\s+\\d+\\s+[0-9.]+\\s+" +
+                                       std::to_string(partitioned->num_probes()) + "\\s"))
+        << keys << " " << bpk << "\n"
+        << r.out;
+  }
 }
 
 // The scalable row is the first stage the library builds: whole 64-byte

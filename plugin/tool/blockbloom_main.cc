@@ -415,12 +415,12 @@ int Calc(const std::vector<char*>& args) {
     return bytes * 8;
   };
 
-  // Standard and partitioned: m bits and the k that minimises the FPR.
+  // Standard and partitioned: as their Create(n, bits per key) sizes them,
+  // n B bits (at least 64) and the k best for B bits per key.
   if (bpk_given) {
     const std::optional<uint64_t> m = BitsFor(n, bpk);
     absl::StatusOr<int> k =
-        m.has_value() ? StandardOptimalProbes(static_cast<double>(std::max<uint64_t>(*m, 64)), n)
-                      : absl::StatusOr<int>(1);
+        m.has_value() ? StandardOptimalProbes(ClampBitsPerKey(bpk), 1.0) : absl::StatusOr<int>(1);
     if (!k.ok()) {
       no_row("standard", std::string(k.status().message()));
       no_row("partitioned", std::string(k.status().message()));
@@ -528,9 +528,10 @@ int Calc(const std::vector<char*>& args) {
                 /*whole_blocks=*/true);
   }
   std::printf(
-      "\nstandard: k = (m/n) ln 2 rounded to the better integer%s.\n"
+      "\nstandard: %s.\n"
       "blocked: Poisson-mixture model (Putze et al. 2007); filters of up to 64\n"
-      "blocks exactly (binomial loads, the short last block).\n"
+      "blocks exactly (binomial loads, the short last block), within a bound on\n"
+      "the work.\n"
       "compact: one filter of all the keys, no k. Up to 65,536 keys it is a GF(2)\n"
       "retrieval structure of R-bit fingerprints (format version 2: FPR 2^-R, R the\n"
       "bits per key left after a 3-byte trailer); beyond that, Golomb-Rice coded\n"
@@ -538,12 +539,16 @@ int Calc(const std::vector<char*>& args) {
       "table block (tens to hundreds of keys): LevelDB's built-in bits plus a 3-byte\n"
       "trailer, version 2 (a flat Bloom filter at 1-3 bits/key, where it does\n"
       "better; docs/FORMAT.md): `calc --keys 100 --bits_per_key 10` comes close.\n",
-      bpk_given ? "" : ", m raised\nuntil that k meets the target");
+      bpk_given ? "n B bits (at least 64), k = B ln 2 rounded to the better integer"
+                : "the fewest bits (at least 64) at which the small-m model\n"
+                  "(blockbloom/math.h) meets the target, with the closed form's k or a\n"
+                  "neighbour");
   if (!bpk_given) {
     std::printf("scalable: the first stage holds all %" PRIu64
-                " keys at p(1-r) with r = %.1f, leaving\n"
-                "headroom for growth (s = %.0f) under the same compound bound.\n",
-                keys, so.tightening, so.growth);
+                " keys at %.1f p(1-r) with r = %.1f (its\n"
+                "model margin), in whole 512-bit blocks, leaving headroom for growth\n"
+                "(s = %.0f) under the same compound bound.\n",
+                keys, ScalableBloomFilter::kStageModelMargin, so.tightening, so.growth);
   }
   return 0;
 }
