@@ -138,7 +138,7 @@ void RunTogether(int threads, Body body) {
 }
 
 // Separate scalable filters grown on separate threads at once: each new
-// stage's bits per key comes from a per-process memo (StageBitsPerKey) and
+// stage's bits per key comes from BlockedBitsPerKeyForFpr's per-process cache and
 // its probe count from BlockedBloomProbes' cache, both filled here by racing
 // threads (this process has built no stage before). Every filter is
 // byte-identical to one grown afterwards on one thread.

@@ -270,9 +270,9 @@ double internal::BlockedFilterFpr(uint64_t num_keys, uint64_t total_bits, int nu
   const uint64_t full_blocks = total_bits / blocked::kBlockBits;
   const uint32_t short_bits = static_cast<uint32_t>(total_bits % blocked::kBlockBits);
   const double bits_per_key = total / static_cast<double>(num_keys);
-  // The full blocks exactly only in a small filter (see above).
-  const bool exact = num_probes <= kExactModelMaxProbes &&
-                     full_blocks + (short_bits != 0 ? 1 : 0) <= kExactModelBlocks;
+  if (num_probes > kExactModelMaxProbes) {
+    return BlockedBloomFpr(bits_per_key, num_probes, blocked::kBlockBits);
+  }
   uint64_t cells_left = kExactModelCells;
   // The short block first: its error is the largest, and its chain is the
   // shorter one. Where it does not finish, the mixture answers for the whole
@@ -280,12 +280,12 @@ double internal::BlockedFilterFpr(uint64_t num_keys, uint64_t total_bits, int nu
   double short_fpr = 0.0, full_fpr = 0.0;
   const double short_share = short_bits / total;
   if (short_bits != 0) {
-    short_fpr = num_probes <= kExactModelMaxProbes
-                    ? ExactBlockFpr(num_keys, short_share, short_bits, num_probes, &cells_left)
-                    : -1.0;
+    short_fpr = ExactBlockFpr(num_keys, short_share, short_bits, num_probes, &cells_left);
   }
+  // The full blocks exactly only in a small filter (see above).
+  const bool small = full_blocks + (short_bits != 0 ? 1 : 0) <= kExactModelBlocks;
   if (short_fpr >= 0.0 && full_blocks > 0) {
-    full_fpr = exact ? ExactBlockFpr(num_keys, blocked::kBlockBits / total, blocked::kBlockBits,
+    full_fpr = small ? ExactBlockFpr(num_keys, blocked::kBlockBits / total, blocked::kBlockBits,
                                      num_probes, &cells_left)
                      : -1.0;
   }

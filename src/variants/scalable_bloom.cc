@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <mutex>
-#include <unordered_map>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -51,23 +49,13 @@ uint64_t WholeBlocks(uint64_t bytes) {
 }
 
 // Bits per key a stage needs for target p_i, capped at 64 (see header).
-// The bisection evaluates the Poisson-mixture model ~450 times (26 halvings
-// of [1, 64] to 1e-6, 17 sums each); filters of the same options add stages
-// for the same targets, so answers are memoised in a small bounded table.
-// Only AddStage asks: Deserialize does not re-derive stage geometry.
+// Filters of the same options add stages for the same targets: the
+// bisection's answers are kept by BlockedBitsPerKeyForFpr itself (an
+// unreachable target costs two model sums). Only AddStage asks:
+// Deserialize does not re-derive stage geometry.
 double StageBitsPerKey(double target) {
-  static std::mutex mu;
-  static auto* memo = new std::unordered_map<double, double>();  // never freed
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    if (auto it = memo->find(target); it != memo->end()) return it->second;
-  }
-  absl::StatusOr<double> bpk = BlockedBitsPerKeyForFpr(target);
-  const double answer = bpk.ok() ? *bpk : kMaxBitsPerKey;
-  std::lock_guard<std::mutex> lock(mu);
-  if (memo->size() >= 4096) memo->clear();
-  memo->emplace(target, answer);
-  return answer;
+  const absl::StatusOr<double> bpk = BlockedBitsPerKeyForFpr(target);
+  return bpk.ok() ? *bpk : kMaxBitsPerKey;
 }
 
 void PutDouble(std::string* dst, double v) {
