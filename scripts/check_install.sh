@@ -139,8 +139,8 @@ done
   done
   echo 'int main() { return 0; }'
 } > "$scratch/pedantic.cc"
-for cxx in g++ clang++-14; do
-  command -v "$cxx" >/dev/null || continue
+clangxx=$(command -v clang++-14 || command -v clang++ || true)
+for cxx in g++ $clangxx; do
   for arch in "" -march=native; do
     "$cxx" -std=c++17 $arch -Wall -Wextra -Wpedantic -Wconversion -Wsign-conversion -Wshadow \
       -Werror -fsyntax-only -I"$scratch/prefix/include" "$scratch/pedantic.cc"
@@ -236,3 +236,12 @@ printf '#include "blocked/format.h"\nint main() { return 0; }\n' > "$scratch/int
 if g++ -std=c++17 -fsyntax-only $(pkg-config --cflags blockbloom) "$scratch/internal.cc" 2>/dev/null; then
   echo "an internal header is visible to consumers" >&2; exit 1
 fi
+# The uninstall target (a top-level build's) removes every installed file.
+if [[ "$shared" == OFF ]]; then
+  cmake --build "$lib" --target uninstall >/dev/null
+  left="$(find "$scratch/prefix" -type f -o -type l)"
+  if [[ -n "$left" ]]; then
+    printf 'uninstall left files behind:\n%s\n' "$(head -5 <<<"$left")" >&2; exit 1
+  fi
+fi
+echo "check_install: ok"
