@@ -15,6 +15,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -31,6 +32,8 @@
 #include "leveldb/filter_policy.h"
 #include "test_keys.h"
 #include "tool/elf_doctor.h"
+#include "tool/manifest.h"
+#include "tool/sstable_inspect.h"
 #include "test_paths.h"
 #include "test_regex.h"
 
@@ -253,6 +256,13 @@ TEST(CliTest, OutputsThatCannotBeWrittenAreErrors) {
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 2);
   EXPECT_TRUE(Has(Slurp(err), "blockbloom calc: cannot write the output")) << Slurp(err);
+  // A command whose answer is its exit status keeps it, and says the report
+  // is missing (doctor: 4, a program that links no LevelDB).
+  const int doctor =
+      std::system((std::string(BLOCKBLOOM_CLI) + " doctor /bin/sh > /dev/full 2> " + err).c_str());
+  ASSERT_TRUE(WIFEXITED(doctor));
+  EXPECT_EQ(WEXITSTATUS(doctor), 4);
+  EXPECT_TRUE(Has(Slurp(err), "blockbloom doctor: cannot write the output")) << Slurp(err);
   const std::string keys = Dir() + "/keys_dash.txt";
   WriteLines(keys, 0, 10);
   const ToolRun dash = Tool("build " + keys + " -o -");
@@ -453,6 +463,21 @@ void MakeDb(const std::string& path, const leveldb::FilterPolicy* policy, int n)
   db->CompactRange(nullptr, nullptr);
 }
 
+// The one table file (*.ldb) of a database MakeDb made, or "".
+std::string LiveTable(const std::string& db) {
+  std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(db.c_str()), ::closedir);
+  if (d == nullptr) return "";
+  std::string found;
+  while (const dirent* e = ::readdir(d.get())) {
+    const std::string name = e->d_name;
+    if (name.size() > 4 && name.compare(name.size() - 4, 4, ".ldb") == 0) {
+      if (!found.empty()) return "";  // more than one
+      found = name;
+    }
+  }
+  return found;
+}
+
 TEST(CliTest, InspectReadsBlockedAndBuiltinDatabases) {
   std::unique_ptr<const leveldb::FilterPolicy> blocked(NewBlockedBloomFilterPolicy(10));
   std::unique_ptr<const leveldb::FilterPolicy> builtin(leveldb::NewBloomFilterPolicy(10));
@@ -536,6 +561,30 @@ TEST(CliTest, InspectReadsCompactDatabases) {
   // (docs/FORMAT.md, compact version 2).
   EXPECT_NEAR(std::stod(m[3]), 0.195, 0.01);
   leveldb::DestroyDB(db, leveldb::Options());
+
+  // One table with both versions: a data block of 80,000 keys (one filter
+  // over 65,536 keys: version 1), then one of the rest (version 2).
+  const std::string mixed = Dir() + "/db_compact_mixed";
+  leveldb::DestroyDB(mixed, leveldb::Options());
+  {
+    leveldb::Options options;
+    options.create_if_missing = true;
+    options.filter_policy = compact.get();
+    options.block_size = 2 << 20;
+    options.write_buffer_size = 16 << 20;
+    options.compression = leveldb::kNoCompression;
+    leveldb::DB* raw = nullptr;
+    ASSERT_TRUE(leveldb::DB::Open(options, mixed, &raw).ok());
+    std::unique_ptr<leveldb::DB> mixed_db(raw);
+    for (int i = 0; i < 100000; ++i) {
+      ASSERT_TRUE(mixed_db->Put(leveldb::WriteOptions(), Key(i), "v").ok());
+    }
+    mixed_db->CompactRange(nullptr, nullptr);
+  }
+  const ToolRun both = Tool("inspect " + mixed);
+  ASSERT_EQ(both.code, 0) << both.out << both.err;
+  EXPECT_TRUE(Has(both.out, "blockbloom compact v1+v2")) << both.out;
+  leveldb::DestroyDB(mixed, leveldb::Options());
 }
 
 // A FilteredDB's saved index is named beside the tables' filters (it
@@ -648,10 +697,42 @@ std::string TableWithRepeatedIndex(int keys, int index_entries) {
 // A database directory `name` (under Dir()) holding CURRENT and one table
 // file of `table_bytes`: what `blockbloom inspect` reads. Returns the
 // directory.
+// A MANIFEST (a LevelDB log of one record) whose one edit adds table
+// `number` of `size` bytes at level 0.
+std::string ManifestListing(uint64_t number, uint64_t size) {
+  const auto varint = [](std::string* out, uint64_t v) {
+    for (; v >= 0x80; v >>= 7) out->push_back(static_cast<char>(v | 0x80));
+    out->push_back(static_cast<char>(v));
+  };
+  std::string edit;
+  const std::string comparator = "leveldb.BytewiseComparator";
+  varint(&edit, 1);  // comparator
+  varint(&edit, comparator.size());
+  edit += comparator;
+  varint(&edit, 7);  // new file: level, number, size, smallest, largest
+  varint(&edit, 0);
+  varint(&edit, number);
+  varint(&edit, size);
+  for (const char* key : {"a", "z"}) {
+    varint(&edit, 1);
+    edit += key;
+  }
+  std::string record(7, '\0');
+  record[4] = static_cast<char>(edit.size() & 0xFF);
+  record[5] = static_cast<char>(edit.size() >> 8);
+  record[6] = 1;  // a full record
+  record += edit;
+  const uint32_t crc = tool::MaskedCrc32c(record.data() + 6, 1 + edit.size());
+  for (int i = 0; i < 4; ++i) record[i] = static_cast<char>(crc >> (8 * i));
+  return record;
+}
+
 std::string OneTableDb(const std::string& name, const std::string& table_bytes) {
   const std::string db = Dir() + "/" + name;
   EXPECT_EQ(std::system(("mkdir -p " + db).c_str()), 0);
   std::ofstream(db + "/CURRENT") << "MANIFEST-000001\n";
+  std::ofstream(db + "/MANIFEST-000001", std::ios::binary | std::ios::trunc)
+      << ManifestListing(1, table_bytes.size());
   std::ofstream(db + "/000001.ldb", std::ios::binary | std::ios::trunc) << table_bytes;
   return db;
 }
@@ -659,6 +740,7 @@ std::string OneTableDb(const std::string& name, const std::string& table_bytes) 
 // Removes what OneTableDb made.
 void RemoveOneTableDb(const std::string& db) {
   std::remove((db + "/000001.ldb").c_str());
+  std::remove((db + "/MANIFEST-000001").c_str());
   std::remove((db + "/CURRENT").c_str());
   std::remove(db.c_str());
 }
@@ -823,15 +905,39 @@ TEST(CliTest, InspectReportsTableNamesThatAreNotRegularFiles) {
   std::unique_ptr<const leveldb::FilterPolicy> blocked(NewBlockedBloomFilterPolicy(10));
   const std::string db = Dir() + "/db_odd_files";
   ASSERT_NO_FATAL_FAILURE(MakeDb(db, blocked.get(), 1000));
+  const std::string table = LiveTable(db);
+  ASSERT_FALSE(table.empty());
+  const std::string saved = Slurp(db + "/" + table);
+  // The live table's name taken by a FIFO, a device and a directory in turn:
+  // reported as damage, never read (a FIFO would block the read).
+  std::remove((db + "/" + table).c_str());
+  const std::string path = db + "/" + table;
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  ToolRun r = Tool("inspect " + db, "/dev/null", "timeout 10");
+  EXPECT_EQ(r.code, 3) << r.out << r.err;
+  EXPECT_TRUE(Has(r.out, table + "   DAMAGED: not a regular file")) << r.out;
+  std::remove(path.c_str());
+  ASSERT_EQ(::symlink("/dev/zero", path.c_str()), 0);
+  r = Tool("inspect " + db, "/dev/null", "timeout 10");
+  EXPECT_EQ(r.code, 3) << r.out << r.err;
+  EXPECT_TRUE(Has(r.out, table + "   DAMAGED: not a regular file")) << r.out;
+  std::remove(path.c_str());
+  ASSERT_EQ(::mkdir(path.c_str(), 0700), 0);
+  r = Tool("inspect " + db, "/dev/null", "timeout 10");
+  EXPECT_EQ(r.code, 3) << r.out << r.err;
+  EXPECT_TRUE(Has(r.out, table + "   DAMAGED: not a regular file")) << r.out;
+  ::rmdir(path.c_str());
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << saved;
+  // Not live, the same names are listed and never opened.
   const std::string fifo = db + "/999991.ldb", device = db + "/999992.ldb",
                     dir = db + "/999993.ldb";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   ASSERT_EQ(::symlink("/dev/zero", device.c_str()), 0);
   ASSERT_EQ(::mkdir(dir.c_str(), 0700), 0);
-  const ToolRun r = Tool("inspect " + db, "/dev/null", "timeout 10");
-  EXPECT_EQ(r.code, 3) << r.out << r.err;
+  r = Tool("inspect " + db, "/dev/null", "timeout 10");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
   for (const std::string name : {"999991.ldb", "999992.ldb", "999993.ldb"}) {
-    EXPECT_TRUE(Has(r.out, name + "   DAMAGED: not a regular file")) << r.out;
+    EXPECT_TRUE(Has(r.out, name + "   not live")) << r.out;
   }
   EXPECT_TRUE(Has(r.out, "1000 keys")) << r.out;  // the real table
   std::remove(fifo.c_str());
@@ -844,34 +950,67 @@ TEST(CliTest, InspectReportsDamagedTablesAndBadDirectories) {
   std::unique_ptr<const leveldb::FilterPolicy> blocked(NewBlockedBloomFilterPolicy(10));
   const std::string db = Dir() + "/db_damaged";
   ASSERT_NO_FATAL_FAILURE(MakeDb(db, blocked.get(), 5000));
-  // Damage copies of a real table in every way that matters: truncations at
-  // many lengths and single-byte flips across the file.
-  std::string table_name;
-  const ToolRun ok = Tool("inspect " + db);
-  RegexGroups m;
-  ASSERT_TRUE(RegexSearch(ok.out, R"((\d+\.ldb))", &m)) << ok.out;
-  table_name = m[1];
-  const std::string table = Slurp(db + "/" + table_name);
+  // Damage the live table in every way that matters: truncations at many
+  // lengths and single-byte flips across the file.
+  const std::string table_name = LiveTable(db);
+  ASSERT_FALSE(table_name.empty());
+  const std::string path = db + "/" + table_name;
+  const std::string table = Slurp(path);
   ASSERT_GT(table.size(), 1000u);
   int damaged_reports = 0;
   for (size_t cut : {size_t{0}, size_t{10}, size_t{47}, table.size() / 3, table.size() - 1}) {
-    std::ofstream(db + "/999990.ldb", std::ios::binary | std::ios::trunc) << table.substr(0, cut);
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << table.substr(0, cut);
     const ToolRun r = Tool("inspect " + db);
     EXPECT_EQ(r.code, 3) << cut;
-    damaged_reports += Has(r.out, "999990.ldb   DAMAGED");
+    damaged_reports += Has(r.out, table_name + "   DAMAGED");
   }
   EXPECT_EQ(damaged_reports, 5);
   for (size_t at = 0; at < table.size(); at += table.size() / 23 + 1) {
     std::string bad = table;
     bad[at] ^= 0x41;
-    std::ofstream(db + "/999990.ldb", std::ios::binary | std::ios::trunc) << bad;
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << bad;
     const ToolRun r = Tool("inspect " + db);
     // Checksums catch every flip inside a block; a flip in the footer
     // padding may pass. Either way: reported, no crash.
     EXPECT_TRUE(r.code == 0 || r.code == 3) << at << " code " << r.code;
-    EXPECT_TRUE(Has(r.out, "999990.ldb")) << r.out;
+    EXPECT_TRUE(Has(r.out, table_name)) << r.out;
+  }
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << table;
+  // The same damaged copies under a name the MANIFEST does not list are
+  // tables being written or left over: not live, not read, not damage.
+  for (size_t cut : {size_t{0}, size_t{47}, table.size() / 3, table.size()}) {
+    std::ofstream(db + "/999990.ldb", std::ios::binary | std::ios::trunc) << table.substr(0, cut);
+    const ToolRun r = Tool("inspect " + db);
+    EXPECT_EQ(r.code, 0) << cut << r.out;
+    EXPECT_TRUE(Has(r.out, "999990.ldb   not live")) << r.out;
+    EXPECT_TRUE(Has(r.out, "1 tables (0 damaged; 1 not live, not read)")) << r.out;
+    EXPECT_TRUE(Has(r.out, " 5000 keys")) << r.out;  // counted once
   }
   std::remove((db + "/999990.ldb").c_str());
+  // A missing live table, a damaged MANIFEST and a CURRENT that names none
+  // are damage (LevelDB would not open the database).
+  ASSERT_EQ(std::rename(path.c_str(), (path + ".away").c_str()), 0);
+  ToolRun r = Tool("inspect " + db);
+  EXPECT_EQ(r.code, 3) << r.out;
+  EXPECT_TRUE(Has(r.out, table_name + "   DAMAGED: missing (MANIFEST-")) << r.out;
+  ASSERT_EQ(std::rename((path + ".away").c_str(), path.c_str()), 0);
+  const std::string current = Slurp(db + "/CURRENT");
+  const std::string manifest_path = db + "/" + current.substr(0, current.size() - 1);
+  const std::string manifest = Slurp(manifest_path);
+  std::string flipped = manifest;
+  flipped[manifest.size() / 2] ^= 0x10;
+  std::ofstream(manifest_path, std::ios::binary | std::ios::trunc) << flipped;
+  r = Tool("inspect " + db);
+  EXPECT_EQ(r.code, 3) << r.out;
+  EXPECT_TRUE(Has(r.out, "DAMAGED: checksum mismatch")) << r.out;
+  EXPECT_TRUE(Has(r.out, " 5000 keys")) << r.out;  // every table file read instead
+  std::ofstream(manifest_path, std::ios::binary | std::ios::trunc) << manifest;
+  std::ofstream(db + "/CURRENT", std::ios::binary | std::ios::trunc) << "garbage\n";
+  r = Tool("inspect " + db);
+  EXPECT_EQ(r.code, 3) << r.out;
+  EXPECT_TRUE(Has(r.out, "CURRENT      DAMAGED: CURRENT does not name a MANIFEST file")) << r.out;
+  std::ofstream(db + "/CURRENT", std::ios::binary | std::ios::trunc) << current;
+  EXPECT_EQ(Tool("inspect " + db).code, 0);
   leveldb::DestroyDB(db, leveldb::Options());
 
   // Run-time errors: exit 2 and a one-line message, without the usage text.
@@ -886,6 +1025,70 @@ TEST(CliTest, InspectReportsDamagedTablesAndBadDirectories) {
   std::remove(file.c_str());
   EXPECT_EQ(Tool("inspect " + Dir()).code, 2);  // a directory, but no CURRENT
   EXPECT_EQ(Tool("inspect").code, 1);           // a usage error
+}
+
+// The live tables the MANIFEST reader finds are those LevelDB itself lists
+// (GetProperty("leveldb.sstables")), after flushes, compactions and
+// deletions; every prefix of the MANIFEST (a writer mid-append) reads
+// without error, and no single-byte damage crashes the reader.
+TEST(CliTest, ManifestReaderFindsTheTablesLevelDbLists) {
+  const std::string db_path = Dir() + "/db_manifest";
+  leveldb::DestroyDB(db_path, leveldb::Options());
+  leveldb::Options options;
+  options.create_if_missing = true;
+  // Many flushes, compactions and table files (LevelDB's 1 MiB least
+  // max_file_size, incompressible values), tables deleted by them.
+  options.write_buffer_size = 256 << 10;
+  options.max_file_size = 1 << 20;
+  options.compression = leveldb::kNoCompression;
+  leveldb::DB* raw = nullptr;
+  ASSERT_TRUE(leveldb::DB::Open(options, db_path, &raw).ok());
+  std::unique_ptr<leveldb::DB> db(raw);
+  uint64_t state = 1;
+  std::string value(100, '\0');
+  for (int i = 0; i < 60000; ++i) {
+    for (char& c : value) c = static_cast<char>((state = state * 6364136223846793005u + 1) >> 56);
+    ASSERT_TRUE(db->Put(leveldb::WriteOptions(), Key(i * 7919 % 60000), value).ok());
+    if (i % 3 == 0) ASSERT_TRUE(db->Delete(leveldb::WriteOptions(), Key(i / 2)).ok());
+  }
+  const std::string mid = Key(20000);
+  const leveldb::Slice begin(mid);
+  db->CompactRange(&begin, nullptr);
+  std::string listing;
+  ASSERT_TRUE(db->GetProperty("leveldb.sstables", &listing));
+  std::set<uint64_t> expected;
+  std::istringstream lines(listing);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line[0] != ' ') continue;  // " 12:3456['a' .. 'b']"
+    expected.insert(std::stoull(line.substr(1, line.find(':') - 1)));
+  }
+  ASSERT_GT(expected.size(), 3u) << listing;
+  const std::string current = Slurp(db_path + "/CURRENT");
+  const absl::StatusOr<std::string> name = tool::ManifestName(current);
+  ASSERT_TRUE(name.ok()) << name.status();
+  const std::string manifest = Slurp(db_path + "/" + *name);
+  const absl::StatusOr<std::set<uint64_t>> live = tool::LiveTableNumbers(manifest);
+  ASSERT_TRUE(live.ok()) << live.status();
+  EXPECT_EQ(*live, expected) << listing;
+  for (size_t cut = 0; cut < manifest.size(); cut += 1 + manifest.size() / 300) {
+    EXPECT_TRUE(tool::LiveTableNumbers(manifest.substr(0, cut)).ok()) << cut;
+  }
+  for (size_t at = 0; at < manifest.size(); at += 1 + manifest.size() / 300) {
+    std::string bad = manifest;
+    bad[at] ^= 0x41;
+    (void)tool::LiveTableNumbers(bad);  // an answer or an error; ASan checks the reads
+  }
+  EXPECT_FALSE(tool::ManifestName("MANIFEST-000002").ok());  // no newline
+  EXPECT_FALSE(tool::ManifestName("MANIFEST-\n").ok());
+  EXPECT_FALSE(tool::ManifestName("../MANIFEST-2\n").ok());
+  EXPECT_EQ(tool::ManifestName("MANIFEST-000002\n").value(), "MANIFEST-000002");
+  EXPECT_EQ(tool::TableNumber("000123.ldb"), 123u);
+  EXPECT_EQ(tool::TableNumber("7.sst"), 7u);
+  EXPECT_FALSE(tool::TableNumber(".ldb").has_value());
+  EXPECT_FALSE(tool::TableNumber("12a.ldb").has_value());
+  EXPECT_FALSE(tool::TableNumber("99999999999999999999.ldb").has_value());  // > 2^64
+  db.reset();
+  leveldb::DestroyDB(db_path, leveldb::Options());
 }
 
 // ---- doctor ----

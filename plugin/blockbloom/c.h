@@ -20,7 +20,12 @@
  * same Name(), same on-disk format (docs/FORMAT.md), so a database written
  * through C can be read from C++ and the other way round. A filter that
  * cannot be parsed (damaged, truncated, from a newer version) answers "may
- * match": it costs a data-block read, never a missed key.
+ * match": it costs a data-block read, never a missed key. One exception, for
+ * the migrating policies (which also read LevelDB's built-in filters): a
+ * filter truncated so that its last byte is 30 or less reads as a built-in
+ * filter, as stock LevelDB itself would read it, and may then miss keys;
+ * LevelDB's block checksums (paranoid_checks, ReadOptions::verify_checksums)
+ * catch such damage on disk.
  *
  * bits_per_key is clamped into [1, 64]; NaN means 10 (ClampBitsPerKey in
  * blockbloom/blocked_bloom.h): every value is accepted. A create function

@@ -46,6 +46,7 @@
 #include "blockbloom/scalable_bloom.h"
 #include "blockbloom/standard_bloom.h"
 #include "elf_doctor.h"
+#include "manifest.h"
 #include "sstable_inspect.h"
 
 ABSL_FLAG(double, keys, 0, "calc: number of keys (accepts 1e9)");
@@ -128,13 +129,18 @@ const std::vector<Command>& Commands() {
       {"inspect",
        "usage: blockbloom inspect DBDIR\n"
        "\n"
-       "For every table (*.ldb, *.sst) of the LevelDB database in DBDIR: the filter\n"
-       "policy name, number of filters, bytes, keys, bits per key, filter format\n"
-       "(blockbloom blocked vN, blockbloom compact vN, LevelDB built-in, unknown) and\n"
-       "predicted FPR (\"unknown (model work capped)\" for a table whose filters\n"
-       "would need more model work than its size allows: none LevelDB writes).\n"
-       "Files are only read, never locked or written: the database may be open.\n"
-       "Exit status 3 if some tables could not be read (each is reported).\n",
+       "For every live table (*.ldb, *.sst) of the LevelDB database in DBDIR: the\n"
+       "filter policy name, number of filters, bytes, keys, bits per key, filter\n"
+       "format (blockbloom blocked vN, blockbloom compact vN, LevelDB built-in,\n"
+       "unknown) and predicted FPR (\"unknown (model work capped)\" for a table whose\n"
+       "filters would need more model work than its size allows: none LevelDB\n"
+       "writes). The live tables are those of the MANIFEST that CURRENT names; other\n"
+       "table files (a compaction's output being written, or one left by an\n"
+       "interrupted compaction, which LevelDB deletes at its next open) are listed\n"
+       "as not live and not read. Files are only read, never locked or written: the\n"
+       "database may be open.\n"
+       "Exit status 3 if the MANIFEST or some live tables could not be read, or a\n"
+       "live table is missing (each is reported).\n",
        {}},
       {"doctor",
        "usage: blockbloom doctor FILE\n"
@@ -822,14 +828,20 @@ bool EndsWith(const std::string& s, const char* suffix) {
   return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
 }
 
+// "v1+v2": every version in a VersionBit set ("v?" for bit 31).
+std::string Versions(uint32_t versions) {
+  std::string out;
+  for (int v = 0; v < 32; ++v) {
+    if ((versions >> v & 1) == 0) continue;
+    out += (out.empty() ? "v" : "+v") + (v == 31 ? std::string("?") : std::to_string(v));
+  }
+  return out;
+}
+
 std::string FormatOf(const TableReport& r) {
   std::vector<std::string> parts;
-  if (r.blocked_filters > 0) {
-    parts.push_back(absl::StrFormat("blockbloom blocked v%d", r.blocked_version));
-  }
-  if (r.compact_filters > 0) {
-    parts.push_back(absl::StrFormat("blockbloom compact v%d", r.compact_version));
-  }
+  if (r.blocked_filters > 0) parts.push_back("blockbloom blocked " + Versions(r.blocked_versions));
+  if (r.compact_filters > 0) parts.push_back("blockbloom compact " + Versions(r.compact_versions));
   if (r.builtin_filters > 0) parts.push_back("leveldb built-in");
   if (r.unknown_filters > 0) parts.push_back("unknown");
   if (parts.empty()) return "-";
@@ -878,6 +890,37 @@ std::string ReadTableFile(const std::string& path, std::string* contents) {
   return "";
 }
 
+// The table files (*.ldb, *.sst) in dir, sorted; "" or why they could not be
+// listed.
+std::string ListTables(const std::string& dir, std::vector<std::string>* tables) {
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return absl::StrFormat("cannot list %s: %s", dir, std::strerror(errno));
+  while (struct dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (EndsWith(name, ".ldb") || EndsWith(name, ".sst")) tables->push_back(name);
+  }
+  ::closedir(d);
+  std::sort(tables->begin(), tables->end());
+  return "";
+}
+
+// The live tables' numbers (manifest.h) from dir's CURRENT and the MANIFEST
+// it names (*manifest: that name, or "" if CURRENT names none).
+absl::StatusOr<std::set<uint64_t>> ReadLiveTables(const std::string& dir, std::string* manifest) {
+  manifest->clear();
+  std::string current, log;
+  if (const std::string error = ReadTableFile(dir + "/CURRENT", &current); !error.empty()) {
+    return absl::DataLossError("CURRENT: " + error);
+  }
+  absl::StatusOr<std::string> name = ManifestName(current);
+  if (!name.ok()) return name.status();
+  *manifest = *name;
+  if (const std::string error = ReadTableFile(dir + "/" + *name, &log); !error.empty()) {
+    return absl::DataLossError(error);
+  }
+  return LiveTableNumbers(log);
+}
+
 int Inspect(const std::vector<char*>& args) {
   const char* usage = Commands()[3].usage;
   if (args.size() != 2) return UsageError("inspect takes exactly one DBDIR", usage);
@@ -890,27 +933,67 @@ int Inspect(const std::vector<char*>& args) {
   if (::access((dir + "/CURRENT").c_str(), F_OK) != 0) {
     return RuntimeError(dir + " is not a LevelDB database (no CURRENT file)", kExitIo);
   }
+  // The live tables and the table files, in a consistent view: an open
+  // database may switch to a new MANIFEST, add tables and delete obsolete
+  // ones while they are read, so the MANIFEST is read again after the
+  // listing, until both reads agree.
+  std::string manifest;
+  absl::StatusOr<std::set<uint64_t>> live = absl::UnknownError("not read");
   std::vector<std::string> tables;
-  if (DIR* d = ::opendir(dir.c_str())) {
-    while (struct dirent* e = ::readdir(d)) {
-      const std::string name = e->d_name;
-      if (EndsWith(name, ".ldb") || EndsWith(name, ".sst")) tables.push_back(name);
+  for (int attempt = 0;; ++attempt) {
+    live = ReadLiveTables(dir, &manifest);
+    tables.clear();
+    if (const std::string error = ListTables(dir, &tables); !error.empty()) {
+      return RuntimeError(error, kExitIo);
     }
-    ::closedir(d);
-  } else {
-    std::fprintf(stderr, "blockbloom inspect: cannot list %s: %s\n", dir.c_str(),
-                 std::strerror(errno));
-    return kExitIo;
+    if (attempt == 4) break;
+    std::string manifest_again;
+    const absl::StatusOr<std::set<uint64_t>> again = ReadLiveTables(dir, &manifest_again);
+    if (live.ok() && again.ok() && manifest_again == manifest && *again == *live) break;
   }
-  std::sort(tables.begin(), tables.end());
   std::printf("%-12s %-30s %8s %10s %10s %9s  %-32s %s\n", "table", "filter policy", "filters",
               "bytes", "keys", "bits/key", "format", "model FPR");
-  uint64_t all_bytes = 0, all_keys = 0, all_filters = 0, damaged = 0;
+  uint64_t all_bytes = 0, all_keys = 0, all_filters = 0, damaged = 0, not_live = 0;
+  if (!live.ok()) {
+    std::printf("%-12s DAMAGED: %s; every table file is read\n",
+                manifest.empty() ? "CURRENT" : manifest.c_str(),
+                std::string(live.status().message()).c_str());
+    ++damaged;
+  } else {
+    std::set<uint64_t> listed;
+    for (const std::string& name : tables) {
+      if (const std::optional<uint64_t> number = TableNumber(name)) listed.insert(*number);
+    }
+    for (const uint64_t number : *live) {
+      if (listed.count(number) != 0) continue;
+      std::printf("%-12s DAMAGED: missing (%s lists it)\n",
+                  absl::StrFormat("%06d.ldb", number).c_str(), manifest.c_str());
+      ++damaged;
+    }
+  }
   double weighted_fpr = 0;
   bool fpr_known = true;
   for (const std::string& name : tables) {
+    const std::optional<uint64_t> number = TableNumber(name);
+    const auto is_live = [&](const absl::StatusOr<std::set<uint64_t>>& set) {
+      return !set.ok() || (number.has_value() && set->count(*number) != 0);
+    };
+    if (!is_live(live)) {
+      std::printf("%-12s not live: not in %s (being written, or left over); not read\n",
+                  name.c_str(), manifest.c_str());
+      ++not_live;
+      continue;
+    }
     std::string contents;
     if (const std::string error = ReadTableFile(dir + "/" + name, &contents); !error.empty()) {
+      // Compacted away since the MANIFEST was read: no longer live.
+      std::string manifest_now;
+      if (live.ok() && ::access((dir + "/" + name).c_str(), F_OK) != 0 && errno == ENOENT &&
+          !is_live(ReadLiveTables(dir, &manifest_now))) {
+        std::printf("%-12s not live: compacted away while this ran\n", name.c_str());
+        ++not_live;
+        continue;
+      }
       std::printf("%-12s DAMAGED: %s\n", name.c_str(), error.c_str());
       ++damaged;
       continue;
@@ -941,10 +1024,11 @@ int Inspect(const std::vector<char*>& args) {
       fpr_known = false;
     }
   }
-  std::printf("\n%zu tables (%" PRIu64 " damaged), %" PRIu64 " filters, %" PRIu64
+  std::printf("\n%" PRIu64 " tables (%" PRIu64 " damaged%s), %" PRIu64 " filters, %" PRIu64
               " filter bytes, %" PRIu64 " keys, %.2f bits/key, model FPR %s\n",
-              tables.size(), damaged, all_filters, all_bytes, all_keys,
-              all_keys == 0 ? 0.0 : 8.0 * all_bytes / all_keys,
+              static_cast<uint64_t>(tables.size()) - not_live, damaged,
+              not_live == 0 ? "" : absl::StrFormat("; %d not live, not read", not_live).c_str(),
+              all_filters, all_bytes, all_keys, all_keys == 0 ? 0.0 : 8.0 * all_bytes / all_keys,
               !fpr_known      ? "unknown"
               : all_keys == 0 ? "-"
                               : Percent(weighted_fpr / all_keys).c_str());
@@ -1096,12 +1180,13 @@ int Main(int argc, char** argv) {
                    : name == "doctor" ? Doctor(positional)
                                       : Inspect(positional);
   // Every command reports on stdout: a report that could not be written (a
-  // full disk) is an I/O error, never a silent success. (A command that
-  // failed has said why already.)
-  if (code == 0 && (std::fflush(stdout) != 0 || std::ferror(stdout) != 0)) {
+  // full disk) is said on stderr, never lost in silence, and turns a success
+  // into an I/O error (inspect's 3 and doctor's 4 stay: they are the answer,
+  // and the message says the report is missing).
+  if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
     std::fprintf(stderr, "blockbloom %s: cannot write the output: %s\n", cmd->name,
                  std::strerror(errno));
-    return kExitIo;
+    return code == 0 ? kExitIo : code;
   }
   return code;
 }

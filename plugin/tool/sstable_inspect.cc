@@ -76,22 +76,6 @@ uint64_t DecodeLittleEndian(const char* p, int bytes) {
 uint32_t DecodeFixed32(const char* p) { return static_cast<uint32_t>(DecodeLittleEndian(p, 4)); }
 uint64_t DecodeFixed64(const char* p) { return DecodeLittleEndian(p, 8); }
 
-// Reads a varint (LevelDB's: 7 bits per byte, little-endian groups) of at
-// most `max_bits` from *in, advancing it. False if malformed or cut short.
-bool GetVarint(std::string_view* in, int max_bits, uint64_t* value) {
-  uint64_t result = 0;
-  for (int shift = 0; shift < max_bits && !in->empty(); shift += 7) {
-    const uint8_t byte = static_cast<uint8_t>(in->front());
-    in->remove_prefix(1);
-    result |= static_cast<uint64_t>(byte & 0x7f) << shift;
-    if ((byte & 0x80) == 0) {
-      *value = result;
-      return true;
-    }
-  }
-  return false;
-}
-
 struct BlockHandle {
   uint64_t offset = 0;
   uint64_t size = 0;
@@ -299,7 +283,7 @@ absl::Status Inspect(std::string_view file, TableReport* report) {
     const FilterDescription kind = DescribeFilter(filter);
     if (kind.encoding == FilterEncoding::kBlocked && kind.blocked_readable) {
       ++report->blocked_filters;
-      report->blocked_version = std::max(report->blocked_version, kind.version);
+      report->blocked_versions |= VersionBit(kind.version);
       k = kind.num_probes;
       // Version 2 (flat) is one block over the whole filter: the standard
       // Bloom filter's model; version 1, the blocked Poisson mixture, within
@@ -336,7 +320,7 @@ absl::Status Inspect(std::string_view file, TableReport* report) {
       // anything.
       const absl::StatusOr<CompactFilter> compact_filter = CompactFilter::Deserialize(filter);
       ++report->compact_filters;
-      report->compact_version = std::max(report->compact_version, kind.version);
+      report->compact_versions |= VersionBit(kind.version);
       fpr = compact_filter.ok() ? compact_filter->expected_fpr() : 1.0;
       weighted_fpr += fpr * static_cast<double>(keys);
       weighted_keys += keys;
@@ -375,6 +359,20 @@ absl::Status Inspect(std::string_view file, TableReport* report) {
 uint32_t MaskedCrc32c(const char* data, size_t n) {
   const uint32_t crc = Crc32c(data, n);
   return ((crc >> 15) | (crc << 17)) + 0xa282ead8u;
+}
+
+bool GetVarint(std::string_view* in, int max_bits, uint64_t* value) {
+  uint64_t result = 0;
+  for (int shift = 0; shift < max_bits && !in->empty(); shift += 7) {
+    const uint8_t byte = static_cast<uint8_t>(in->front());
+    in->remove_prefix(1);
+    result |= static_cast<uint64_t>(byte & 0x7f) << shift;
+    if ((byte & 0x80) == 0) {
+      *value = result;
+      return true;
+    }
+  }
+  return false;
 }
 
 TableReport InspectTable(std::string_view contents) {

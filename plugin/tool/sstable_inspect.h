@@ -34,6 +34,12 @@
 namespace blockbloom {
 namespace tool {
 
+// Bit v for trailer version v < 31; bit 31 for any other (a damaged
+// trailer's version byte).
+inline uint32_t VersionBit(int version) {
+  return version >= 0 && version < 31 ? uint32_t{1} << version : uint32_t{1} << 31;
+}
+
 struct TableReport {
   std::string error;         // empty when the table was read completely
   std::string policy_name;   // "" when the table has no filter block
@@ -45,8 +51,11 @@ struct TableReport {
   // Filters by encoding, recognised by their trailer: blockbloom's blocked
   // format (ParseFilter), LevelDB's built-in (last byte k <= 30), other.
   uint64_t blocked_filters = 0, compact_filters = 0, builtin_filters = 0, unknown_filters = 0;
-  int blocked_version = 0;  // trailer version of the blocked filters
-  int compact_version = 0;  // trailer version of the compact filters
+  // The trailer versions seen (VersionBit) of the blocked and of the compact
+  // filters: a table may hold several (a compact policy writes version 2 for
+  // up to 65,536 keys and version 1 above).
+  uint32_t blocked_versions = 0;
+  uint32_t compact_versions = 0;
   int min_probes = 0, max_probes = 0;
   // Model FPR averaged over filters, weighted by their keys (a query for an
   // absent key probes the one filter of the data block it falls in).
@@ -62,8 +71,13 @@ struct TableReport {
 // `contents` is the whole table file.
 TableReport InspectTable(std::string_view contents);
 
-// LevelDB's masked CRC-32C (Castagnoli), as stored in block trailers.
+// LevelDB's masked CRC-32C (Castagnoli), as stored in block trailers and
+// log records.
 uint32_t MaskedCrc32c(const char* data, size_t n);
+
+// Reads a varint (LevelDB's: 7 bits per byte, little-endian groups) of at
+// most `max_bits` from *in, advancing it. False if malformed or cut short.
+bool GetVarint(std::string_view* in, int max_bits, uint64_t* value);
 
 }  // namespace tool
 }  // namespace blockbloom
