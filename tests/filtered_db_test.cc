@@ -943,6 +943,54 @@ TEST(FilteredDBSizingTest, GrowsAndShrinksWithTheLiveKeysAndReopens) {
   DestroyFilteredDB(path, leveldb::Options());
 }
 
+// An index the sizing rule builds above twice the budget (the counting kind
+// at a low target_fpr: about 15 bytes per key at 1e-6, against a budget of 4
+// without the fixed part) is not "shrunk" by a rebuild of the same size: deletes
+// start no rebuild until one would at least halve it. (Each delete started a
+// full scan here, 100 deletes 100 rebuilds, before the shrink rule asked
+// what the rebuild would build.)
+TEST(FilteredDBSizingTest, AnIndexSizedAboveTheBudgetIsNotRebuiltOnEveryDelete) {
+  const ScopedBudgetSlack no_slack(0);
+  const std::string path = DbPath("no_shrink_storm");
+  DestroyFilteredDB(path, leveldb::Options());
+  FilteredDBOptions fdb_options;
+  fdb_options.kind = IndexKind::kCounting;
+  fdb_options.target_fpr = 1e-6;
+  fdb_options.expected_keys = 16;
+  std::unique_ptr<FilteredDB> db;
+  ASSERT_TRUE(FilteredDB::Open(fdb_options, SmallBufferOptions(), path, &db).ok());
+  constexpr uint64_t kKeys = 5000;
+  PutRange(db.get(), 0, kKeys);
+  db->WaitForGrowth();
+  const FilteredDBStats before = db->index_stats();
+  ASSERT_GT(before.memory_bytes, 2 * KeyIndex::BudgetBytes(kKeys));  // the premise
+  for (uint64_t i = 0; i < 100; ++i) {
+    ASSERT_TRUE(db->Delete(leveldb::WriteOptions(), Key(i)).ok());
+    db->WaitForGrowth();
+  }
+  const FilteredDBStats after = db->index_stats();
+  EXPECT_EQ(after.rebuilds, before.rebuilds);
+  EXPECT_EQ(after.keys, kKeys - 100);
+  EXPECT_TRUE(after.index_active);
+  // Deleting most keys still shrinks it.
+  DeleteRange(db.get(), 100, kKeys - 50);
+  for (int round = 0; round < 4 && db->index_stats().memory_bytes * 4 > before.memory_bytes;
+       ++round) {
+    db->WaitForGrowth();
+    ASSERT_TRUE(db->Put(leveldb::WriteOptions(), Key(kKeys + round), "v").ok());
+    ASSERT_TRUE(db->Delete(leveldb::WriteOptions(), Key(kKeys + round)).ok());
+  }
+  db->WaitForGrowth();
+  EXPECT_LT(db->index_stats().memory_bytes * 4, before.memory_bytes);
+  std::string value;
+  for (uint64_t i = 0; i < kKeys; ++i) {
+    const leveldb::Status s = db->Get(leveldb::ReadOptions(), Key(i), &value);
+    ASSERT_TRUE(i >= kKeys - 50 ? s.ok() : s.IsNotFound()) << i << " " << s.ToString();
+  }
+  db.reset();
+  DestroyFilteredDB(path, leveldb::Options());
+}
+
 // Writers that outrun a growth rebuild: the keys written between its scan and
 // its publish overfill the index it built (sized for the scanned keys), which
 // refuses one of them during the replay. The rebuild then starts over sized

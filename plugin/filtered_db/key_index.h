@@ -226,8 +226,9 @@ class KeyIndex {
   uint64_t capacity() const { return counting_->capacity(); }
   uint64_t memory_bytes() const { return counting_->memory_bytes() + front_->memory_bytes(); }
   // Below this many live keys the index takes more than twice
-  // BudgetBytes(keys()): FilteredDB rebuilds it smaller. 0 when it never does
-  // (always below kMinShrinkBytes: a scan to save less is not worth it).
+  // BudgetBytes(keys()): FilteredDB rebuilds it smaller where CapacityFor
+  // the keys is at most half its capacity (write_path.cc). 0 when it never
+  // does (always below kMinShrinkBytes: a scan to save less is not worth it).
   static constexpr uint64_t kMinShrinkBytes = 4096;
   uint64_t shrink_below() const { return shrink_below_; }
   // The pair's: the front filter's model FPR times the counting filter's.

@@ -149,12 +149,19 @@ leveldb::Status FilteredDB::Impl::ApplyLocked(const leveldb::WriteOptions& write
     if (logging) log.push_back({removed[i], false});
   }
   // Shrink: the index takes more than twice the budget for its live keys
-  // (KeyIndex::shrink_below). Rebuilt in the background like a growth, sized
-  // for the keys the scan finds; not while a growth runs (it sizes for them
-  // too), nor after a failed rebuild until inserts resume (as for growth).
+  // (KeyIndex::shrink_below), and the index a rebuild would size for them
+  // (KeyIndex::CapacityFor, what the rebuild asks for) is at most half this
+  // one: an index the rule sizes above the budget anyway (the counting kind
+  // at a low target_fpr, or a large expected_keys) is never rebuilt at the
+  // same size, where every delete would start another full scan. Rebuilt in
+  // the background like a growth, sized for the keys the scan finds; not
+  // while a growth runs (it sizes for them too), nor after a failed rebuild
+  // until inserts resume (as for growth).
   if (current != nullptr && num_removed != 0 && !growth_running &&
       current->keys() < current->shrink_below() &&
-      current->inserted_since_build() >= growth_retry_inserts) {
+      current->inserted_since_build() >= growth_retry_inserts &&
+      KeyIndex::CapacityFor(options.kind, current->keys(), options.expected_keys,
+                            options.target_fpr) <= current->capacity() / 2) {
     StartGrowthLocked(1);
   }
   return s;
