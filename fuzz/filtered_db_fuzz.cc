@@ -5,7 +5,8 @@
 // grows by rebuilds; its kind (counting or d-left) and LevelDB's own filter
 // policy are chosen by the input. Every Get must agree with the map (a live
 // key ruled out by the index is a false negative and aborts), and the index
-// must hold exactly the live keys.
+// must hold exactly the live keys. Every index takes one fixed seed
+// (testing_hooks.h), so that an input replays exactly as it ran.
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -14,6 +15,7 @@
 
 #include "blockbloom/filtered_db.h"
 #include "blockbloom/leveldb_filter_policy.h"
+#include "filtered_db/testing_hooks.h"
 #include "fuzz_input.h"
 #include "leveldb/env.h"
 #include "leveldb/helpers/memenv.h"
@@ -71,6 +73,11 @@ void CheckIndexKeys(FilteredDB& db, const Oracle& oracle) {
 }
 
 }  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  blockbloom::filtered_db::SetIndexSeedForTesting(true, 0x5EED);
+  return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FuzzInput in(data, size);

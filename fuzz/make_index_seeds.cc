@@ -19,6 +19,7 @@
 
 #include "blockbloom/filtered_db.h"
 #include "filtered_db/index_file.h"
+#include "filtered_db/testing_hooks.h"
 #include "leveldb/options.h"
 
 namespace {
@@ -38,6 +39,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string out_dir = argv[1];
+  // One fixed index seed: the payloads are the same on every run.
+  blockbloom::filtered_db::SetIndexSeedForTesting(true, 0x5EED);
   const char* tmp = std::getenv("TMPDIR");
   const std::string db_path = std::string(tmp != nullptr ? tmp : "/tmp") +
                               "/blockbloom_index_seeds_" + std::to_string(::getpid());

@@ -1,5 +1,7 @@
-// FilteredDB when its d-left index REFUSES an insert, driven with real keys
-// (no hooks): keys are searched whose stable hashes (blockbloom::HashKey)
+// FilteredDB when its d-left index REFUSES an insert, driven with real keys:
+// with every index's seed fixed (testing_hooks.h: otherwise each index draws
+// a random one, and nobody outside can choose colliding keys), keys are
+// searched whose index hashes (KeyIndex::Keyed of blockbloom::HashKey)
 // collide in a tiny d-left index, so that
 //   - a counter overflows (4 keys share a whole fingerprint, i.e. the top
 //     b + 14 bits of their hash at B = 2^b: blockbloom/dleft_counting_bloom.h),
@@ -44,7 +46,13 @@ constexpr int kR = Filter::kRemainderBits;
 
 // ---- Choosing colliding keys ------------------------------------------------
 
-uint64_t TopBits(const std::string& key, int bits) { return HashKey(key) >> (64 - bits); }
+// The seed every index of these tests takes (Harness fixes it).
+constexpr uint64_t kSeed = 0x5EED0F1D3C0FFEE5ull;
+
+// The key's hash in an index of seed kSeed.
+uint64_t IndexHash(const std::string& key) { return KeyIndex::Keyed(HashKey(key), kSeed); }
+
+uint64_t TopBits(const std::string& key, int bits) { return IndexHash(key) >> (64 - bits); }
 
 // `count` keys "<prefix><i>" whose hashes share their top `shared_bits` bits
 // but do not all share the next bit: all of them share one cell (one
@@ -109,7 +117,7 @@ int FirstRefusal(const std::vector<std::string>& keys, int log2_buckets,
   EXPECT_TRUE(filter.ok());
   int first = -1;
   for (size_t i = 0; i < keys.size(); ++i) {
-    const absl::Status s = (*filter)->Insert(keys[i]);
+    const absl::Status s = (*filter)->InsertHash(IndexHash(keys[i]));
     if (!s.ok()) {
       EXPECT_TRUE(absl::IsResourceExhausted(s)) << s;
       first = static_cast<int>(i);
@@ -128,11 +136,13 @@ class Harness {
  public:
   explicit Harness(const std::string& tag) : path_(TestPath(tag)) {
     DestroyFilteredDB(path_, leveldb::Options());
+    filtered_db::SetIndexSeedForTesting(true, kSeed);
   }
   ~Harness() {
     db_.reset();
     DestroyFilteredDB(path_, leveldb::Options());
     filtered_db::SetIndexBudgetSlackForTesting(KeyIndex::kDefaultBudgetSlackBytes);
+    filtered_db::SetIndexSeedForTesting(false, 0);
   }
 
   // The index is sized for the live keys within a memory budget of 4 bytes
@@ -397,6 +407,73 @@ TEST(FilteredDBGrowthTest, PersistentRefusalSaturatesThenRecovers) {
   EXPECT_EQ(s.keys, 4u);
   EXPECT_EQ(s.capacity, 384u);
   h.ExpectAgrees("reopened at B = 16");
+  EXPECT_GE(h.RuledOutOf(1000), 990u);
+}
+
+// Keys chosen offline to collide under blockbloom::HashKey alone (XXH3-64,
+// seed 0, which anyone can compute): these four share their top 28 hash bits
+// and have their low 18 bits below 2^14, so they share one 16-bit d-left
+// cell's fingerprint (and segment) at every size a rebuild of a small index
+// tries. When the index used HashKey itself, they saturated a FilteredDB at
+// target_fpr 1e-4 (16-bit cells) for good: every Get passed through. Under
+// the index's random seed they are four ordinary keys.
+TEST(FilteredDBGrowthTest, KeysCollidingUnderThePublicHashAreOrdinaryKeys) {
+  const std::vector<std::string> q = {"adv55964378", "adv58052207", "adv67429558", "adv76722112"};
+  for (const std::string& key : q) {  // the premise
+    EXPECT_EQ(HashKey(key) >> 36, HashKey(q[0]) >> 36) << key;
+    EXPECT_LT(HashKey(key) & ((1u << 18) - 1), 1u << 14) << key;
+  }
+  const std::string path = TestPath("public_hash_collisions");
+  DestroyFilteredDB(path, leveldb::Options());
+  FilteredDBOptions fdb_options;
+  fdb_options.target_fpr = 1e-4;  // 16-bit cells
+  leveldb::Options options;
+  options.create_if_missing = true;
+  std::unique_ptr<FilteredDB> db;
+  ASSERT_TRUE(FilteredDB::Open(fdb_options, options, path, &db).ok());
+  for (int i = 0; i < 1000; ++i) {
+    ASSERT_TRUE(db->Put(leveldb::WriteOptions(), "normal" + std::to_string(i), "v").ok());
+  }
+  for (const std::string& key : q) ASSERT_TRUE(db->Put(leveldb::WriteOptions(), key, "x").ok());
+  db->WaitForGrowth();
+  ASSERT_TRUE(db->RebuildIndex().ok());
+  const FilteredDBStats s = db->index_stats();
+  EXPECT_TRUE(s.index_active);
+  EXPECT_EQ(s.insert_refusals, 0u);
+  EXPECT_EQ(s.keys, 1004u);
+  std::string value;
+  for (const std::string& key : q) EXPECT_TRUE(db->Get(leveldb::ReadOptions(), key, &value).ok());
+  const uint64_t ruled_out_before = db->index_stats().gets_ruled_out;
+  for (int i = 0; i < 1000; ++i) {
+    EXPECT_TRUE(db->Get(leveldb::ReadOptions(), "absent" + std::to_string(i), &value).IsNotFound());
+  }
+  EXPECT_GE(db->index_stats().gets_ruled_out - ruled_out_before, 990u);
+  db.reset();
+  DestroyFilteredDB(path, leveldb::Options());
+}
+
+// Every index draws its own seed: keys that collide at every size under one
+// seed (here fixed, as an attacker would need it to be) saturate that index,
+// and the next rebuild, under a seed of its own, holds them.
+TEST(FilteredDBGrowthTest, KeysThatCollideInOneIndexDoNotInTheNext) {
+  const std::vector<std::string> q = KeysSharingFingerprint("reseed-", kR + 3, 4);
+  for (int log2 = 0; log2 <= 3; ++log2) ASSERT_EQ(FirstRefusal(q, log2), 3) << log2;
+  Harness h("reseed");
+  h.Open(1);
+  for (const std::string& key : q) h.Put(key);
+  h.db().WaitForGrowth();
+  ASSERT_TRUE(h.db().RebuildIndex().ok());  // sized for 4 keys: B = 1, 2, 4, 8 all refuse
+  ASSERT_FALSE(h.stats().index_active);
+  h.ExpectAgrees("saturated under the fixed seed");
+  const uint64_t refusals = h.stats().insert_refusals;
+
+  filtered_db::SetIndexSeedForTesting(false, 0);  // random seeds again
+  ASSERT_TRUE(h.db().RebuildIndex().ok());
+  const FilteredDBStats s = h.stats();
+  EXPECT_TRUE(s.index_active);
+  EXPECT_EQ(s.keys, 4u);
+  EXPECT_EQ(s.insert_refusals, refusals);  // none refused under the new seed
+  h.ExpectAgrees("rebuilt under a random seed");
   EXPECT_GE(h.RuledOutOf(1000), 990u);
 }
 

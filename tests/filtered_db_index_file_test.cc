@@ -180,6 +180,22 @@ TEST_P(FilteredDBKeyIndexPayloadTest, RoundTripsByteExactWithTheSameAnswers) {
   for (int i = 0; i < 60; ++i) EXPECT_TRUE((*index)->MayContain(rng.Next())) << i;
 }
 
+// Each index draws its own seed, and its payload keeps it (the last 8
+// bytes): the reloaded index hashes keys as the saved one did.
+TEST_P(FilteredDBKeyIndexPayloadTest, EachIndexHasItsOwnSeedAndThePayloadKeepsIt) {
+  auto a = KeyIndex::Create(GetParam(), 100, 0.01);
+  auto b = KeyIndex::Create(GetParam(), 100, 0.01);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_NE((*a)->seed(), (*b)->seed());  // random: equal w.p. 2^-64
+  std::string payload;
+  (*a)->Serialize(&payload);
+  EXPECT_EQ(internal::DecodeFixed64(payload.data() + payload.size() - 8), (*a)->seed());
+  auto reloaded = KeyIndex::Deserialize(payload);
+  ASSERT_TRUE(reloaded.ok()) << reloaded.status();
+  EXPECT_EQ((*reloaded)->seed(), (*a)->seed());
+  EXPECT_NE(KeyIndex::Keyed(1, (*a)->seed()), KeyIndex::Keyed(1, (*b)->seed()));
+}
+
 // The payload's kind byte is the format's (docs/FORMAT.md: 0 counting,
 // 1 d-left), whatever IndexKind's values are (those follow blockbloom/c.h).
 TEST_P(FilteredDBKeyIndexPayloadTest, KindByteIsTheFormats) {

@@ -21,7 +21,7 @@ namespace filtered_db {
 
 constexpr char kIndexFileName[] = "BLOCKBLOOM-INDEX";
 constexpr char kIndexTmpFileName[] = "BLOCKBLOOM-INDEX.tmp";
-constexpr uint32_t kIndexFileVersion = 3;
+constexpr uint32_t kIndexFileVersion = 4;
 
 // One file of the database directory as it was when the index was saved.
 struct DirEntry {

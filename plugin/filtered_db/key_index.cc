@@ -2,9 +2,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <new>
+#include <random>
 #include <vector>
 
 #include "blockbloom/counting_bloom.h"
@@ -18,6 +22,8 @@ namespace blockbloom {
 namespace {
 
 std::atomic<uint64_t> g_budget_slack{KeyIndex::kDefaultBudgetSlackBytes};
+std::atomic<bool> g_seed_fixed{false};
+std::atomic<uint64_t> g_fixed_seed{0};
 
 // FilteredDBOptions::target_fpr's default; also what a NaN asks for.
 constexpr double kDefaultTargetFpr = 0.002;
@@ -262,6 +268,10 @@ namespace filtered_db {
 void SetIndexBudgetSlackForTesting(uint64_t bytes) {
   g_budget_slack.store(bytes, std::memory_order_relaxed);
 }
+void SetIndexSeedForTesting(bool fixed, uint64_t seed) {
+  g_fixed_seed.store(seed);
+  g_seed_fixed.store(fixed, std::memory_order_release);
+}
 }  // namespace filtered_db
 
 uint64_t KeyIndex::BudgetBytes(uint64_t live_keys) {
@@ -331,7 +341,22 @@ absl::StatusOr<std::unique_ptr<KeyIndex>> KeyIndex::Create(IndexKind kind, uint6
   } catch (const std::length_error&) {
     return absl::ResourceExhaustedError("FilteredDB index: too large");
   }
-  return std::make_unique<KeyIndex>(std::move(inner), std::move(front));
+  return std::make_unique<KeyIndex>(std::move(inner), std::move(front), NewSeed());
+}
+
+uint64_t KeyIndex::NewSeed() {
+  if (g_seed_fixed.load(std::memory_order_acquire)) return g_fixed_seed.load();
+  try {
+    std::random_device device;
+    return uint64_t{device()} << 32 ^ device();
+  } catch (const std::exception&) {
+    // No entropy source: the clock and an address, still unknown offline.
+    static std::atomic<uint64_t> counter{0};
+    const uint64_t t =
+        static_cast<uint64_t>(std::chrono::high_resolution_clock::now().time_since_epoch().count());
+    return t ^ reinterpret_cast<uintptr_t>(&counter) * 0x9E3779B97F4A7C15ull ^
+           counter.fetch_add(1) * 0xC2B2AE3D27D4EB4Full;
+  }
 }
 
 void KeyIndex::Serialize(std::string* out) const {
@@ -340,6 +365,7 @@ void KeyIndex::Serialize(std::string* out) const {
   PutFixed64(out, inner.size());
   out->append(inner);
   front_->Serialize(out);
+  PutFixed64(out, seed_);
 }
 
 absl::StatusOr<std::unique_ptr<KeyIndex>> KeyIndex::Deserialize(std::string_view in) {
@@ -356,11 +382,12 @@ absl::StatusOr<std::unique_ptr<KeyIndex>> KeyIndex::Deserialize(std::string_view
   } catch (const std::bad_alloc&) {  // as Create: a Status, never an exception out of Open
     return absl::ResourceExhaustedError("FilteredDB index: out of memory");
   }
-  if (front == nullptr || !in.empty() ||
+  uint64_t seed = 0;
+  if (front == nullptr || !GetFixed64(&in, &seed) || !in.empty() ||
       front->num_blocks() != FrontFilter::BlocksFor((*inner)->capacity())) {
-    return absl::InvalidArgumentError("index payload: malformed front filter");
+    return absl::InvalidArgumentError("index payload: malformed front filter or seed");
   }
-  return std::make_unique<KeyIndex>(std::move(inner).value(), std::move(front));
+  return std::make_unique<KeyIndex>(std::move(inner).value(), std::move(front), seed);
 }
 
 }  // namespace blockbloom

@@ -1,6 +1,17 @@
 // The set-of-live-keys index behind FilteredDB: an insert-only blocked Bloom
 // "front" filter (FrontFilter, below) in front of a counting or d-left
-// counting Bloom filter, keyed by 64-bit hashes (blockbloom::HashKey).
+// counting Bloom filter, keyed by 64-bit hashes (blockbloom::HashKey) that
+// each index remixes under its own random seed (KeyIndex::Keyed).
+//
+// Why a seed. HashKey is XXH3-64 with seed 0, stable and public: anyone can
+// compute offline which keys share an index's buckets or fingerprints, and a
+// writer who can choose keys could make every size a rebuild tries refuse
+// them, leaving the index saturated (every Get passing through). Four keys
+// sharing a 16-bit d-left cell's fingerprint at every size took 10 seconds
+// of hashing to find. Under a seed drawn when the index is built (and saved
+// with it), which keys collide is not known outside the process, and every
+// rebuild draws a new one: keys that collide in one index almost surely do
+// not in the next.
 //
 // Hot path. FilteredDB hashes a key once and hands the hash to every call
 // here. The front filter's probe is inline (no call, no virtual dispatch):
@@ -182,8 +193,26 @@ class KeyIndex {
   // memory. The caller has checked the checksum.
   static absl::StatusOr<std::unique_ptr<KeyIndex>> Deserialize(std::string_view payload);
 
-  KeyIndex(std::unique_ptr<Counting> counting, std::unique_ptr<FrontFilter> front)
-      : counting_(std::move(counting)), front_(std::move(front)) {
+  // The index's hash of a key whose HashKey is `hash`: two rounds of
+  // murmur3's 64-bit finaliser, keyed by the seed (a bijection of hash for
+  // each seed). Not a cryptographic PRF: it keeps collisions from being
+  // chosen offline, as above.
+  static uint64_t Keyed(uint64_t hash, uint64_t seed) {
+    const auto fmix = [](uint64_t x) {
+      x ^= x >> 33;
+      x *= 0xFF51AFD7ED558CCDull;
+      x ^= x >> 33;
+      x *= 0xC4CEB9FE1A85EC53ull;
+      return x ^ (x >> 33);
+    };
+    return fmix(fmix(hash ^ seed) + (seed * 0x9E3779B97F4A7C15ull | 1));
+  }
+  // A new index's seed: random (std::random_device), or the one a test fixed
+  // (testing_hooks.h).
+  static uint64_t NewSeed();
+
+  KeyIndex(std::unique_ptr<Counting> counting, std::unique_ptr<FrontFilter> front, uint64_t seed)
+      : counting_(std::move(counting)), front_(std::move(front)), seed_(seed) {
     const uint64_t half = memory_bytes() / 2, slack = BudgetBytes(0);
     shrink_below_ =
         memory_bytes() >= kMinShrinkBytes && half > slack ? (half - slack) / kBudgetBytesPerKey : 0;
@@ -193,27 +222,32 @@ class KeyIndex {
   // filter has it anyway). REQUIRES: no concurrent Insert or Erase (FilteredDB
   // holds its writer mutex, or fills an index no other thread sees yet);
   // MayContain may run concurrently.
+  // Every method below takes a key's HashKey and applies Keyed itself.
   absl::Status Insert(uint64_t hash) {
-    front_->Insert(hash);  // even if the counting filter refuses: a superset
-    return counting_->Insert(hash);
+    const uint64_t k = Keyed(hash, seed_);
+    front_->Insert(k);  // even if the counting filter refuses: a superset
+    return counting_->Insert(k);
   }
   // REQUIRES: hash was inserted and not erased since (see the filters' Erase).
-  absl::Status Erase(uint64_t hash) { return counting_->Erase(hash); }
+  absl::Status Erase(uint64_t hash) { return counting_->Erase(Keyed(hash, seed_)); }
   bool MayContain(uint64_t hash) const {
-    return front_->MayContain(hash) && counting_->MayContain(hash);
+    const uint64_t k = Keyed(hash, seed_);
+    return front_->MayContain(k) && counting_->MayContain(k);
   }
   // The two stages of MayContain, for a caller that decides whether the
   // second is worth its cache misses (FilteredDB::Get). Either false means
   // absent.
-  bool FrontMayContain(uint64_t hash) const { return front_->MayContain(hash); }
-  bool CountingMayContain(uint64_t hash) const { return counting_->MayContain(hash); }
+  bool FrontMayContain(uint64_t hash) const { return front_->MayContain(Keyed(hash, seed_)); }
+  bool CountingMayContain(uint64_t hash) const { return counting_->MayContain(Keyed(hash, seed_)); }
   // Starts loading every line a query, insert or erase of `hash` touches
   // (the front filter's block and the counting filter's buckets), so their
   // misses overlap each other and the caller's work until it probes.
   void Prefetch(uint64_t hash) const {
-    front_->Prefetch(hash);
-    counting_->Prefetch(hash);
+    const uint64_t k = Keyed(hash, seed_);
+    front_->Prefetch(k);
+    counting_->Prefetch(k);
   }
+  uint64_t seed() const { return seed_; }
 
   IndexKind kind() const { return counting_->kind(); }
   // Whether Create(kind(), capacity(), target_fpr) builds an index of this
@@ -242,6 +276,7 @@ class KeyIndex {
  private:
   std::unique_ptr<Counting> counting_;
   std::unique_ptr<FrontFilter> front_;
+  uint64_t seed_;
   uint64_t shrink_below_ = 0;
 };
 
