@@ -797,7 +797,7 @@ std::vector<std::string> g_hook_keys;
 // (testing_hooks.h), and a key's top bits in such an index.
 constexpr uint64_t kFixedSeed = 0xFA17FA17FA17FA17ull;
 uint64_t TopBits(const std::string& key, int bits) {
-  return KeyIndex::Keyed(HashKey(key), kFixedSeed) >> (64 - bits);
+  return KeyIndex::HashOf(key, kFixedSeed) >> (64 - bits);
 }
 
 // Four keys whose hashes share their top `bits` bits, not all the next one.

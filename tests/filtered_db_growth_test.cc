@@ -1,7 +1,7 @@
 // FilteredDB when its d-left index REFUSES an insert, driven with real keys:
 // with every index's seed fixed (testing_hooks.h: otherwise each index draws
 // a random one, and nobody outside can choose colliding keys), keys are
-// searched whose index hashes (KeyIndex::Keyed of blockbloom::HashKey)
+// searched whose index hashes (KeyIndex::HashOf: XXH3 under that seed)
 // collide in a tiny d-left index, so that
 //   - a counter overflows (4 keys share a whole fingerprint, i.e. the top
 //     b + 14 bits of their hash at B = 2^b: blockbloom/dleft_counting_bloom.h),
@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <set>
@@ -28,6 +29,7 @@
 #include "blockbloom/dleft_counting_bloom.h"
 #include "blockbloom/filtered_db.h"
 #include "blockbloom/hash.h"
+#include "common/xxh3_inline.h"  // XXH3_kSecret
 #include "filtered_db/key_index.h"
 #include "filtered_db/testing_hooks.h"
 #include "leveldb/env.h"
@@ -50,7 +52,7 @@ constexpr int kR = Filter::kRemainderBits;
 constexpr uint64_t kSeed = 0x5EED0F1D3C0FFEE5ull;
 
 // The key's hash in an index of seed kSeed.
-uint64_t IndexHash(const std::string& key) { return KeyIndex::Keyed(HashKey(key), kSeed); }
+uint64_t IndexHash(const std::string& key) { return KeyIndex::HashOf(key, kSeed); }
 
 uint64_t TopBits(const std::string& key, int bits) { return IndexHash(key) >> (64 - bits); }
 
@@ -414,9 +416,9 @@ TEST(FilteredDBGrowthTest, PersistentRefusalSaturatesThenRecovers) {
 // seed 0, which anyone can compute): these four share their top 28 hash bits
 // and have their low 18 bits below 2^14, so they share one 16-bit d-left
 // cell's fingerprint (and segment) at every size a rebuild of a small index
-// tries. When the index used HashKey itself, they saturated a FilteredDB at
-// target_fpr 1e-4 (16-bit cells) for good: every Get passed through. Under
-// the index's random seed they are four ordinary keys.
+// tries. When the index hashed keys with HashKey, they saturated a FilteredDB
+// at target_fpr 1e-4 (16-bit cells) for good: every Get passed through.
+// Under the index's random seed they are four ordinary keys.
 TEST(FilteredDBGrowthTest, KeysCollidingUnderThePublicHashAreOrdinaryKeys) {
   const std::vector<std::string> q = {"adv55964378", "adv58052207", "adv67429558", "adv76722112"};
   for (const std::string& key : q) {  // the premise
@@ -441,6 +443,48 @@ TEST(FilteredDBGrowthTest, KeysCollidingUnderThePublicHashAreOrdinaryKeys) {
   EXPECT_TRUE(s.index_active);
   EXPECT_EQ(s.insert_refusals, 0u);
   EXPECT_EQ(s.keys, 1004u);
+  std::string value;
+  for (const std::string& key : q) EXPECT_TRUE(db->Get(leveldb::ReadOptions(), key, &value).ok());
+  const uint64_t ruled_out_before = db->index_stats().gets_ruled_out;
+  for (int i = 0; i < 1000; ++i) {
+    EXPECT_TRUE(db->Get(leveldb::ReadOptions(), "absent" + std::to_string(i), &value).IsNotFound());
+  }
+  EXPECT_GE(db->index_stats().gets_ruled_out - ruled_out_before, 990u);
+  db.reset();
+  DestroyFilteredDB(path, leveldb::Options());
+}
+
+// 200 keys with one XXH3 value under seed 0, built without any search: 32
+// bytes whose first 8 are the first 8 of XXH3's default secret zero the
+// product of XXH3's 16-byte mixer, so bytes 8-15 may be anything. A remix
+// of that value (under any seed) would keep them equal, and 200 equal keys
+// overflow any d-left index; the index hashes the key bytes under its seed
+// (KeyIndex::HashOf), where they are 200 ordinary keys.
+TEST(FilteredDBGrowthTest, KeysWithOneXxh3ValueAreOrdinaryKeys) {
+  std::vector<std::string> q;
+  for (uint64_t i = 0; i < 200; ++i) {
+    std::string key(32, 'x');
+    std::memcpy(&key[0], XXH3_kSecret, 8);
+    std::memcpy(&key[8], &i, 8);
+    q.push_back(key);
+  }
+  for (const std::string& key : q) ASSERT_EQ(HashKey(key), HashKey(q[0]));  // the premise
+  const std::string path = TestPath("one_xxh3_value");
+  DestroyFilteredDB(path, leveldb::Options());
+  leveldb::Options options;
+  options.create_if_missing = true;
+  std::unique_ptr<FilteredDB> db;
+  ASSERT_TRUE(FilteredDB::Open(FilteredDBOptions(), options, path, &db).ok());
+  for (int i = 0; i < 1000; ++i) {
+    ASSERT_TRUE(db->Put(leveldb::WriteOptions(), "normal" + std::to_string(i), "v").ok());
+  }
+  for (const std::string& key : q) ASSERT_TRUE(db->Put(leveldb::WriteOptions(), key, "x").ok());
+  db->WaitForGrowth();
+  ASSERT_TRUE(db->RebuildIndex().ok());
+  const FilteredDBStats s = db->index_stats();
+  EXPECT_TRUE(s.index_active);
+  EXPECT_EQ(s.insert_refusals, 0u);
+  EXPECT_EQ(s.keys, 1200u);
   std::string value;
   for (const std::string& key : q) EXPECT_TRUE(db->Get(leveldb::ReadOptions(), key, &value).ok());
   const uint64_t ruled_out_before = db->index_stats().gets_ruled_out;

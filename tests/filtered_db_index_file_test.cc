@@ -154,7 +154,7 @@ TEST(FilteredDBIndexFileTest, ChecksummedButInconsistentFramingIsDataLoss) {
 
 // An index of `kind` holding keys 0..n-1 (by hash), serialized.
 std::string IndexPayload(IndexKind kind, uint64_t capacity, int n) {
-  auto index = KeyIndex::Create(kind, capacity, 0.01);
+  auto index = KeyIndex::Create(kind, capacity, 0.01, KeyIndex::NewSeed());
   EXPECT_TRUE(index.ok()) << index.status();
   if (!index.ok()) return "";
   SplitMix64 rng(7);
@@ -183,8 +183,8 @@ TEST_P(FilteredDBKeyIndexPayloadTest, RoundTripsByteExactWithTheSameAnswers) {
 // Each index draws its own seed, and its payload keeps it (the last 8
 // bytes): the reloaded index hashes keys as the saved one did.
 TEST_P(FilteredDBKeyIndexPayloadTest, EachIndexHasItsOwnSeedAndThePayloadKeepsIt) {
-  auto a = KeyIndex::Create(GetParam(), 100, 0.01);
-  auto b = KeyIndex::Create(GetParam(), 100, 0.01);
+  auto a = KeyIndex::Create(GetParam(), 100, 0.01, KeyIndex::NewSeed());
+  auto b = KeyIndex::Create(GetParam(), 100, 0.01, KeyIndex::NewSeed());
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_NE((*a)->seed(), (*b)->seed());  // random: equal w.p. 2^-64
   std::string payload;
@@ -193,7 +193,8 @@ TEST_P(FilteredDBKeyIndexPayloadTest, EachIndexHasItsOwnSeedAndThePayloadKeepsIt
   auto reloaded = KeyIndex::Deserialize(payload);
   ASSERT_TRUE(reloaded.ok()) << reloaded.status();
   EXPECT_EQ((*reloaded)->seed(), (*a)->seed());
-  EXPECT_NE(KeyIndex::Keyed(1, (*a)->seed()), KeyIndex::Keyed(1, (*b)->seed()));
+  EXPECT_NE((*a)->HashOf("key"), (*b)->HashOf("key"));
+  EXPECT_EQ((*reloaded)->HashOf("key"), (*a)->HashOf("key"));
 }
 
 // The payload's kind byte is the format's (docs/FORMAT.md: 0 counting,
@@ -263,7 +264,7 @@ TEST(FilteredDBKeyIndexSizingTest, EveryIndexHoldsItsKeysWithinTheBudget) {
         const uint64_t capacity = KeyIndex::CapacityFor(kind, n, hint, 0.002);
         EXPECT_GT(capacity, n);
         if (n > 2000000) continue;  // not built: tens of MB
-        auto index = KeyIndex::Create(kind, capacity, 0.002);
+        auto index = KeyIndex::Create(kind, capacity, 0.002, KeyIndex::NewSeed());
         ASSERT_TRUE(index.ok()) << index.status();
         EXPECT_GE((*index)->capacity(), capacity);
         // One size step (1/8), or one bucket row of keys at the smallest
@@ -292,12 +293,12 @@ TEST(FilteredDBKeyIndexSizingTest, ATargetBelowTheBudgetsReachIsClampedToIt) {
       const uint64_t dleft = KeyIndex::CapacityFor(IndexKind::kDleft, n, 1000000, fpr);
       EXPECT_EQ(dleft,
                 KeyIndex::CapacityFor(IndexKind::kDleft, n, 1000000, KeyIndex::kMinTargetFpr));
-      auto index = KeyIndex::Create(IndexKind::kDleft, dleft, fpr);
+      auto index = KeyIndex::Create(IndexKind::kDleft, dleft, fpr, KeyIndex::NewSeed());
       ASSERT_TRUE(index.ok()) << index.status();
       EXPECT_GT((*index)->capacity(), n);
       EXPECT_LE((*index)->memory_bytes(), KeyIndex::BudgetBytes(n));
       const uint64_t counting = KeyIndex::CapacityFor(IndexKind::kCounting, n, 1000000, fpr);
-      auto counted = KeyIndex::Create(IndexKind::kCounting, counting, fpr);
+      auto counted = KeyIndex::Create(IndexKind::kCounting, counting, fpr, KeyIndex::NewSeed());
       ASSERT_TRUE(counted.ok()) << counted.status();
       EXPECT_GT((*counted)->capacity(), n);
       EXPECT_LE((*counted)->memory_bytes(),

@@ -210,7 +210,6 @@ leveldb::Status FilteredDB::Get(const leveldb::ReadOptions& options, const level
   if (options.snapshot != nullptr) {
     return PassThrough(m.db.get(), options, key, value, nullptr, false, false);
   }
-  const uint64_t hash = Hash(key);
   const unsigned slot_index = ThreadSlot();
   const bool owned = slot_index != kSharedSlot;
   ReaderSlot& slot = m.slots[slot_index];
@@ -224,6 +223,8 @@ leveldb::Status FilteredDB::Get(const leveldb::ReadOptions& options, const level
     slot.active.fetch_add(1, std::memory_order_seq_cst);
   }
   const KeyIndex* index = m.index.load(std::memory_order_seq_cst);
+  // Hashed under the seed of the index it probes.
+  const uint64_t hash = index != nullptr ? index->HashOf(View(key)) : 0;
   bool absent = false;
   bool skipped_counting = false;
   if (index != nullptr && !index->FrontMayContain(hash)) {

@@ -18,6 +18,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -33,21 +34,18 @@
 namespace blockbloom {
 namespace filtered_db {
 
-// blockbloom::HashKey, inlined: every Get and write hashes its key once, here.
-inline uint64_t Hash(const leveldb::Slice& key) {
-  return internal::InlineHashBytes(key.data(), key.size());
-}
+inline std::string_view View(const leveldb::Slice& key) { return {key.data(), key.size()}; }
 
 // One key of a write, its hash, and whether it is present after the write.
 struct KeyOp {
   leveldb::Slice key;
-  uint64_t hash;
+  uint64_t hash;  // KeyIndex::HashOf under the current index's seed (0 without one)
   bool present_after;
 };
 
 struct LogEntry {
-  uint64_t hash;
-  bool insert;  // false: erase
+  uint64_t hash;  // KeyIndex::HashOf under log_seed, the next index's seed
+  bool insert;    // false: erase
 };
 
 struct Retired {
@@ -159,6 +157,7 @@ struct FilteredDB::Impl {
   const bool light_readers;
 
   bool logging = false;                    // a rebuild's snapshot is taken: log writes
+  uint64_t log_seed = 0;                   // the seed of the index that rebuild builds
   std::vector<filtered_db::LogEntry> log;  // writes since that snapshot, in order
   bool growth_running = false;             // the growth thread is (still) working
   // After a failed growth (no memory for the larger index, a throwing

@@ -312,7 +312,7 @@ uint64_t KeyIndex::CapacityFor(IndexKind kind, uint64_t live_keys, uint64_t hint
 }
 
 absl::StatusOr<std::unique_ptr<KeyIndex>> KeyIndex::Create(IndexKind kind, uint64_t capacity,
-                                                           double target_fpr) {
+                                                           double target_fpr, uint64_t seed) {
   capacity = std::max<uint64_t>(capacity, 1);
   std::unique_ptr<KeyIndex::Counting> inner;
   if (kind == IndexKind::kCounting) {
@@ -341,7 +341,7 @@ absl::StatusOr<std::unique_ptr<KeyIndex>> KeyIndex::Create(IndexKind kind, uint6
   } catch (const std::length_error&) {
     return absl::ResourceExhaustedError("FilteredDB index: too large");
   }
-  return std::make_unique<KeyIndex>(std::move(inner), std::move(front), NewSeed());
+  return std::make_unique<KeyIndex>(std::move(inner), std::move(front), seed);
 }
 
 uint64_t KeyIndex::NewSeed() {

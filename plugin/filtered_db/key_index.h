@@ -1,17 +1,22 @@
 // The set-of-live-keys index behind FilteredDB: an insert-only blocked Bloom
 // "front" filter (FrontFilter, below) in front of a counting or d-left
-// counting Bloom filter, keyed by 64-bit hashes (blockbloom::HashKey) that
-// each index remixes under its own random seed (KeyIndex::Keyed).
+// counting Bloom filter, keyed by 64-bit hashes of the keys: XXH3-64 under
+// the index's own random seed (KeyIndex::HashOf).
 //
-// Why a seed. HashKey is XXH3-64 with seed 0, stable and public: anyone can
-// compute offline which keys share an index's buckets or fingerprints, and a
-// writer who can choose keys could make every size a rebuild tries refuse
-// them, leaving the index saturated (every Get passing through). Four keys
-// sharing a 16-bit d-left cell's fingerprint at every size took 10 seconds
-// of hashing to find. Under a seed drawn when the index is built (and saved
-// with it), which keys collide is not known outside the process, and every
-// rebuild draws a new one: keys that collide in one index almost surely do
-// not in the next.
+// Why a seed. XXH3 with seed 0 (blockbloom::HashKey, every filter format's
+// hash) is public: anyone can compute offline which keys share an index's
+// buckets or fingerprints, and a writer who can choose keys could make every
+// size a rebuild tries refuse them, leaving the index saturated (every Get
+// passing through). Four keys sharing a 16-bit d-left cell's fingerprint at
+// every size took 10 seconds of hashing to find; keys with one and the same
+// XXH3 value take none (32-byte keys whose first 8 bytes are XXH3's default
+// secret's zero its 16-byte mixer's product, whatever bytes 8-15 hold). So
+// the seed keys the hash of the key bytes, not a remix of HashKey (which
+// would keep equal values equal): under a seed drawn when the index is built
+// (and saved with it), which keys collide is not known outside the process,
+// and every rebuild draws a new one. XXH3 under a seed costs what it does
+// under seed 0. (XXH3 is not a cryptographic function: this stops offline
+// search, not an attacker who can read the process's memory.)
 //
 // Hot path. FilteredDB hashes a key once and hands the hash to every call
 // here. The front filter's probe is inline (no call, no virtual dispatch):
@@ -39,6 +44,7 @@
 #include "blockbloom/dleft_counting_bloom.h"
 #include "blockbloom/filtered_db.h"
 #include "common/large_allocator.h"
+#include "common/xxh3_inline.h"
 #include "range_reduction.h"
 
 namespace blockbloom {
@@ -186,28 +192,19 @@ class KeyIndex {
   // An empty index holding at least `capacity` keys (the smallest available
   // size) with front filter and counting filter together at about
   // `target_fpr` (the pair's FPR at capacity).
+  // Its keys are hashed under `seed` (HashOf; NewSeed for a new index).
   static absl::StatusOr<std::unique_ptr<KeyIndex>> Create(IndexKind kind, uint64_t capacity,
-                                                          double target_fpr);
+                                                          double target_fpr, uint64_t seed);
   // The index Serialize wrote (the "index payload" of docs/FORMAT.md);
   // InvalidArgument on any inconsistency, ResourceExhausted when out of
   // memory. The caller has checked the checksum.
   static absl::StatusOr<std::unique_ptr<KeyIndex>> Deserialize(std::string_view payload);
 
-  // The index's hash of a key whose HashKey is `hash`: murmur3's 64-bit
-  // finaliser of hash ^ seed (a bijection of hash for each seed; every
-  // output bit depends on every input bit). Not a cryptographic PRF: it
-  // keeps collisions from being chosen offline, as above. One round, on
-  // every Get's path to its first cache line: two rounds took an absent
-  // Get from 1.05-1.10x the front filter's probe alone to 1.19-1.33x
-  // (bench/filtered_db_bench --mode=absent, 200,000 keys, AMD EPYC Zen 3).
-  static uint64_t Keyed(uint64_t hash, uint64_t seed) {
-    uint64_t x = hash ^ seed;
-    x ^= x >> 33;
-    x *= 0xFF51AFD7ED558CCDull;
-    x ^= x >> 33;
-    x *= 0xC4CEB9FE1A85EC53ull;
-    return x ^ (x >> 33);
+  // The index's hash of `key` under `seed`: XXH3-64 with that seed.
+  static uint64_t HashOf(std::string_view key, uint64_t seed) {
+    return internal::InlineHashBytesWithSeed(key.data(), key.size(), seed);
   }
+  uint64_t HashOf(std::string_view key) const { return HashOf(key, seed_); }
   // A new index's seed: random (std::random_device), or the one a test fixed
   // (testing_hooks.h).
   static uint64_t NewSeed();
@@ -223,30 +220,27 @@ class KeyIndex {
   // filter has it anyway). REQUIRES: no concurrent Insert or Erase (FilteredDB
   // holds its writer mutex, or fills an index no other thread sees yet);
   // MayContain may run concurrently.
-  // Every method below takes a key's HashKey and applies Keyed itself.
+  // Every method below takes a key's HashOf under this index's seed.
   absl::Status Insert(uint64_t hash) {
-    const uint64_t k = Keyed(hash, seed_);
-    front_->Insert(k);  // even if the counting filter refuses: a superset
-    return counting_->Insert(k);
+    front_->Insert(hash);  // even if the counting filter refuses: a superset
+    return counting_->Insert(hash);
   }
   // REQUIRES: hash was inserted and not erased since (see the filters' Erase).
-  absl::Status Erase(uint64_t hash) { return counting_->Erase(Keyed(hash, seed_)); }
+  absl::Status Erase(uint64_t hash) { return counting_->Erase(hash); }
   bool MayContain(uint64_t hash) const {
-    const uint64_t k = Keyed(hash, seed_);
-    return front_->MayContain(k) && counting_->MayContain(k);
+    return front_->MayContain(hash) && counting_->MayContain(hash);
   }
   // The two stages of MayContain, for a caller that decides whether the
   // second is worth its cache misses (FilteredDB::Get). Either false means
   // absent.
-  bool FrontMayContain(uint64_t hash) const { return front_->MayContain(Keyed(hash, seed_)); }
-  bool CountingMayContain(uint64_t hash) const { return counting_->MayContain(Keyed(hash, seed_)); }
+  bool FrontMayContain(uint64_t hash) const { return front_->MayContain(hash); }
+  bool CountingMayContain(uint64_t hash) const { return counting_->MayContain(hash); }
   // Starts loading every line a query, insert or erase of `hash` touches
   // (the front filter's block and the counting filter's buckets), so their
   // misses overlap each other and the caller's work until it probes.
   void Prefetch(uint64_t hash) const {
-    const uint64_t k = Keyed(hash, seed_);
-    front_->Prefetch(k);
-    counting_->Prefetch(k);
+    front_->Prefetch(hash);
+    counting_->Prefetch(hash);
   }
   uint64_t seed() const { return seed_; }
 

@@ -89,9 +89,13 @@ leveldb::Status FilteredDB::Impl::RebuildAttempt(uint64_t* capacity, Refusal* re
   // made before this point (LevelDB's implicit snapshot at NewIterator), and
   // every write after it is in the log.
   std::unique_ptr<leveldb::Iterator> it;
+  // The new index's seed, drawn for each attempt: a collision that refused
+  // one attempt is not met again by the next.
+  const uint64_t seed = KeyIndex::NewSeed();
   {
     std::lock_guard<std::mutex> lock(write_mu);
     logging = true;
+    log_seed = seed;
     log.clear();
     leveldb::ReadOptions read_options;
     read_options.fill_cache = false;
@@ -108,7 +112,7 @@ leveldb::Status FilteredDB::Impl::RebuildAttempt(uint64_t* capacity, Refusal* re
   std::vector<uint64_t> hashes;
   const uint64_t interval = std::max<uint64_t>(options.progress_interval, 1);
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    hashes.push_back(Hash(it->key()));
+    hashes.push_back(KeyIndex::HashOf(View(it->key()), seed));
     if (hashes.size() % interval == 0) {
       if (options.progress) options.progress(hashes.size());
       if (stopping.load(std::memory_order_relaxed)) break;
@@ -134,7 +138,7 @@ leveldb::Status FilteredDB::Impl::RebuildAttempt(uint64_t* capacity, Refusal* re
                                   KeyIndex::CapacityFor(options.kind, hashes.size(),
                                                         options.expected_keys, options.target_fpr),
                                   1});
-  auto built = KeyIndex::Create(options.kind, *capacity, options.target_fpr);
+  auto built = KeyIndex::Create(options.kind, *capacity, options.target_fpr, seed);
   std::unique_ptr<KeyIndex> next;
   if (built.ok()) {
     next = std::move(built).value();

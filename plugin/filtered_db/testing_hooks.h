@@ -53,7 +53,7 @@ void SetRebuildReplayHookForTesting(void (*hook)(const std::string& db_name));
 // Thread-safe; set it back to KeyIndex::kDefaultBudgetSlackBytes after.
 void SetIndexBudgetSlackForTesting(uint64_t bytes);
 
-// Every index built after the call takes `seed` (KeyIndex::Keyed) instead of
+// Every index built after the call takes `seed` (KeyIndex::HashOf) instead of
 // a random one while `fixed`, so tests can choose keys that collide in it.
 // Thread-safe.
 void SetIndexSeedForTesting(bool fixed, uint64_t seed);

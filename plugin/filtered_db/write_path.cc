@@ -55,11 +55,12 @@ leveldb::Status FilteredDB::Impl::ApplyLocked(const leveldb::WriteOptions& write
                                               leveldb::WriteBatch* batch, const KeyOp* ops,
                                               size_t n,
                                               std::vector<std::unique_ptr<KeyIndex>>* garbage) {
-  // Hash buffers: on the stack for the common one-key write.
-  uint64_t added_one[1], removed_one[1];
-  std::vector<uint64_t> added_many, removed_many;
-  uint64_t* added = added_one;
-  uint64_t* removed = removed_one;
+  // The ops added and removed (indexes into ops): on the stack for the
+  // common one-key write.
+  size_t added_one[1], removed_one[1];
+  std::vector<size_t> added_many, removed_many;
+  size_t* added = added_one;
+  size_t* removed = removed_one;
   if (n > 1) {
     added_many.resize(n);
     removed_many.resize(n);
@@ -80,17 +81,17 @@ leveldb::Status FilteredDB::Impl::ApplyLocked(const leveldb::WriteOptions& write
       // now counted twice, and stays claimed after its next delete until a
       // rebuild: over-claiming); a key absent after it is not erased (it
       // stays claimed). No key is erased that was not inserted.
-      if (ops[i].present_after) added[num_added++] = h;
+      if (ops[i].present_after) added[num_added++] = i;
       continue;
     }
-    if (ops[i].present_after && !live) added[num_added++] = h;
-    if (!ops[i].present_after && live) removed[num_removed++] = h;
+    if (ops[i].present_after && !live) added[num_added++] = i;
+    if (!ops[i].present_after && live) removed[num_removed++] = i;
   }
 
   // 1. Insert new keys BEFORE the write: from here on the index claims them.
   if (current != nullptr && num_added != 0) {
     for (size_t i = 0; i < num_added; ++i) {
-      if (!current->Insert(added[i]).ok()) {
+      if (!current->Insert(ops[added[i]].hash).ok()) {
         // It cannot hold this key: pass through until the larger index is
         // published (the growth rebuild logs this write like any other).
         ++insert_refusals;
@@ -125,8 +126,11 @@ leveldb::Status FilteredDB::Impl::ApplyLocked(const leveldb::WriteOptions& write
       StartGrowthLocked(1);
     }
   }
+  // The log is replayed into the index a rebuild builds: hashes under its seed.
   if (logging) {
-    for (size_t i = 0; i < num_added; ++i) log.push_back({added[i], true});
+    for (size_t i = 0; i < num_added; ++i) {
+      log.push_back({KeyIndex::HashOf(View(ops[added[i]].key), log_seed), true});
+    }
   }
 
   // 2. The write itself.
@@ -145,8 +149,8 @@ leveldb::Status FilteredDB::Impl::ApplyLocked(const leveldb::WriteOptions& write
   // 3. Erase deleted keys only now that LevelDB has applied the deletes.
   for (size_t i = 0; i < num_removed; ++i) {
     // Live => inserted before, so Erase's precondition holds.
-    if (current != nullptr) (void)current->Erase(removed[i]);
-    if (logging) log.push_back({removed[i], false});
+    if (current != nullptr) (void)current->Erase(ops[removed[i]].hash);
+    if (logging) log.push_back({KeyIndex::HashOf(View(ops[removed[i]].key), log_seed), false});
   }
   // Shrink: the index takes more than twice the budget for its live keys
   // (KeyIndex::shrink_below), and the index a rebuild would size for them
@@ -176,13 +180,15 @@ leveldb::Status FilteredDB::Write(const leveldb::WriteOptions& options,
   if (!s.ok()) return s;
   std::vector<KeyOp> ops;
   ops.reserve(effect.last().size());
-  for (const auto& [key, present_after] : effect.last()) {
-    ops.push_back({key, Hash(key), present_after});
-  }
+  for (const auto& [key, present_after] : effect.last()) ops.push_back({key, 0, present_after});
   std::vector<std::unique_ptr<KeyIndex>> garbage;  // declared first: freed after unlock
   std::lock_guard<std::mutex> lock(m.write_mu);
+  // Hashed under the current index's seed: only under write_mu is it known.
   if (m.current != nullptr) {
-    for (const KeyOp& op : ops) m.current->Prefetch(op.hash);
+    for (KeyOp& op : ops) {
+      op.hash = m.current->HashOf(View(op.key));
+      m.current->Prefetch(op.hash);
+    }
   }
   return m.ApplyLocked(options, updates, ops.data(), ops.size(), &garbage);
 }
@@ -192,10 +198,13 @@ leveldb::Status FilteredDB::Write(const leveldb::WriteOptions& options,
 leveldb::Status FilteredDB::Put(const leveldb::WriteOptions& options, const leveldb::Slice& key,
                                 const leveldb::Slice& value) {
   Impl& m = *impl_;
-  const KeyOp op{key, Hash(key), true};
+  KeyOp op{key, 0, true};
   std::vector<std::unique_ptr<KeyIndex>> garbage;  // declared first: freed after unlock
   std::lock_guard<std::mutex> lock(m.write_mu);
-  if (m.current != nullptr) m.current->Prefetch(op.hash);
+  if (m.current != nullptr) {
+    op.hash = m.current->HashOf(View(key));
+    m.current->Prefetch(op.hash);
+  }
   leveldb::WriteBatch batch;
   batch.Put(key, value);
   return m.ApplyLocked(options, &batch, &op, 1, &garbage);
@@ -204,10 +213,13 @@ leveldb::Status FilteredDB::Put(const leveldb::WriteOptions& options, const leve
 leveldb::Status FilteredDB::Delete(const leveldb::WriteOptions& options,
                                    const leveldb::Slice& key) {
   Impl& m = *impl_;
-  const KeyOp op{key, Hash(key), false};
+  KeyOp op{key, 0, false};
   std::vector<std::unique_ptr<KeyIndex>> garbage;  // declared first: freed after unlock
   std::lock_guard<std::mutex> lock(m.write_mu);
-  if (m.current != nullptr) m.current->Prefetch(op.hash);
+  if (m.current != nullptr) {
+    op.hash = m.current->HashOf(View(key));
+    m.current->Prefetch(op.hash);
+  }
   leveldb::WriteBatch batch;
   batch.Delete(key);
   return m.ApplyLocked(options, &batch, &op, 1, &garbage);

@@ -104,9 +104,15 @@ bool GetLengthPrefixed(std::string_view* in) {
   return true;
 }
 
+// The fields LevelDB's VersionSet::Recover requires some edit to have set.
+struct Required {
+  bool log_number = false, next_file = false, last_sequence = false;
+};
+
 // One VersionEdit applied to `files` ((level, number) pairs), as LevelDB's
 // VersionSet::Builder applies it: its deletions, then its new files.
-absl::Status ApplyEdit(std::string_view in, std::set<std::pair<uint64_t, uint64_t>>* files) {
+absl::Status ApplyEdit(std::string_view in, std::set<std::pair<uint64_t, uint64_t>>* files,
+                       Required* required) {
   std::vector<std::pair<uint64_t, uint64_t>> deleted, added;
   while (!in.empty()) {
     uint64_t tag = 0, level = 0, number = 0, value = 0;
@@ -121,6 +127,9 @@ absl::Status ApplyEdit(std::string_view in, std::set<std::pair<uint64_t, uint64_
       case kLastSequence:
       case kPrevLogNumber:
         ok = GetVarint(&in, 64, &value);
+        required->log_number |= ok && tag == kLogNumber;
+        required->next_file |= ok && tag == kNextFileNumber;
+        required->last_sequence |= ok && tag == kLastSequence;
         break;
       case kCompactPointer:
         ok = GetVarint(&in, 32, &level) && level < kNumLevels && GetLengthPrefixed(&in);
@@ -160,9 +169,14 @@ absl::StatusOr<std::string> ManifestName(std::string_view current) {
 
 absl::StatusOr<std::set<uint64_t>> LiveTableNumbers(std::string_view manifest) {
   std::set<std::pair<uint64_t, uint64_t>> files;
-  const absl::Status s =
-      ForEachRecord(manifest, [&files](std::string_view edit) { return ApplyEdit(edit, &files); });
+  Required required;
+  const absl::Status s = ForEachRecord(
+      manifest, [&](std::string_view edit) { return ApplyEdit(edit, &files, &required); });
   if (!s.ok()) return s;
+  // As LevelDB's open: without these the database does not open.
+  if (!required.next_file) return Damaged("no meta-nextfile entry in descriptor");
+  if (!required.log_number) return Damaged("no meta-lognumber entry in descriptor");
+  if (!required.last_sequence) return Damaged("no last-sequence-number entry in descriptor");
   std::set<uint64_t> numbers;
   for (const auto& f : files) numbers.insert(f.second);
   return numbers;

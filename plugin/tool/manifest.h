@@ -30,7 +30,8 @@ absl::StatusOr<std::string> ManifestName(std::string_view current);
 // The file numbers of the live tables after every edit of `manifest` (the
 // whole file). A record cut short at the end (a writer mid-append) ends the
 // log, as LevelDB's reader takes it; any other damage (a bad checksum, a
-// record that does not decode) is an error, as it is to LevelDB's open.
+// record that does not decode, no edit setting the next file number, the
+// log number or the last sequence) is an error, as it is to LevelDB's open.
 absl::StatusOr<std::set<uint64_t>> LiveTableNumbers(std::string_view manifest);
 
 // The number of a table file's name ("000123.ldb" or the older

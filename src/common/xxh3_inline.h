@@ -28,6 +28,12 @@ inline uint64_t InlineHashKey(std::string_view key) {
   return InlineHashBytes(key.data(), key.size());
 }
 
+// XXH3-64 under `seed` (XXH3_64bits_withSeed; seed 0 is InlineHashBytes).
+inline uint64_t InlineHashBytesWithSeed(const void* data, size_t n, uint64_t seed) {
+  static const char kEmpty = 0;
+  return XXH3_64bits_withSeed(n == 0 ? &kEmpty : data, n, seed);
+}
+
 }  // namespace internal
 }  // namespace blockbloom
 
