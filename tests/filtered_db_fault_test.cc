@@ -36,6 +36,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <future>
 #include <map>
 #include <memory>
@@ -946,6 +947,12 @@ class DiskFaultTest : public testing::Test {
       ASSERT_TRUE(db->Put(leveldb::WriteOptions(), Key(i), Value(i, 0)).ok());
     }
   }
+  // A compacted database whose largest table `damage` changes (given the
+  // open file and its size): plain LevelDB opens it and fails some Gets;
+  // FilteredDB opens it saturated and answers every Get as LevelDB does;
+  // RebuildIndex() returns LevelDB's error (Corruption or not).
+  void ExpectADamagedTableOpensPassingThrough(
+      const std::function<void(std::FILE*, uintmax_t)>& damage, bool corruption);
   std::string path_;
 };
 
@@ -1121,6 +1128,28 @@ TEST_F(DiskFaultTest, ARefusedOpenKeepsTheSavedIndex) {
 // its scan cannot read the table, so every Get passes through and answers
 // as plain LevelDB does; RebuildIndex() reports LevelDB's error.
 TEST_F(DiskFaultTest, ADamagedTableOpensPassingThrough) {
+  ASSERT_NO_FATAL_FAILURE(ExpectADamagedTableOpensPassingThrough(
+      [](std::FILE* f, uintmax_t size) {
+        // 4 KiB of junk a third of the way in: a block's checksum fails.
+        ASSERT_EQ(std::fseek(f, static_cast<long>(size / 3), SEEK_SET), 0);
+        const std::string junk(4096, '\xff');
+        ASSERT_EQ(std::fwrite(junk.data(), 1, junk.size(), f), junk.size());
+      },
+      /*corruption=*/true));
+}
+
+// The same for a table cut short, which LevelDB's memory-mapped reader
+// reports as an IOError of EINVAL (a read past the end), not Corruption.
+TEST_F(DiskFaultTest, ATableCutShortOpensPassingThrough) {
+  ASSERT_NO_FATAL_FAILURE(ExpectADamagedTableOpensPassingThrough(
+      [](std::FILE* f, uintmax_t size) {
+        ASSERT_EQ(::ftruncate(::fileno(f), static_cast<off_t>(size - 10)), 0);
+      },
+      /*corruption=*/false));
+}
+
+void DiskFaultTest::ExpectADamagedTableOpensPassingThrough(
+    const std::function<void(std::FILE*, uintmax_t)>& damage, bool corruption) {
   leveldb::Options options;
   options.create_if_missing = true;
   options.compression = leveldb::kNoCompression;
@@ -1146,9 +1175,7 @@ TEST_F(DiskFaultTest, ADamagedTableOpensPassingThrough) {
   {
     std::FILE* f = std::fopen(table.c_str(), "r+b");
     ASSERT_NE(f, nullptr);
-    ASSERT_EQ(std::fseek(f, static_cast<long>(table_size / 3), SEEK_SET), 0);
-    const std::string junk(4096, '\xff');
-    ASSERT_EQ(std::fwrite(junk.data(), 1, junk.size(), f), junk.size());
+    damage(f, table_size);
     ASSERT_EQ(std::fclose(f), 0);
   }
   // Plain LevelDB's answers, key by key.
@@ -1178,7 +1205,8 @@ TEST_F(DiskFaultTest, ADamagedTableOpensPassingThrough) {
     if (s.ok()) ASSERT_EQ(value, expected_value[i]) << Key(i);
   }
   const leveldb::Status rebuilt = db->RebuildIndex();
-  EXPECT_TRUE(rebuilt.IsCorruption()) << rebuilt.ToString();
+  EXPECT_EQ(rebuilt.IsCorruption(), corruption) << rebuilt.ToString();
+  EXPECT_EQ(rebuilt.IsIOError(), !corruption) << rebuilt.ToString();
   EXPECT_FALSE(db->index_stats().index_active);
 }
 

@@ -212,9 +212,10 @@ class FilteredDB final : public leveldb::DB {
   // Opens (or creates, per `options`) the LevelDB database at `name` and
   // loads the saved index when valid, else builds it with a full scan. A
   // database LevelDB opens but cannot scan in full for damage (a damaged
-  // table: Corruption) opens saturated, every Get passing through, as plain
-  // LevelDB serves it; another error of the scan fails the Open. On error
-  // *db is left null.
+  // table: Corruption, or a table cut short, which LevelDB's reader reports
+  // as an IOError of EINVAL) opens saturated, every Get passing through, as
+  // plain LevelDB serves it; another error of the scan fails the Open. On
+  // error *db is left null.
   static leveldb::Status Open(const FilteredDBOptions& fdb_options, const leveldb::Options& options,
                               const std::string& name, std::unique_ptr<FilteredDB>* db);
 

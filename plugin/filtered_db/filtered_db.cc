@@ -4,6 +4,8 @@
 // their own files (filtered_db_impl.h lists them).
 #include "blockbloom/filtered_db.h"
 
+#include <cerrno>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -19,6 +21,24 @@
 namespace blockbloom {
 
 using namespace filtered_db;  // NOLINT: this library's own internals
+
+namespace {
+
+// Whether LevelDB's error says a table is damaged, not that reading failed:
+// Corruption, or an IOError of EINVAL, which LevelDB 1.23's memory-mapped
+// table reader gives for a read past the end of a table cut short (its
+// message ends with strerror(EINVAL), formatted in this process's locale,
+// as the comparison's is).
+bool IsTableDamage(const leveldb::Status& s) {
+  if (s.IsCorruption()) return true;
+  if (!s.IsIOError()) return false;
+  const std::string text = s.ToString();
+  const std::string einval = std::string(": ") + std::strerror(EINVAL);
+  return text.size() >= einval.size() &&
+         text.compare(text.size() - einval.size(), einval.size(), einval) == 0;
+}
+
+}  // namespace
 
 FilteredDB::FilteredDB(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
@@ -126,7 +146,7 @@ leveldb::Status FilteredDB::Open(const FilteredDBOptions& fdb_options,
     s = m.Rebuild(1);  // sized for the keys found (expected_keys: a hint)
     if (!s.ok()) {
       // LevelDB opened a database it cannot read in full (a damaged table:
-      // Corruption): open as LevelDB did, every Get passing through
+      // IsTableDamage): open as LevelDB did, every Get passing through
       // (RebuildIndex() returns the scan's error until it can read it all).
       // Other errors (an I/O error, too many open files) fail the Open, as
       // before: they may pass, and a silent pass-through would hide them.
@@ -135,7 +155,7 @@ leveldb::Status FilteredDB::Open(const FilteredDBOptions& fdb_options,
         std::lock_guard<std::mutex> lock(m.write_mu);
         unreadable = m.scan_failed;
       }
-      if (!unreadable || !s.IsCorruption()) return s;  // ~FilteredDB closes LevelDB
+      if (!unreadable || !IsTableDamage(s)) return s;  // ~FilteredDB closes LevelDB
       s = leveldb::Status::OK();
     }
   }
