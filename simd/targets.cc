@@ -17,9 +17,31 @@
 namespace blockbloom {
 namespace simd {
 
+namespace {
+
+// hwy::SupportedTargets(), kept: Highway 1.0.3 runs CPUID (and XGETBV) on
+// every call, and in a virtual machine each is an exit to the hypervisor.
+// Uncached, a LevelDB policy's constructor (which picks its kernels' target)
+// spent 56% of its ~60-100 us there (perf record, 2,000 constructions,
+// AMD EPYC Zen 3 KVM guest); a program that creates a policy per database
+// it opens paid it every time. Refreshed by ForceTargetForTesting, the only
+// thing that changes the answer. 0: not read yet.
+std::atomic<int64_t> g_supported{0};
+
+int64_t CachedSupportedTargets() {
+  int64_t supported = g_supported.load(std::memory_order_relaxed);
+  if (supported == 0) {
+    supported = hwy::SupportedTargets();  // the same answer on every thread
+    g_supported.store(supported, std::memory_order_relaxed);
+  }
+  return supported;
+}
+
+}  // namespace
+
 std::vector<int64_t> SupportedTargets() {
   std::vector<int64_t> targets;
-  const int64_t supported = hwy::SupportedTargets();
+  const int64_t supported = CachedSupportedTargets();
   for (int64_t bits = HWY_TARGETS & supported; bits != 0; bits &= bits - 1) {
     targets.push_back(bits & -bits);  // lowest bit first = best target first
   }
@@ -41,7 +63,7 @@ std::atomic<void (*)()> g_retarget_hooks[kMaxRetargetHooks] = {};
 }  // namespace
 
 int64_t BestTarget() {
-  const int64_t supported = hwy::SupportedTargets() & HWY_TARGETS;
+  const int64_t supported = CachedSupportedTargets() & HWY_TARGETS;
   return supported & -supported;
 }
 
@@ -119,7 +141,7 @@ int64_t KernelTargetFor(KernelFamily family, int64_t supported, bool amd) {
 
 int64_t KernelTarget(KernelFamily family) {
   const CpuVendor vendor = ThisCpu().vendor;
-  return KernelTargetFor(family, hwy::SupportedTargets(),
+  return KernelTargetFor(family, CachedSupportedTargets(),
                          vendor == CpuVendor::kAmd || vendor == CpuVendor::kHygon);
 }
 
@@ -159,6 +181,7 @@ bool ForceTargetForTesting(int64_t target) {
   }
   g_forced_target.store(target);
   hwy::SetSupportedTargetsForTest(target);
+  g_supported.store(hwy::SupportedTargets(), std::memory_order_relaxed);
   // Kernels resolved once per process (the single-key probes) follow too;
   // existing BlockedBloomFilters keep the probes they chose (targets.h).
   for (auto& slot : internal::g_retarget_hooks) {

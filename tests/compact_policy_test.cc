@@ -150,6 +150,38 @@ TEST(CompactPolicyTest, WritesTheLayoutFilterSizingChooses) {
   EXPECT_GT(bloom_filters, 3);
 }
 
+// FilterSizing::For (the policies' process-wide cache) gives what the
+// constructor computes, for more bits-per-key values than it keeps (the rest
+// are computed each time) and for the values ClampBitsPerKey maps.
+TEST(CompactPolicyTest, CachedFilterSizingIsTheComputedOne) {
+  std::vector<double> values = {std::nan(""), -1, 0, 0.5, 1e9, 64, 65};
+  for (int i = 0; i < 2 * static_cast<int>(internal::FilterSizing::kCachedSizings); ++i) {
+    values.push_back(1 + i * 0.37);
+  }
+  for (const double bpk : values) {
+    for (int round = 0; round < 2; ++round) {  // the second from the cache
+      const internal::FilterSizing cached = internal::FilterSizing::For(bpk);
+      const internal::FilterSizing computed(bpk);
+      ASSERT_EQ(cached.bits_per_key(), computed.bits_per_key()) << bpk;
+      for (uint64_t n : {uint64_t{0}, uint64_t{1}, uint64_t{2}, uint64_t{7}, uint64_t{64},
+                         uint64_t{65}, uint64_t{1000}, uint64_t{70000}}) {
+        const internal::BloomLayout a = cached.Bloom(n), b = computed.Bloom(n);
+        EXPECT_EQ(a.bytes, b.bytes) << bpk << " " << n;
+        EXPECT_EQ(a.num_probes, b.num_probes) << bpk << " " << n;
+        EXPECT_EQ(a.geometry, b.geometry) << bpk << " " << n;
+        const internal::CompactLayout c = cached.Compact(n), d = computed.Compact(n);
+        EXPECT_EQ(c.fingerprint_bits, d.fingerprint_bits) << bpk << " " << n;
+        EXPECT_EQ(c.first_fingerprint_bits, d.first_fingerprint_bits) << bpk << " " << n;
+        EXPECT_EQ(c.total_bytes, d.total_bytes) << bpk << " " << n;
+        EXPECT_EQ(c.version1, d.version1) << bpk << " " << n;
+        EXPECT_EQ(c.bloom.bytes, d.bloom.bytes) << bpk << " " << n;
+        EXPECT_EQ(c.bloom.num_probes, d.bloom.num_probes) << bpk << " " << n;
+        EXPECT_EQ(c.bloom_fpr, d.bloom_fpr) << bpk << " " << n;
+      }
+    }
+  }
+}
+
 TEST(CompactPolicyTest, NoFalseNegativesAndEmptySetRejectsEverything) {
   PolicyPtr compact(NewCompactFilterPolicy(10));
   PolicyPtr migrating(NewMigratingCompactFilterPolicy(10));

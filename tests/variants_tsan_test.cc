@@ -11,17 +11,22 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <sys/stat.h>
 #include <thread>
 #include <vector>
 
+#include "blockbloom/compact_filter_policy.h"
 #include "blockbloom/filter_file.h"
+#include "blockbloom/leveldb_filter_policy.h"
 #include "blockbloom/set_ops.h"
 #include "test_keys.h"
 #include "variant_adapters.h"
 #include "test_paths.h"
+#include "leveldb/filter_policy.h"
+#include "leveldb/slice.h"
 
 namespace blockbloom {
 namespace {
@@ -135,6 +140,29 @@ void RunTogether(int threads, Body body) {
     });
   }
   for (std::thread& th : running) th.join();
+}
+
+// LevelDB policies made on many threads at once (their sizing comes from
+// FilterSizing::For's process-wide cache, filled here by racing threads)
+// write the bytes of policies made afterwards on one thread.
+TEST(VariantsThreadSafetyTest, PoliciesMadeConcurrentlyWriteTheSameFilters) {
+  constexpr int kThreads = 8;
+  const double kBitsPerKey[] = {3.25, 7.75, 11.5, 23.25};
+  std::vector<std::string> keys;
+  for (uint64_t i = 0; i < 40; ++i) keys.push_back(Key(i));
+  const std::vector<leveldb::Slice> slices(keys.begin(), keys.end());
+  const auto build = [&](bool compact, double bpk) {
+    std::unique_ptr<const leveldb::FilterPolicy> policy(compact ? NewCompactFilterPolicy(bpk)
+                                                                : NewBlockedBloomFilterPolicy(bpk));
+    std::string out;
+    for (int n : {1, 5, 40}) policy->CreateFilter(slices.data(), n, &out);
+    return out;
+  };
+  std::vector<std::string> got(kThreads);
+  RunTogether(kThreads, [&](int t) { got[t] = build(t % 2 == 1, kBitsPerKey[t / 2 % 4]); });
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_EQ(got[t], build(t % 2 == 1, kBitsPerKey[t / 2 % 4])) << t;
+  }
 }
 
 // Separate scalable filters grown on separate threads at once: each new

@@ -71,7 +71,7 @@ BlockedPolicy::BlockedPolicy(double bits_per_key, const char* name, bool migrati
                              int64_t build_target)
     : PolicyBase(migrating),
       name_(name),
-      sizing_(bits_per_key),
+      sizing_(FilterSizing::For(bits_per_key)),
       target_(target),
       build_target_(build_target),
       add_keys_(HWY_DISPATCH_TABLE(

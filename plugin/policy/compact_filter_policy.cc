@@ -24,7 +24,7 @@ class CompactPolicy final : public internal::PolicyBase {
   CompactPolicy(double bits_per_key, const char* name, bool migrating)
       : PolicyBase(migrating),
         name_(name),
-        sizing_(bits_per_key),
+        sizing_(internal::FilterSizing::For(bits_per_key)),
         bloom_(internal::NewBlockedPolicyForTarget(
             simd::internal::KernelTarget(simd::KernelFamily::kSingleProbe), bits_per_key, name,
             migrating, simd::internal::KernelTarget(simd::KernelFamily::kBuild))),

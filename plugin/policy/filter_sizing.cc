@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <map>
+#include <mutex>
 
 #include "blockbloom/blocked_bloom.h"
 #include "blockbloom/math.h"
@@ -35,6 +37,21 @@ FilterSizing::FilterSizing(double bits_per_key)
     bloom_[n] = ComputeBloom(n);
     compact_[n] = ComputeCompact(n);
   }
+}
+
+FilterSizing FilterSizing::For(double bits_per_key) {
+  static std::mutex mu;
+  static auto* cache = new std::map<double, FilterSizing>();  // never freed: outlives policies
+  const double key = ClampBitsPerKey(bits_per_key);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    const auto it = cache->find(key);
+    if (it != cache->end()) return it->second;
+  }
+  FilterSizing sizing(key);
+  std::lock_guard<std::mutex> lock(mu);
+  if (cache->size() < kCachedSizings) cache->emplace(key, sizing);
+  return sizing;
 }
 
 uint64_t FilterSizing::BitBytes(uint64_t num_keys) const {
