@@ -158,9 +158,13 @@ TEST(CompactPolicyTest, CachedFilterSizingIsTheComputedOne) {
   for (int i = 0; i < 2 * static_cast<int>(internal::FilterSizing::kCachedSizings); ++i) {
     values.push_back(1 + i * 0.37);
   }
+  // One object per cached value, shared by every policy of it.
+  EXPECT_EQ(internal::FilterSizing::For(10).get(), internal::FilterSizing::For(10.0).get());
   for (const double bpk : values) {
     for (int round = 0; round < 2; ++round) {  // the second from the cache
-      const internal::FilterSizing cached = internal::FilterSizing::For(bpk);
+      const std::shared_ptr<const internal::FilterSizing> shared = internal::FilterSizing::For(bpk);
+      ASSERT_NE(shared, nullptr);
+      const internal::FilterSizing& cached = *shared;
       const internal::FilterSizing computed(bpk);
       ASSERT_EQ(cached.bits_per_key(), computed.bits_per_key()) << bpk;
       for (uint64_t n : {uint64_t{0}, uint64_t{1}, uint64_t{2}, uint64_t{7}, uint64_t{64},

@@ -80,7 +80,7 @@ BlockedPolicy::BlockedPolicy(double bits_per_key, const char* name, bool migrati
 const char* BlockedPolicy::Name() const { return name_; }
 
 void BlockedPolicy::AppendBloom(const leveldb::Slice* keys, size_t count, std::string* dst) const {
-  const BloomLayout layout = sizing_.Bloom(count);
+  const BloomLayout layout = sizing_->Bloom(count);
   blocked::AppendFilterBits(layout.bytes, layout.num_probes, layout.geometry, dst,
                             [&](uint8_t* bits, blocked::Geometry geometry) {
                               add_keys_(keys, count, layout.bytes * 8, layout.num_probes, bits,

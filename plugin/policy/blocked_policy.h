@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "leveldb/filter_policy.h"
@@ -57,7 +58,7 @@ class BlockedPolicy : public PolicyBase {
 
  private:
   const char* const name_;
-  const FilterSizing sizing_;
+  const std::shared_ptr<const FilterSizing> sizing_;  // FilterSizing::For
   const int64_t target_;
   const int64_t build_target_;
   const AddKeysFn add_keys_;

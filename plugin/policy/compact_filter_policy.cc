@@ -31,9 +31,9 @@ class CompactPolicy final : public internal::PolicyBase {
         v2_key_may_match_(compact::V2KeyMayMatchForTarget(
             simd::internal::KernelTarget(simd::KernelFamily::kSingleProbe))) {
     std::vector<uint64_t> none;
-    internal::AppendCompactLayout(sizing_.Compact(0), &none, sizing_.bits_per_key(), &empty_);
+    internal::AppendCompactLayout(sizing_->Compact(0), &none, sizing_->bits_per_key(), &empty_);
     for (size_t n = 1; n <= kStackKeys; ++n) {
-      if (bloom_ != nullptr && WritesBloom(sizing_.Compact(n))) {
+      if (bloom_ != nullptr && WritesBloom(sizing_->Compact(n))) {
         bloom_counts_ |= uint64_t{1} << (n - 1);
       }
     }
@@ -91,11 +91,11 @@ class CompactPolicy final : public internal::PolicyBase {
       for (size_t i = 0; i < count; ++i) {
         hashes[i] = internal::InlineHashKey(internal::View(keys[i]));
       }
-      internal::AppendCompactLayout(sizing_.Compact(count), absl::MakeConstSpan(hashes, count),
+      internal::AppendCompactLayout(sizing_->Compact(count), absl::MakeConstSpan(hashes, count),
                                     dst);
       return;
     }
-    const internal::CompactLayout layout = sizing_.Compact(count);
+    const internal::CompactLayout layout = sizing_->Compact(count);
     if (WritesBloom(layout) && bloom_ != nullptr) {
       bloom_->AppendBloom(keys, count, dst);
       return;
@@ -109,12 +109,12 @@ class CompactPolicy final : public internal::PolicyBase {
     std::vector<uint64_t>& hashes = count <= kKeptHashes ? kept : once;
     hashes.resize(count);
     for (size_t i = 0; i < count; ++i) hashes[i] = internal::InlineHashKey(internal::View(keys[i]));
-    internal::AppendCompactLayout(layout, &hashes, sizing_.bits_per_key(), dst);
+    internal::AppendCompactLayout(layout, &hashes, sizing_->bits_per_key(), dst);
   }
 
  private:
   const char* const name_;
-  const internal::FilterSizing sizing_;
+  const std::shared_ptr<const internal::FilterSizing> sizing_;  // FilterSizing::For
   // Filters of up to this many keys are decided by bloom_counts_ and hashed
   // on the stack (512 bytes).
   static constexpr size_t kStackKeys = 64;

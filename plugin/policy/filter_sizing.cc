@@ -39,19 +39,20 @@ FilterSizing::FilterSizing(double bits_per_key)
   }
 }
 
-FilterSizing FilterSizing::For(double bits_per_key) {
+std::shared_ptr<const FilterSizing> FilterSizing::For(double bits_per_key) {
   static std::mutex mu;
-  static auto* cache = new std::map<double, FilterSizing>();  // never freed: outlives policies
+  // Never freed: policies in static storage may outlive it otherwise.
+  static auto* cache = new std::map<double, std::shared_ptr<const FilterSizing>>();
   const double key = ClampBitsPerKey(bits_per_key);
   {
     std::lock_guard<std::mutex> lock(mu);
     const auto it = cache->find(key);
     if (it != cache->end()) return it->second;
   }
-  FilterSizing sizing(key);
+  auto sizing = std::make_shared<const FilterSizing>(key);  // outside the lock: ~20-40 us
   std::lock_guard<std::mutex> lock(mu);
-  if (cache->size() < kCachedSizings) cache->emplace(key, sizing);
-  return sizing;
+  if (cache->size() >= kCachedSizings) return sizing;
+  return cache->emplace(key, std::move(sizing)).first->second;  // a racing thread's, if first
 }
 
 uint64_t FilterSizing::BitBytes(uint64_t num_keys) const {

@@ -63,6 +63,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -98,12 +99,13 @@ class FilterSizing {
  public:
   // bits_per_key is clamped as everywhere (ClampBitsPerKey).
   explicit FilterSizing(double bits_per_key);
-  // The same, from a process-wide cache of the first kCachedSizings
-  // bits-per-key values asked for (then computed each time): the kept
+  // The same, shared from a process-wide cache of the first kCachedSizings
+  // bits-per-key values asked for (then made for each caller): the kept
   // layouts' FPR models are most of a policy's construction (~20 us on an
-  // AMD EPYC Zen 3 for the blocked policy), which a program that makes a
-  // policy per database it opens pays at every open. Thread-safe.
-  static FilterSizing For(double bits_per_key);
+  // AMD EPYC Zen 3 for the blocked policy) and its ~8 KiB, which a program
+  // that makes a policy per database it opens paid at every open.
+  // Thread-safe.
+  static std::shared_ptr<const FilterSizing> For(double bits_per_key);
   static constexpr size_t kCachedSizings = 64;
 
   double bits_per_key() const { return bits_per_key_; }
