@@ -244,7 +244,7 @@ leveldb::Status FilteredDB::Get(const leveldb::ReadOptions& options, const level
   }
   const KeyIndex* index = m.index.load(std::memory_order_seq_cst);
   // Hashed under the seed of the index it probes.
-  const uint64_t hash = index != nullptr ? index->HashOf(View(key)) : 0;
+  const uint64_t hash = index != nullptr ? Hash(key, index->seed()) : 0;
   bool absent = false;
   bool skipped_counting = false;
   if (index != nullptr && !index->FrontMayContain(hash)) {

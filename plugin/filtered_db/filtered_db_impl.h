@@ -23,7 +23,6 @@
 #include <vector>
 
 #include "blockbloom/filtered_db.h"
-#include "common/xxh3_inline.h"
 #include "filtered_db/db_lock.h"
 #include "filtered_db/index_file.h"
 #include "filtered_db/key_index.h"
@@ -34,7 +33,11 @@
 namespace blockbloom {
 namespace filtered_db {
 
-inline std::string_view View(const leveldb::Slice& key) { return {key.data(), key.size()}; }
+// KeyIndex::HashOf of a LevelDB key: every Get, write and rebuild scan
+// hashes its key here, under the seed of the index the hash is for.
+inline uint64_t Hash(const leveldb::Slice& key, uint64_t seed) {
+  return KeyIndex::HashOf(std::string_view(key.data(), key.size()), seed);
+}
 
 // One key of a write, its hash, and whether it is present after the write.
 struct KeyOp {

@@ -204,7 +204,6 @@ class KeyIndex {
   static uint64_t HashOf(std::string_view key, uint64_t seed) {
     return internal::InlineHashBytesWithSeed(key.data(), key.size(), seed);
   }
-  uint64_t HashOf(std::string_view key) const { return HashOf(key, seed_); }
   // A new index's seed: random (std::random_device), or the one a test fixed
   // (testing_hooks.h).
   static uint64_t NewSeed();

@@ -112,7 +112,7 @@ leveldb::Status FilteredDB::Impl::RebuildAttempt(uint64_t* capacity, Refusal* re
   std::vector<uint64_t> hashes;
   const uint64_t interval = std::max<uint64_t>(options.progress_interval, 1);
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    hashes.push_back(KeyIndex::HashOf(View(it->key()), seed));
+    hashes.push_back(Hash(it->key(), seed));
     if (hashes.size() % interval == 0) {
       if (options.progress) options.progress(hashes.size());
       if (stopping.load(std::memory_order_relaxed)) break;

@@ -129,7 +129,7 @@ leveldb::Status FilteredDB::Impl::ApplyLocked(const leveldb::WriteOptions& write
   // The log is replayed into the index a rebuild builds: hashes under its seed.
   if (logging) {
     for (size_t i = 0; i < num_added; ++i) {
-      log.push_back({KeyIndex::HashOf(View(ops[added[i]].key), log_seed), true});
+      log.push_back({Hash(ops[added[i]].key, log_seed), true});
     }
   }
 
@@ -150,7 +150,7 @@ leveldb::Status FilteredDB::Impl::ApplyLocked(const leveldb::WriteOptions& write
   for (size_t i = 0; i < num_removed; ++i) {
     // Live => inserted before, so Erase's precondition holds.
     if (current != nullptr) (void)current->Erase(ops[removed[i]].hash);
-    if (logging) log.push_back({KeyIndex::HashOf(View(ops[removed[i]].key), log_seed), false});
+    if (logging) log.push_back({Hash(ops[removed[i]].key, log_seed), false});
   }
   // Shrink: the index takes more than twice the budget for its live keys
   // (KeyIndex::shrink_below), and the index a rebuild would size for them
@@ -186,7 +186,7 @@ leveldb::Status FilteredDB::Write(const leveldb::WriteOptions& options,
   // Hashed under the current index's seed: only under write_mu is it known.
   if (m.current != nullptr) {
     for (KeyOp& op : ops) {
-      op.hash = m.current->HashOf(View(op.key));
+      op.hash = Hash(op.key, m.current->seed());
       m.current->Prefetch(op.hash);
     }
   }
@@ -202,7 +202,7 @@ leveldb::Status FilteredDB::Put(const leveldb::WriteOptions& options, const leve
   std::vector<std::unique_ptr<KeyIndex>> garbage;  // declared first: freed after unlock
   std::lock_guard<std::mutex> lock(m.write_mu);
   if (m.current != nullptr) {
-    op.hash = m.current->HashOf(View(key));
+    op.hash = Hash(key, m.current->seed());
     m.current->Prefetch(op.hash);
   }
   leveldb::WriteBatch batch;
@@ -217,7 +217,7 @@ leveldb::Status FilteredDB::Delete(const leveldb::WriteOptions& options,
   std::vector<std::unique_ptr<KeyIndex>> garbage;  // declared first: freed after unlock
   std::lock_guard<std::mutex> lock(m.write_mu);
   if (m.current != nullptr) {
-    op.hash = m.current->HashOf(View(key));
+    op.hash = Hash(key, m.current->seed());
     m.current->Prefetch(op.hash);
   }
   leveldb::WriteBatch batch;

@@ -937,20 +937,32 @@ int Inspect(const std::vector<char*>& args) {
   // database may switch to a new MANIFEST, add tables and delete obsolete
   // ones while they are read, so the MANIFEST is read again after the
   // listing, until both reads agree.
+  // A disagreeing read is the next attempt's first.
   std::string manifest;
-  absl::StatusOr<std::set<uint64_t>> live = absl::UnknownError("not read");
+  absl::StatusOr<std::set<uint64_t>> live = ReadLiveTables(dir, &manifest);
   std::vector<std::string> tables;
   for (int attempt = 0;; ++attempt) {
-    live = ReadLiveTables(dir, &manifest);
     tables.clear();
     if (const std::string error = ListTables(dir, &tables); !error.empty()) {
       return RuntimeError(error, kExitIo);
     }
     if (attempt == 4) break;
     std::string manifest_again;
-    const absl::StatusOr<std::set<uint64_t>> again = ReadLiveTables(dir, &manifest_again);
+    absl::StatusOr<std::set<uint64_t>> again = ReadLiveTables(dir, &manifest_again);
     if (live.ok() && again.ok() && manifest_again == manifest && *again == *live) break;
+    live = std::move(again);
+    manifest = std::move(manifest_again);
   }
+  // The live tables as of now, read once when a table is found gone: one
+  // compacted away since `live` was read is no longer live, not damage.
+  std::optional<absl::StatusOr<std::set<uint64_t>>> live_now;
+  const auto still_live = [&](uint64_t number) {
+    if (!live_now.has_value()) {
+      std::string manifest_now;
+      live_now = ReadLiveTables(dir, &manifest_now);
+    }
+    return !live_now->ok() || (*live_now)->count(number) != 0;
+  };
   std::printf("%-12s %-30s %8s %10s %10s %9s  %-32s %s\n", "table", "filter policy", "filters",
               "bytes", "keys", "bits/key", "format", "model FPR");
   uint64_t all_bytes = 0, all_keys = 0, all_filters = 0, damaged = 0, not_live = 0;
@@ -965,11 +977,7 @@ int Inspect(const std::vector<char*>& args) {
       if (const std::optional<uint64_t> number = TableNumber(name)) listed.insert(*number);
     }
     for (const uint64_t number : *live) {
-      if (listed.count(number) != 0) continue;
-      // Compacted away since the MANIFEST was read (the reads never agreed)?
-      std::string manifest_now;
-      const absl::StatusOr<std::set<uint64_t>> now = ReadLiveTables(dir, &manifest_now);
-      if (now.ok() && now->count(number) == 0) continue;
+      if (listed.count(number) != 0 || !still_live(number)) continue;
       std::printf("%-12s DAMAGED: missing (%s lists it)\n",
                   absl::StrFormat("%06d.ldb", number).c_str(), manifest.c_str());
       ++damaged;
@@ -979,10 +987,8 @@ int Inspect(const std::vector<char*>& args) {
   bool fpr_known = true;
   for (const std::string& name : tables) {
     const std::optional<uint64_t> number = TableNumber(name);
-    const auto is_live = [&](const absl::StatusOr<std::set<uint64_t>>& set) {
-      return !set.ok() || (number.has_value() && set->count(*number) != 0);
-    };
-    if (!is_live(live)) {
+    // Every table file is read when the MANIFEST cannot be.
+    if (live.ok() && !(number.has_value() && live->count(*number) != 0)) {
       std::printf("%-12s not live: not in %s (being written, or left over); not read\n",
                   name.c_str(), manifest.c_str());
       ++not_live;
@@ -990,10 +996,8 @@ int Inspect(const std::vector<char*>& args) {
     }
     std::string contents;
     if (const std::string error = ReadTableFile(dir + "/" + name, &contents); !error.empty()) {
-      // Compacted away since the MANIFEST was read: no longer live.
-      std::string manifest_now;
-      if (live.ok() && ::access((dir + "/" + name).c_str(), F_OK) != 0 && errno == ENOENT &&
-          !is_live(ReadLiveTables(dir, &manifest_now))) {
+      if (live.ok() && number.has_value() && ::access((dir + "/" + name).c_str(), F_OK) != 0 &&
+          errno == ENOENT && !still_live(*number)) {
         std::printf("%-12s not live: compacted away while this ran\n", name.c_str());
         ++not_live;
         continue;
